@@ -1,0 +1,191 @@
+// The single registry of Mailroom's error codes and classes. Callers match on `code`,
+// never on message text; every code is listed in docs/errors.md (a test enforces it).
+
+export const ERROR_CODES = {
+  MR_ERR_CONFIG_INVALID: 'A configuration value is missing or has the wrong shape.',
+  MR_ERR_STORE_URL_INVALID: 'The store URL is not one Mailroom understands.',
+  MR_ERR_STORE_UNAVAILABLE: 'The store could not be reached or stayed locked past the deadline.',
+  MR_ERR_SCHEMA_TOO_NEW: 'The database schema is newer than this version of Mailroom.',
+  MR_ERR_MIGRATION_FAILED: 'A migration failed and was rolled back.',
+  MR_ERR_KEY_CONFLICT: 'An idempotency key was reused with a different payload.',
+  MR_ERR_JOB_NOT_FOUND: 'No job has that id.',
+  MR_ERR_JOB_STATE: 'The job is not in a state that allows the operation.',
+  MR_ERR_INVALID_ARGUMENT: 'An argument to the API was invalid.',
+  MR_ERR_TRANSACTION_ASYNC: 'A synchronous transaction callback returned a promise.',
+  MR_ERR_UNSUPPORTED: 'The store does not support this operation.',
+  MR_ERR_CLOSED: 'Mailroom was closed.',
+  MR_ERR_LEASE_LOST: 'The lease on the job was lost to another worker or expired.',
+  MR_ERR_TIMEOUT: 'The handler ran past its timeout.',
+  MR_ERR_PERMANENT: 'The handler declared the failure permanent.',
+  MR_ERR_RETRY_AFTER: 'The handler asked to be retried after a delay.',
+  MR_ERR_UNKNOWN_SOURCE: 'No webhook source has that name.',
+  MR_ERR_SIGNATURE_INVALID: 'The webhook signature is missing, malformed, wrong or outside its time tolerance.',
+  MR_ERR_PAYLOAD_TOO_LARGE: 'The request body is larger than the limit.',
+  MR_ERR_BODY_MALFORMED: 'The request body does not parse as its content type says.',
+  MR_ERR_METHOD_NOT_ALLOWED: 'The route does not accept that HTTP method.',
+  MR_ERR_NOT_FOUND: 'No route matches the request.',
+  MR_ERR_UNAUTHORIZED: 'Credentials are missing or wrong.',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface MailroomErrorOptions {
+  readonly cause?: unknown;
+  readonly httpStatus?: number;
+}
+
+/** Base class of every error Mailroom throws on purpose. */
+export class MailroomError extends Error {
+  readonly code: ErrorCode;
+  readonly httpStatus: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: MailroomErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.httpStatus = options.httpStatus;
+    Object.setPrototypeOf(this, new.target.prototype);
+  }
+}
+
+export class ConfigError extends MailroomError {
+  constructor(readonly key: string, message: string) {
+    super('MR_ERR_CONFIG_INVALID', `${key}: ${message}`);
+  }
+}
+
+export class StoreUrlError extends MailroomError {
+  constructor(message: string) {
+    super('MR_ERR_STORE_URL_INVALID', message);
+  }
+}
+
+export class StoreUnavailableError extends MailroomError {
+  /** How long a client should wait before retrying, for `Retry-After`. */
+  readonly retryAfterMs: number;
+  constructor(message: string, options: { cause?: unknown; retryAfterMs?: number } = {}) {
+    super('MR_ERR_STORE_UNAVAILABLE', message, { cause: options.cause, httpStatus: 503 });
+    this.retryAfterMs = options.retryAfterMs ?? 1_000;
+  }
+}
+
+export class SchemaTooNewError extends MailroomError {
+  constructor(readonly databaseVersion: number, readonly codeVersion: number) {
+    super(
+      'MR_ERR_SCHEMA_TOO_NEW',
+      `The database schema is at version ${databaseVersion}, but this Mailroom only knows versions up to ${codeVersion}. ` +
+        'Upgrade Mailroom to a release that knows the newer schema, or point it at another database.',
+    );
+  }
+}
+
+export class MigrationError extends MailroomError {
+  constructor(readonly version: number, message: string, cause?: unknown) {
+    super('MR_ERR_MIGRATION_FAILED', `migration ${version} failed: ${message}`, { cause });
+  }
+}
+
+export class KeyConflictError extends MailroomError {
+  constructor(readonly key: string, readonly existingJobId: string) {
+    super(
+      'MR_ERR_KEY_CONFLICT',
+      `Idempotency key "${key}" already belongs to job ${existingJobId} with a different payload; ` +
+        'use a new key, or enqueue the same payload to get the existing job back.',
+      { httpStatus: 409 },
+    );
+  }
+}
+
+export class JobNotFoundError extends MailroomError {
+  constructor(readonly jobId: string) {
+    super('MR_ERR_JOB_NOT_FOUND', `No job with id ${jobId}.`, { httpStatus: 404 });
+  }
+}
+
+export class JobStateError extends MailroomError {
+  constructor(readonly jobId: string, readonly status: string, operation: string) {
+    super('MR_ERR_JOB_STATE', `Job ${jobId} is ${status}; cannot ${operation} it.`, { httpStatus: 409 });
+  }
+}
+
+export class InvalidArgumentError extends MailroomError {
+  constructor(message: string) {
+    super('MR_ERR_INVALID_ARGUMENT', message, { httpStatus: 400 });
+  }
+}
+
+export class UnsupportedError extends MailroomError {
+  constructor(message: string) {
+    super('MR_ERR_UNSUPPORTED', message);
+  }
+}
+
+export class ClosedError extends MailroomError {
+  constructor() {
+    super('MR_ERR_CLOSED', 'Mailroom has been closed.');
+  }
+}
+
+export class LeaseLostError extends MailroomError {
+  constructor(readonly jobId: string) {
+    super('MR_ERR_LEASE_LOST', `The lease on job ${jobId} was lost; another worker may run it.`);
+  }
+}
+
+export class TimeoutError extends MailroomError {
+  constructor(readonly timeoutMs: number) {
+    super('MR_ERR_TIMEOUT', `Handler timed out after ${timeoutMs} ms.`);
+  }
+}
+
+/**
+ * Throw from a handler to park the job as `dead` at once, without further retries.
+ * Recognised by its `code`, so a copy from another install of the package works too.
+ * @example throw new Permanent('no such order');
+ */
+export class Permanent extends MailroomError {
+  constructor(message = 'permanent failure', options: { cause?: unknown } = {}) {
+    super('MR_ERR_PERMANENT', message, options);
+  }
+}
+
+/**
+ * Throw from a handler to retry no sooner than `delayMs` from now. The attempt is
+ * charged (the handler ran), so `maxAttempts` still bounds a job that always defers.
+ * @example throw new RetryAfter(30_000, 'rate limited');
+ */
+export class RetryAfter extends MailroomError {
+  constructor(readonly delayMs: number, message = `retry after ${delayMs} ms`, options: { cause?: unknown } = {}) {
+    super('MR_ERR_RETRY_AFTER', message, options);
+    if (!Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('RetryAfter needs a delay in ms >= 0');
+  }
+}
+
+/** True for a `Permanent` from any copy of the package. */
+export function isPermanent(error: unknown): boolean {
+  return hasCode(error, 'MR_ERR_PERMANENT');
+}
+
+/** The requested delay for a `RetryAfter` from any copy of the package, else null. */
+export function retryAfterDelayMs(error: unknown): number | null {
+  if (!hasCode(error, 'MR_ERR_RETRY_AFTER')) return null;
+  const delay = (error as { delayMs?: unknown }).delayMs;
+  return typeof delay === 'number' && Number.isFinite(delay) && delay >= 0 ? delay : null;
+}
+
+export function hasCode(error: unknown, code: ErrorCode): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
+}
+
+/** A one-line description of anything thrown, for `lastError` and logs. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const text = error.message ? `${error.name}: ${error.message}` : error.name;
+    return text.length > 4_000 ? `${text.slice(0, 4_000)}…` : text;
+  }
+  try {
+    return `non-error thrown: ${JSON.stringify(error)}`.slice(0, 4_000);
+  } catch {
+    return 'non-error thrown';
+  }
+}

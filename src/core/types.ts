@@ -1,0 +1,89 @@
+// The domain shapes every layer shares: jobs, attempts, events. Plain data, no I/O.
+// Stores return these; the facade, worker, CLI and dashboard read them.
+
+/** Where a job is in its life. `dead` is terminal until a replay; `done` is terminal. */
+export type JobStatus = 'pending' | 'running' | 'done' | 'dead';
+export const JOB_STATUSES: readonly JobStatus[] = ['pending', 'running', 'done', 'dead'];
+
+/** How one attempt ended. A first-try `done` may live on the job row only. */
+export type AttemptOutcome = 'done' | 'failed' | 'timeout' | 'lost' | 'handed_back';
+
+/** Why a job is dead: its attempts ran out, it threw `Permanent`, or it was cancelled. */
+export type DeadReason = 'exhausted' | 'permanent' | 'cancelled';
+
+export interface Attempt {
+  readonly attempt: number;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+  readonly outcome: AttemptOutcome;
+  readonly error: string | null;
+  readonly workerId: string | null;
+}
+
+export interface Replay {
+  readonly at: Date;
+  readonly reason: string | null;
+  readonly by: string | null;
+}
+
+export interface Job<P = unknown> {
+  /** Decimal string of an increasing integer; enqueue order is id order. */
+  readonly id: string;
+  readonly queue: string;
+  readonly type: string;
+  readonly status: JobStatus;
+  readonly priority: number;
+  readonly payload: P;
+  /** Charged attempts since the job was created or last replayed. */
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly lastError: string | null;
+  readonly deadReason: DeadReason | null;
+  readonly key: string | null;
+  readonly group: string | null;
+  /** The inbound event this job was fanned out from, if any. */
+  readonly eventId: string | null;
+  /** The ingress source of that event, if any. */
+  readonly source: string | null;
+  readonly runAt: Date;
+  readonly createdAt: Date;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+  readonly leaseOwner: string | null;
+  readonly leaseExpiresAt: Date | null;
+}
+
+export interface JobDetail<P = unknown> extends Job<P> {
+  readonly attemptsLog: Attempt[];
+  readonly replays: Replay[];
+}
+
+/** A job as a worker holds it: the lease token fences every outcome it writes. */
+export interface ClaimedJob<P = unknown> extends Job<P> {
+  readonly leaseToken: string;
+}
+
+/** A stored inbound webhook: headers minus secrets, body byte-exact. */
+export interface InboundEvent {
+  readonly id: string;
+  readonly source: string;
+  readonly deliveryId: string | null;
+  readonly type: string | null;
+  readonly headers: Record<string, string>;
+  readonly rawBody: Buffer;
+  readonly receivedAt: Date;
+}
+
+export type StatusCounts = Record<JobStatus, number>;
+
+export interface JobStats {
+  readonly byStatus: StatusCounts;
+  readonly byQueue: Record<string, StatusCounts>;
+  /** Age of the oldest due pending job, across queues; 0 when none is due. */
+  readonly oldestPendingAgeMs: number;
+  readonly oldestPendingAgeMsByQueue: Record<string, number>;
+}
+
+export function emptyStatusCounts(): StatusCounts {
+  return { pending: 0, running: 0, done: 0, dead: 0 };
+}

@@ -1,0 +1,40 @@
+// The one place SQLite job queries are built from optional filters (list, replay, the
+// dashboard). Columns come from this allow-list and values are always bound, so each
+// combination gets a plan that can use its index — a `(@x IS NULL OR col = @x)` statement
+// would defeat SQLite's planner.
+
+export interface JobFilterInput {
+  readonly status?: string;
+  readonly type?: string;
+  readonly queue?: string;
+  readonly source?: string;
+  readonly eventId?: string;
+  readonly errorContains?: string;
+}
+
+export interface BuiltJobFilter {
+  readonly clauses: string[];
+  readonly values: Record<string, unknown>;
+}
+
+export function buildJobFilter(input: JobFilterInput): BuiltJobFilter {
+  const clauses: string[] = [];
+  const values: Record<string, unknown> = {};
+  const equal = (column: string, name: keyof JobFilterInput) => {
+    const value = input[name];
+    if (value === undefined || value === null || value === '') return;
+    clauses.push(`${column} = @${name}`);
+    values[name] = value;
+  };
+  equal('status', 'status');
+  equal('type', 'type');
+  equal('queue', 'queue');
+  equal('source', 'source');
+  equal('event_id', 'eventId');
+  if (input.errorContains) {
+    // instr over lower(): a case-insensitive substring with no LIKE wildcards to escape.
+    clauses.push('instr(lower(last_error), lower(@errorContains)) > 0');
+    values.errorContains = input.errorContains;
+  }
+  return { clauses, values };
+}

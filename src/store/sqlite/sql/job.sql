@@ -1,0 +1,192 @@
+-- Job statements for SQLite. One writer connection runs them; each write method wraps its
+-- statements in one BEGIN IMMEDIATE transaction. Times are integer ms (@now from the store).
+
+-- name: jobInsertMany
+-- Inserts one job; a duplicate key inserts nothing and returns no row (the caller then
+-- reads the existing job and compares payloads).
+INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
+                          key, group_key, event_id, source, created_at)
+VALUES (@queue, @type, 'pending', @priority, @payload, @runAt, @maxAttempts,
+        @key, @group, @eventId, @source, @now)
+ON CONFLICT (key) DO NOTHING
+RETURNING *;
+
+-- name: jobInsertMany.byKey
+-- The existing job holding an idempotency key.
+SELECT * FROM mailroom_job WHERE key = @key;
+
+-- name: jobGet
+SELECT * FROM mailroom_job WHERE id = @id;
+
+-- name: jobGet.attempts
+SELECT * FROM mailroom_attempt WHERE job_id = @id ORDER BY id;
+
+-- name: jobGet.replays
+SELECT * FROM mailroom_replay WHERE job_id = @id ORDER BY id;
+
+-- name: jobClaim
+-- Leases up to @limit due jobs in one statement (no select-then-update gap; the single
+-- writer makes it atomic). A grouped job is claimable only as its group's head: the lowest
+-- id among the group's pending or running jobs, so a job waiting for a retry still holds
+-- its group's turn. Attempts are charged here, so a job that kills its process still
+-- reaches its limit.
+UPDATE mailroom_job
+SET status = 'running', attempts = attempts + 1, lease_owner = @workerId,
+    lease_token = @leaseToken, lease_expires_at = @now + @leaseMs, started_at = @now
+WHERE id IN (
+  SELECT j.id FROM mailroom_job j
+  WHERE j.status = 'pending' AND j.run_at <= @now
+    AND j.type IN (SELECT value FROM json_each(@types))
+    AND (j.group_key IS NULL OR j.id = (
+      SELECT min(g.id) FROM mailroom_job g
+      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT @limit)
+RETURNING *;
+
+-- name: jobClaim.inQueues
+-- The same claim restricted to the worker's queues; separate so each plan can use the
+-- index whose leading column matches.
+UPDATE mailroom_job
+SET status = 'running', attempts = attempts + 1, lease_owner = @workerId,
+    lease_token = @leaseToken, lease_expires_at = @now + @leaseMs, started_at = @now
+WHERE id IN (
+  SELECT j.id FROM mailroom_job j
+  WHERE j.status = 'pending' AND j.run_at <= @now
+    AND j.queue IN (SELECT value FROM json_each(@queues))
+    AND j.type IN (SELECT value FROM json_each(@types))
+    AND (j.group_key IS NULL OR j.id = (
+      SELECT min(g.id) FROM mailroom_job g
+      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT @limit)
+RETURNING *;
+
+-- name: jobClaimable
+-- Whether anything is claimable now by the claim predicate (drained()).
+SELECT EXISTS (
+  SELECT 1 FROM mailroom_job j
+  WHERE j.status = 'pending' AND j.run_at <= @now
+    AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
+    AND j.type IN (SELECT value FROM json_each(@types))
+    AND (j.group_key IS NULL OR j.id = (
+      SELECT min(g.id) FROM mailroom_job g
+      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+) AS has_claimable;
+
+-- name: jobClaimable.nextRunAt
+-- The earliest future run_at among pending jobs these workers could run (sleep target).
+SELECT min(run_at) AS next_run_at FROM mailroom_job
+WHERE status = 'pending' AND run_at > @now
+  AND (@queues IS NULL OR queue IN (SELECT value FROM json_each(@queues)))
+  AND type IN (SELECT value FROM json_each(@types));
+
+-- name: jobExtendLease
+-- Extends a lease only while the caller still holds it (same token, still running).
+UPDATE mailroom_job SET lease_expires_at = @now + @leaseMs
+WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
+RETURNING id;
+
+-- name: jobComplete
+-- Fenced: a worker whose lease was taken over (new token) or rescued changes nothing.
+-- The successful attempt lives on the row (started_at, finished_at, lease_owner).
+UPDATE mailroom_job
+SET status = 'done', finished_at = @now, lease_token = NULL, lease_expires_at = NULL,
+    last_error = NULL
+WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
+RETURNING id;
+
+-- name: jobFail
+-- Fenced like jobComplete. @retryAt NULL parks the job as dead.
+UPDATE mailroom_job
+SET status = CASE WHEN @retryAt IS NULL THEN 'dead' ELSE 'pending' END,
+    run_at = coalesce(@retryAt, run_at),
+    dead_reason = CASE WHEN @retryAt IS NULL THEN @deadReason ELSE NULL END,
+    finished_at = CASE WHEN @retryAt IS NULL THEN @now ELSE NULL END,
+    last_error = @error, lease_token = NULL, lease_expires_at = NULL
+WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
+RETURNING id, attempts, started_at, lease_owner;
+
+-- name: jobHandBack
+-- A job claimed but not run (or whose handler honoured the abort on shutdown) goes back
+-- to pending uncharged.
+UPDATE mailroom_job
+SET status = 'pending', attempts = attempts - 1, lease_token = NULL, lease_expires_at = NULL
+WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
+RETURNING id, attempts, started_at, lease_owner;
+
+-- name: jobRescue
+-- Expired leases: back to pending with the attempt still charged, or dead when it was
+-- the last attempt. This is what ends a poison job that kills its own process.
+UPDATE mailroom_job
+SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
+    dead_reason = CASE WHEN attempts >= max_attempts THEN 'exhausted' ELSE NULL END,
+    finished_at = CASE WHEN attempts >= max_attempts THEN @now ELSE NULL END,
+    run_at = @now,
+    last_error = 'lease expired: the worker stopped heartbeating (crashed, killed or stalled)',
+    lease_token = NULL, lease_expires_at = NULL
+WHERE id IN (SELECT id FROM mailroom_job WHERE status = 'running' AND lease_expires_at < @now
+             ORDER BY lease_expires_at LIMIT @limit)
+RETURNING id, status, attempts, started_at, lease_owner;
+
+-- name: attemptInsert
+-- One history row for an attempt that did not end `done` on the row itself.
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
+VALUES (@jobId, @attempt, @startedAt, @finishedAt, @outcome, @error, @workerId);
+
+-- name: jobReplay
+-- Fresh budget for one dead (or, forced, done) job; history is kept. Guarded by status so
+-- two concurrent replays of one job replay it once.
+UPDATE mailroom_job
+SET status = 'pending', attempts = 0, max_attempts = coalesce(@maxAttempts, max_attempts),
+    last_error = NULL, dead_reason = NULL, run_at = @now, finished_at = NULL,
+    lease_token = NULL, lease_expires_at = NULL
+WHERE id = @id
+  AND (status = 'dead' OR (@force = 1 AND status = 'done'))
+  AND (dead_reason IS NULL OR dead_reason <> 'cancelled' OR @includeCancelled = 1)
+RETURNING id;
+
+-- name: jobReplay.doneAttempt
+-- Before a forced replay of a done job, move its row-held success into the history.
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
+SELECT id, attempts, started_at, finished_at, 'done', NULL, lease_owner
+FROM mailroom_job WHERE id = @id AND status = 'done';
+
+-- name: jobReplay.record
+INSERT INTO mailroom_replay (job_id, at, reason, by) VALUES (@jobId, @now, @reason, @by);
+
+-- name: jobCancel
+UPDATE mailroom_job
+SET status = 'dead', dead_reason = 'cancelled', last_error = @reason, finished_at = @now
+WHERE id = @id AND status = 'pending'
+RETURNING *;
+
+-- name: jobPurge
+-- Retention: finished jobs older than the window, with their history. Bounded batches
+-- keep the write lock short.
+DELETE FROM mailroom_job
+WHERE id IN (SELECT id FROM mailroom_job WHERE status = @status AND finished_at < @before LIMIT 1000)
+RETURNING id;
+
+-- name: jobPurge.attempts
+DELETE FROM mailroom_attempt WHERE job_id IN (SELECT value FROM json_each(@ids));
+
+-- name: jobPurge.replays
+DELETE FROM mailroom_replay WHERE job_id IN (SELECT value FROM json_each(@ids));
+
+-- name: jobPurge.events
+-- Events (and so their dedupe receipts) past their window whose jobs are all gone.
+DELETE FROM mailroom_event
+WHERE id IN (SELECT e.id FROM mailroom_event e
+             WHERE e.received_at < @before
+               AND NOT EXISTS (SELECT 1 FROM mailroom_job j WHERE j.event_id = e.id)
+             LIMIT 1000);
+
+-- name: jobStats
+-- Counts come from the trigger-kept counters, not from scanning jobs.
+SELECT queue, status, n FROM mailroom_queue_count WHERE n <> 0;
+
+-- name: jobStats.oldestPending
+SELECT queue, min(run_at) AS oldest FROM mailroom_job
+WHERE status = 'pending' AND run_at <= @now
+GROUP BY queue;

@@ -1,0 +1,690 @@
+// The SQLite store: better-sqlite3 12 on one connection, WAL, BEGIN IMMEDIATE for every
+// write. better-sqlite3 is synchronous, so each Store method runs its whole transaction
+// in one synchronous call and the write lock is never held across an `await`. When
+// another process holds the lock past the (short) busy timeout we retry asynchronously
+// with backoff, so a waiting writer does not freeze the event loop, until a deadline,
+// then give up with StoreUnavailableError (ingress turns that into 503 + Retry-After).
+//
+// Durability (`synchronous`): in 'full' mode acknowledgements (enqueue, ingress, replay,
+// cancel) commit with synchronous=FULL and survive power loss; worker bookkeeping (claim,
+// heartbeat, outcome) commits with NORMAL: in WAL mode the next FULL commit flushes it,
+// a process crash loses nothing, and a step lost to power loss only runs a job again.
+// 'normal' commits everything with NORMAL.
+
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { KeyConflictError, MailroomError, SchemaTooNewError, MigrationError } from '../../core/errors.js';
+import { sameJson } from '../../core/canonical-json.js';
+import { emptyStatusCounts } from '../../core/types.js';
+import type {
+  Attempt,
+  ClaimedJob,
+  DeadReason,
+  InboundEvent,
+  Job,
+  JobDetail,
+  JobStatus,
+  Replay,
+  StatusCounts,
+} from '../../core/types.js';
+import { loadSqlDir, sqlBlock } from '../sql-file.js';
+import { latestVersion, loadMigrations } from '../migrations.js';
+import type { Migration } from '../migrations.js';
+import { StoreUnavailableError } from '../errors.js';
+import type {
+  EventGetParams,
+  EventInsertWithJobsParams,
+  EventInsertWithJobsResult,
+  JobCancelParams,
+  JobClaimParams,
+  JobClaimableParams,
+  JobClaimableResult,
+  JobCompleteParams,
+  JobExtendLeaseParams,
+  JobFailParams,
+  JobGetParams,
+  JobHandBackParams,
+  JobInsert,
+  JobInsertManyParams,
+  JobInsertResult,
+  JobListParams,
+  JobPurgeParams,
+  JobPurgeResult,
+  JobReplayParams,
+  JobRescueParams,
+  JobRescueResult,
+  JobStatsParams,
+  JobStatsResult,
+  MigrateResult,
+  Store,
+  StoreCapabilities,
+  SyncStoreTransaction,
+} from '../store.js';
+import { interpretSqliteError, isSqliteRetryable } from './interpret-error.js';
+import { buildJobFilter } from './job-filter.js';
+
+type Db = Database.Database;
+type Row = Record<string, any>;
+
+export type SqliteSynchronous = 'full' | 'normal';
+
+export interface SqliteStoreOptions {
+  /** A file path or ':memory:'. Ignored when `database` is given. */
+  readonly path?: string;
+  /** An open better-sqlite3 Database to share (the app's own tables use it for the outbox). */
+  readonly database?: Db;
+  /** @default 'full' (acknowledgements FULL, worker bookkeeping NORMAL) */
+  readonly synchronous?: SqliteSynchronous;
+  /** How long one statement waits inside SQLite for a lock; short so the event loop stays free. @default 200 */
+  readonly busyTimeoutMs?: number;
+  /** How long a write keeps retrying a held lock before StoreUnavailableError. @default 5000 */
+  readonly lockDeadlineMs?: number;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 200;
+const DEFAULT_LOCK_DEADLINE_MS = 5_000;
+const PURGE_BATCH_LIMIT = 1_000;
+const DECIMAL_ID = /^[0-9]{1,19}$/;
+
+const SQL = loadSqlDir(new URL('./sql/', import.meta.url));
+const MIGRATIONS: Migration[] = loadMigrations(new URL('./migrations/', import.meta.url));
+
+/** Durability class of a write: acknowledgements must survive power loss; bookkeeping may not. */
+type WriteClass = 'ack' | 'bookkeeping';
+
+export class SqliteStore implements Store {
+  readonly capabilities: StoreCapabilities = {
+    listenNotify: false,
+    skipLocked: false,
+    multiProcess: false,
+    syncTransactions: true,
+    asyncTransactions: false,
+  };
+  readonly description: string;
+  readonly durability: Record<string, string>;
+
+  private readonly db: Db;
+  private readonly ownsDatabase: boolean;
+  private readonly ackSynchronous: 'FULL' | 'NORMAL';
+  private readonly lockDeadlineMs: number;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
+  private currentSynchronous: 'FULL' | 'NORMAL' | null = null;
+  private isClosed = false;
+
+  constructor(options: SqliteStoreOptions) {
+    const synchronous = options.synchronous ?? 'full';
+    if (options.database) {
+      this.db = options.database;
+      this.ownsDatabase = false;
+    } else {
+      const path = options.path ?? ':memory:';
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+      this.ownsDatabase = true;
+    }
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))}`);
+    // Keep the WAL from growing without bound between checkpoints under a steady load.
+    this.db.pragma('journal_size_limit = 67108864');
+    this.ackSynchronous = synchronous === 'full' ? 'FULL' : 'NORMAL';
+    this.lockDeadlineMs = options.lockDeadlineMs ?? DEFAULT_LOCK_DEADLINE_MS;
+    this.runInTransaction = this.db.transaction((fn: () => unknown) => fn());
+    this.setSynchronous(this.ackSynchronous);
+    this.durability = {
+      store: 'sqlite',
+      synchronous,
+      acknowledgements: this.ackSynchronous,
+      bookkeeping: 'NORMAL',
+      journal: String(this.db.pragma('journal_mode', { simple: true })),
+    };
+    this.description = `sqlite ${this.db.name} (synchronous=${synchronous}: acknowledgements ${this.ackSynchronous}, worker bookkeeping NORMAL)`;
+  }
+
+  /** The better-sqlite3 handle, for the outbox and for tests that inspect pragmas. */
+  get database(): Db {
+    return this.db;
+  }
+
+  // ---- lifecycle ----
+
+  async migrate(): Promise<MigrateResult> {
+    const applied: number[] = [];
+    await this.write('ack', () => this.stmt('migrationList.createLedger').run());
+    for (const migration of MIGRATIONS) {
+      const didApply = await this.write('ack', () => {
+        // Re-read the ledger under the write lock: a concurrent migrator may have applied it.
+        const done = this.appliedVersions();
+        this.refuseNewerSchema(done);
+        if (done.has(migration.version)) return false;
+        this.stmt('migrationList.insert').run({ version: migration.version, name: migration.name, now: Date.now() });
+        try {
+          this.db.exec(migration.sql);
+        } catch (cause) {
+          throw new MigrationError(migration.version, (cause as Error).message, cause);
+        }
+        return true;
+      });
+      if (didApply) applied.push(migration.version);
+    }
+    const version = await this.schemaVersion();
+    return { applied, version: version.database };
+  }
+
+  async schemaVersion(): Promise<{ database: number; code: number }> {
+    const hasLedger = this.db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mailroom_migration'")
+      .get();
+    const versions = hasLedger ? this.appliedVersions() : new Set<number>();
+    this.refuseNewerSchema(versions);
+    return { database: Math.max(0, ...versions), code: latestVersion(MIGRATIONS) };
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.statements.clear();
+    if (this.ownsDatabase) this.db.close();
+  }
+
+  transactionSync<T>(fn: (tx: SyncStoreTransaction) => T): T {
+    const tx: SyncStoreTransaction = {
+      db: this.db,
+      jobInsertMany: (params) => this.insertJobsSync(params.jobs, params.now, null),
+    };
+    return this.writeSync('ack', () => {
+      const result = fn(tx);
+      if (result && typeof (result as { then?: unknown }).then === 'function') {
+        // Rolling back here is the only safe answer: the promise would run outside the transaction.
+        throw new MailroomError(
+          'MR_ERR_TRANSACTION_ASYNC',
+          'The SQLite transaction callback returned a promise; it must be synchronous (better-sqlite3 transactions cannot span an await).',
+        );
+      }
+      return result;
+    });
+  }
+
+  // ---- jobs ----
+
+  async jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]> {
+    return this.write('ack', () => this.insertJobsSync(params.jobs, params.now, null));
+  }
+
+  async jobGet(params: JobGetParams): Promise<JobDetail | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.read(() => {
+      const row = this.stmt('jobGet').get({ id: params.id }) as Row | undefined;
+      if (!row) return null;
+      const attempts = (this.stmt('jobGet.attempts').all({ id: params.id }) as Row[]).map(toAttempt);
+      if (row.status === 'done') {
+        // A success lives on the job row (no attempt row is written for it).
+        attempts.push({
+          attempt: row.attempts,
+          startedAt: toDate(row.started_at),
+          finishedAt: toDate(row.finished_at),
+          outcome: 'done',
+          error: null,
+          workerId: row.lease_owner ?? null,
+        });
+      }
+      const replays = (this.stmt('jobGet.replays').all({ id: params.id }) as Row[]).map(toReplay);
+      return { ...toJob(row), attemptsLog: attempts, replays };
+    });
+  }
+
+  async jobList(params: JobListParams): Promise<Job[]> {
+    return this.read(() => {
+      const filter = buildJobFilter(params);
+      const order = params.descending ? 'DESC' : 'ASC';
+      const clauses = [...filter.clauses];
+      const values: Record<string, unknown> = { ...filter.values };
+      if (params.after !== undefined) {
+        if (!DECIMAL_ID.test(String(params.after))) return [];
+        clauses.push(params.descending ? 'id < @after' : 'id > @after');
+        values.after = params.after;
+      }
+      values.limit = clampLimit(params.limit);
+      const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
+      const rows = this.db
+        .prepare(`SELECT * FROM mailroom_job ${where} ORDER BY id ${order} LIMIT @limit`)
+        .all(values) as Row[];
+      return rows.map(toJob);
+    });
+  }
+
+  async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
+    if (params.types.length === 0 || params.limit <= 0) return [];
+    if (params.queues !== null && params.queues.length === 0) return [];
+    const leaseToken = randomUUID();
+    const rows = await this.write('bookkeeping', () => {
+      const values = {
+        workerId: params.workerId,
+        leaseToken,
+        leaseMs: params.leaseMs,
+        now: nowMs(params.now),
+        types: JSON.stringify(params.types),
+        limit: params.limit,
+        queues: params.queues === null ? null : JSON.stringify(params.queues),
+      };
+      return params.queues === null
+        ? (this.stmt('jobClaim').all(values) as Row[])
+        : (this.stmt('jobClaim.inQueues').all(values) as Row[]);
+    });
+    // RETURNING order is unspecified; hand jobs out in claim order.
+    rows.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id);
+    return rows.map((row) => ({ ...toJob(row), leaseToken: row.lease_token }));
+  }
+
+  async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
+    if (params.types.length === 0 || (params.queues !== null && params.queues.length === 0)) {
+      return { hasClaimable: false, nextRunAt: null };
+    }
+    return this.read(() => {
+      const values = {
+        now: nowMs(params.now),
+        types: JSON.stringify(params.types),
+        queues: params.queues === null ? null : JSON.stringify(params.queues),
+      };
+      const has = (this.stmt('jobClaimable').get(values) as Row).has_claimable === 1;
+      const next = (this.stmt('jobClaimable.nextRunAt').get(values) as Row).next_run_at;
+      return { hasClaimable: has, nextRunAt: toDate(next) };
+    });
+  }
+
+  async jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {
+    if (params.leases.length === 0) return [];
+    return this.write('bookkeeping', () => {
+      const now = nowMs(params.now);
+      const held: string[] = [];
+      for (const lease of params.leases) {
+        const row = this.stmt('jobExtendLease').get({ id: lease.id, leaseToken: lease.leaseToken, leaseMs: params.leaseMs, now });
+        if (row) held.push(lease.id);
+      }
+      return held;
+    });
+  }
+
+  async jobComplete(params: JobCompleteParams): Promise<string[]> {
+    if (params.leases.length === 0) return [];
+    return this.write('bookkeeping', () => {
+      const now = nowMs(params.now);
+      const completed: string[] = [];
+      for (const lease of params.leases) {
+        const row = this.stmt('jobComplete').get({ id: lease.id, leaseToken: lease.leaseToken, now });
+        if (row) completed.push(lease.id);
+      }
+      return completed;
+    });
+  }
+
+  async jobFail(params: JobFailParams): Promise<string[]> {
+    if (params.failures.length === 0) return [];
+    return this.write('bookkeeping', () => {
+      const now = nowMs(params.now);
+      const failed: string[] = [];
+      for (const failure of params.failures) {
+        const row = this.stmt('jobFail').get({
+          id: failure.id,
+          leaseToken: failure.leaseToken,
+          now,
+          retryAt: failure.retryDelayMs === null ? null : now + Math.max(0, Math.ceil(failure.retryDelayMs)),
+          deadReason: failure.deadReason ?? 'exhausted',
+          error: failure.error,
+        }) as Row | undefined;
+        if (!row) continue;
+        this.logAttempt(row, row.attempts, failure.outcome, failure.error, now);
+        failed.push(failure.id);
+      }
+      return failed;
+    });
+  }
+
+  async jobHandBack(params: JobHandBackParams): Promise<string[]> {
+    if (params.leases.length === 0) return [];
+    return this.write('bookkeeping', () => {
+      const now = nowMs(params.now);
+      const handedBack: string[] = [];
+      for (const lease of params.leases) {
+        const row = this.stmt('jobHandBack').get({ id: lease.id, leaseToken: lease.leaseToken }) as Row | undefined;
+        if (!row) continue;
+        // The attempt number it would have been; it is not charged.
+        this.logAttempt(row, row.attempts + 1, 'handed_back', null, now);
+        handedBack.push(lease.id);
+      }
+      return handedBack;
+    });
+  }
+
+  async jobRescue(params: JobRescueParams): Promise<JobRescueResult> {
+    return this.write('bookkeeping', () => {
+      const now = nowMs(params.now);
+      const rows = this.stmt('jobRescue').all({ now, limit: params.limit ?? 1_000 }) as Row[];
+      const result: JobRescueResult = { requeued: [], dead: [] };
+      for (const row of rows) {
+        this.logAttempt(row, row.attempts, 'lost', 'lease expired', now);
+        (row.status === 'dead' ? result.dead : result.requeued).push(String(row.id));
+      }
+      return result;
+    });
+  }
+
+  async jobReplay(params: JobReplayParams): Promise<string[]> {
+    return this.write('ack', () => {
+      const now = nowMs(params.now);
+      const ids = params.ids ?? this.replayCandidates(params);
+      const replayed: string[] = [];
+      for (const id of ids) {
+        if (!DECIMAL_ID.test(String(id))) continue;
+        if (params.force) this.stmt('jobReplay.doneAttempt').run({ id });
+        const row = this.stmt('jobReplay').get({
+          id,
+          now,
+          force: params.force ? 1 : 0,
+          includeCancelled: params.includeCancelled || params.ids !== undefined ? 1 : 0,
+          maxAttempts: params.maxAttempts ?? null,
+        });
+        if (!row) continue;
+        this.stmt('jobReplay.record').run({ jobId: id, now, reason: params.reason, by: params.by });
+        replayed.push(String(id));
+      }
+      return replayed;
+    });
+  }
+
+  async jobCancel(params: JobCancelParams): Promise<Job | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.write('ack', () => {
+      const row = this.stmt('jobCancel').get({
+        id: params.id,
+        now: nowMs(params.now),
+        reason: params.reason ? `cancelled: ${params.reason}` : 'cancelled',
+      }) as Row | undefined;
+      return row ? toJob(row) : null;
+    });
+  }
+
+  async jobPurge(params: JobPurgeParams): Promise<JobPurgeResult> {
+    const now = nowMs(params.now);
+    let jobs = 0;
+    const windows: Array<[JobStatus, number]> = [['done', params.doneOlderThanMs]];
+    if (params.deadOlderThanMs !== undefined) windows.push(['dead', params.deadOlderThanMs]);
+    for (const [status, olderThanMs] of windows) {
+      // Small batches, each its own transaction, so a big purge never holds the lock long.
+      for (;;) {
+        const deleted = await this.write('bookkeeping', () => {
+          const rows = this.stmt('jobPurge').all({ status, before: now - olderThanMs }) as Row[];
+          if (rows.length > 0) {
+            const ids = JSON.stringify(rows.map((row) => row.id));
+            this.stmt('jobPurge.attempts').run({ ids });
+            this.stmt('jobPurge.replays').run({ ids });
+          }
+          return rows.length;
+        });
+        jobs += deleted;
+        if (deleted < PURGE_BATCH_LIMIT) break;
+      }
+    }
+    let events = 0;
+    if (params.eventsOlderThanMs !== undefined) {
+      const before = now - params.eventsOlderThanMs;
+      for (;;) {
+        const deleted = await this.write('bookkeeping', () => this.stmt('jobPurge.events').run({ before }).changes);
+        events += deleted;
+        if (deleted < PURGE_BATCH_LIMIT) break;
+      }
+    }
+    return { jobs, events };
+  }
+
+  async jobStats(params: JobStatsParams): Promise<JobStatsResult> {
+    return this.read(() => {
+      const now = nowMs(params.now);
+      const byQueue: Record<string, StatusCounts> = {};
+      for (const row of this.stmt('jobStats').all() as Row[]) {
+        const counts = (byQueue[row.queue] ??= emptyStatusCounts());
+        counts[row.status as JobStatus] = row.n;
+      }
+      const oldestDuePendingAt: Record<string, Date> = {};
+      for (const row of this.stmt('jobStats.oldestPending').all({ now }) as Row[]) {
+        oldestDuePendingAt[row.queue] = new Date(row.oldest);
+      }
+      return { byQueue, oldestDuePendingAt, now: new Date(now) };
+    });
+  }
+
+  // ---- events ----
+
+  async eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
+    return this.write('ack', () => {
+      const now = nowMs(params.now);
+      const { event } = params;
+      const row = this.stmt('eventInsertWithJobs').get({
+        source: event.source,
+        deliveryId: event.deliveryId,
+        type: event.type,
+        headers: JSON.stringify(event.headers),
+        body: event.rawBody,
+        now,
+      }) as Row | undefined;
+      if (!row) {
+        const existing = this.stmt('eventInsertWithJobs.existing').get({
+          source: event.source,
+          deliveryId: event.deliveryId,
+        }) as Row;
+        const jobs = (this.stmt('eventInsertWithJobs.jobs').all({ eventId: existing.id }) as Row[]).map(toJob);
+        return { event: toEvent(existing), jobs, isDuplicate: true };
+      }
+      const jobs = this.insertJobsSync(params.jobs, params.now, { id: row.id, source: event.source }).map((r) => r.job);
+      return { event: toEvent(row), jobs, isDuplicate: false };
+    });
+  }
+
+  async eventGet(params: EventGetParams): Promise<InboundEvent | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.read(() => {
+      const row = this.stmt('eventGet').get({ id: params.id }) as Row | undefined;
+      return row ? toEvent(row) : null;
+    });
+  }
+
+  // ---- internals ----
+
+  private insertJobsSync(
+    jobs: readonly JobInsert[],
+    now: Date | undefined,
+    event: { id: number; source: string } | null,
+  ): JobInsertResult[] {
+    const nowValue = nowMs(now);
+    const results: JobInsertResult[] = [];
+    for (const job of jobs) {
+      const row = this.stmt('jobInsertMany').get({
+        queue: job.queue,
+        type: job.type,
+        priority: job.priority,
+        payload: job.payloadJson,
+        runAt: job.runAt ? job.runAt.getTime() : nowValue + Math.max(0, job.delayMs),
+        maxAttempts: job.maxAttempts,
+        key: job.key,
+        group: job.group,
+        eventId: event?.id ?? null,
+        source: event?.source ?? null,
+        now: nowValue,
+      }) as Row | undefined;
+      if (row) {
+        results.push({ job: toJob(row), isDuplicate: false });
+        continue;
+      }
+      const existing = this.stmt('jobInsertMany.byKey').get({ key: job.key }) as Row;
+      if (existing.type !== job.type || !sameJson(existing.payload, job.payloadJson)) {
+        throw new KeyConflictError(job.key!, String(existing.id));
+      }
+      results.push({ job: toJob(existing), isDuplicate: true });
+    }
+    return results;
+  }
+
+  private replayCandidates(params: JobReplayParams): string[] {
+    const filter = params.filter;
+    if (!filter) return [];
+    const built = buildJobFilter({ ...filter, status: filter.status ?? 'dead' });
+    const rows = this.db
+      .prepare(`SELECT id FROM mailroom_job WHERE ${built.clauses.join(' AND ')} ORDER BY id`)
+      .all(built.values) as Row[];
+    return rows.map((row) => String(row.id));
+  }
+
+  private logAttempt(row: Row, attempt: number, outcome: Attempt['outcome'], error: string | null, now: number): void {
+    this.stmt('attemptInsert').run({
+      jobId: row.id,
+      attempt,
+      startedAt: row.started_at ?? null,
+      finishedAt: now,
+      outcome,
+      error,
+      workerId: row.lease_owner ?? null,
+    });
+  }
+
+  private appliedVersions(): Set<number> {
+    return new Set((this.stmt('migrationList').all() as Row[]).map((row) => row.version as number));
+  }
+
+  private refuseNewerSchema(versions: Set<number>): void {
+    const newest = Math.max(0, ...versions);
+    const code = latestVersion(MIGRATIONS);
+    if (newest > code) throw new SchemaTooNewError(newest, code);
+  }
+
+  private stmt(name: string): Database.Statement {
+    let statement = this.statements.get(name);
+    if (!statement) {
+      this.assertOpen();
+      statement = this.db.prepare(sqlBlock(SQL, name));
+      this.statements.set(name, statement);
+    }
+    return statement;
+  }
+
+  private setSynchronous(level: 'FULL' | 'NORMAL'): void {
+    if (this.currentSynchronous === level) return;
+    this.db.pragma(`synchronous = ${level}`);
+    this.currentSynchronous = level;
+  }
+
+  private assertOpen(): void {
+    if (this.isClosed || !this.db.open) throw new StoreUnavailableError('The SQLite store is closed.');
+  }
+
+  /** One write transaction, synchronously; nested inside a caller's transaction when one is open. */
+  private writeSync<T>(writeClass: WriteClass, fn: () => T): T {
+    this.assertOpen();
+    if (this.db.inTransaction) return this.runInTransaction(fn) as T;
+    this.setSynchronous(writeClass === 'ack' ? this.ackSynchronous : 'NORMAL');
+    return this.runInTransaction.immediate(fn) as T;
+  }
+
+  private async write<T>(writeClass: WriteClass, fn: () => T): Promise<T> {
+    return this.withLockRetry(() => this.writeSync(writeClass, fn));
+  }
+
+  private async read<T>(fn: () => T): Promise<T> {
+    return this.withLockRetry(() => {
+      this.assertOpen();
+      return this.db.inTransaction ? fn() : (this.runInTransaction.deferred(fn) as T);
+    });
+  }
+
+  private async withLockRetry<T>(attempt: () => T): Promise<T> {
+    const deadline = Date.now() + this.lockDeadlineMs;
+    let delayMs = 5;
+    for (;;) {
+      try {
+        return attempt();
+      } catch (error) {
+        if (!isSqliteRetryable(error)) throw interpretSqliteError(error);
+        if (Date.now() + delayMs > deadline) {
+          throw new StoreUnavailableError(
+            `SQLite stayed locked by another connection for ${this.lockDeadlineMs} ms`,
+            { cause: error, retryAfterMs: 1_000 },
+          );
+        }
+        await sleep(delayMs + Math.random() * delayMs);
+        delayMs = Math.min(delayMs * 2, 100);
+      }
+    }
+  }
+}
+
+function nowMs(now: Date | undefined): number {
+  return now ? now.getTime() : Date.now();
+}
+
+function clampLimit(limit: number | undefined): number {
+  if (limit === undefined) return 100;
+  return Math.max(1, Math.min(10_000, Math.floor(limit)));
+}
+
+function toDate(value: unknown): Date | null {
+  return value === null || value === undefined ? null : new Date(value as number);
+}
+
+function toJob(row: Row): Job {
+  return {
+    id: String(row.id),
+    queue: row.queue,
+    type: row.type,
+    status: row.status,
+    priority: row.priority,
+    payload: JSON.parse(row.payload),
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    lastError: row.last_error ?? null,
+    deadReason: (row.dead_reason ?? null) as DeadReason | null,
+    key: row.key ?? null,
+    group: row.group_key ?? null,
+    eventId: row.event_id === null || row.event_id === undefined ? null : String(row.event_id),
+    source: row.source ?? null,
+    runAt: new Date(row.run_at),
+    createdAt: new Date(row.created_at),
+    startedAt: toDate(row.started_at),
+    finishedAt: toDate(row.finished_at),
+    leaseOwner: row.lease_owner ?? null,
+    leaseExpiresAt: toDate(row.lease_expires_at),
+  };
+}
+
+function toAttempt(row: Row): Attempt {
+  return {
+    attempt: row.attempt,
+    startedAt: toDate(row.started_at),
+    finishedAt: toDate(row.finished_at),
+    outcome: row.outcome,
+    error: row.error ?? null,
+    workerId: row.worker_id ?? null,
+  };
+}
+
+function toReplay(row: Row): Replay {
+  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null };
+}
+
+function toEvent(row: Row): InboundEvent {
+  return {
+    id: String(row.id),
+    source: row.source,
+    deliveryId: row.delivery_id ?? null,
+    type: row.type ?? null,
+    headers: JSON.parse(row.headers),
+    rawBody: Buffer.from(row.body),
+    receivedAt: new Date(row.received_at),
+  };
+}

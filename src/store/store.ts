@@ -1,0 +1,294 @@
+// The seam between Mailroom and its databases. SQLite and PostgreSQL implement all of it;
+// nothing above this file asks which store it is on — it asks `capabilities`.
+// Every data method takes one XxxParams object (adding a field is never breaking) and an
+// optional `now` so tests can pin time instead of sleeping. Times otherwise come from the
+// store's own clock (SQLite: this machine's; PostgreSQL: the server's `now()`).
+
+import type {
+  Attempt,
+  ClaimedJob,
+  DeadReason,
+  InboundEvent,
+  Job,
+  JobDetail,
+  JobStatus,
+  StatusCounts,
+} from '../core/types.js';
+
+export interface StoreCapabilities {
+  /** The store can wake idle workers when a job is inserted (LISTEN/NOTIFY). */
+  readonly listenNotify: boolean;
+  /** Claims skip rows locked by concurrent claimers (FOR UPDATE SKIP LOCKED). */
+  readonly skipLocked: boolean;
+  /** Workers on several machines can share the store. */
+  readonly multiProcess: boolean;
+  /** `transactionSync` exists: a user's synchronous transaction on the store's own connection. */
+  readonly syncTransactions: boolean;
+  /** `transaction` and `fromClient` exist: async transactions and the caller's own client. */
+  readonly asyncTransactions: boolean;
+}
+
+/** A job to insert. Policy (queue, maxAttempts) is already resolved by the caller. */
+export interface JobInsert {
+  readonly type: string;
+  /** Serialised JSON of the payload; stores keep it as text. */
+  readonly payloadJson: string;
+  readonly queue: string;
+  readonly priority: number;
+  readonly maxAttempts: number;
+  /** Absolute time, or null for "now by the store's clock". */
+  readonly runAt: Date | null;
+  /** Delay from the store's now; used when runAt is null. */
+  readonly delayMs: number;
+  readonly key: string | null;
+  readonly group: string | null;
+}
+
+export interface JobInsertManyParams {
+  readonly jobs: readonly JobInsert[];
+  readonly now?: Date;
+}
+
+export interface JobInsertResult {
+  readonly job: Job;
+  /** True when a job with the same key (and payload) already existed and was returned. */
+  readonly isDuplicate: boolean;
+}
+
+export interface JobGetParams {
+  readonly id: string;
+}
+
+export interface JobListParams {
+  readonly status?: JobStatus;
+  readonly type?: string;
+  readonly queue?: string;
+  readonly source?: string;
+  readonly eventId?: string;
+  /** Case-insensitive substring of `last_error`. */
+  readonly errorContains?: string;
+  readonly limit?: number;
+  /** Keyset pagination: only jobs with id greater than this (ascending order) */
+  readonly after?: string;
+  /** Newest first when true (dashboard, CLI); default ascending id. */
+  readonly descending?: boolean;
+}
+
+export interface JobClaimParams {
+  readonly workerId: string;
+  /** Only these types (the worker's registered handlers). Empty means claim nothing. */
+  readonly types: readonly string[];
+  /** Only these queues; null means every queue. */
+  readonly queues: readonly string[] | null;
+  readonly limit: number;
+  readonly leaseMs: number;
+  readonly now?: Date;
+}
+
+/** What fences a worker's writes: the job id and the token it was given at claim. */
+export interface Lease {
+  readonly id: string;
+  readonly leaseToken: string;
+}
+
+export interface JobExtendLeaseParams {
+  readonly leases: readonly Lease[];
+  readonly leaseMs: number;
+  readonly now?: Date;
+}
+
+export interface JobCompleteParams {
+  readonly leases: readonly Lease[];
+  readonly now?: Date;
+}
+
+export interface JobFailure extends Lease {
+  readonly error: string;
+  readonly outcome: 'failed' | 'timeout';
+  /** Retry after this many ms from the store's now, or null to park the job as dead. */
+  readonly retryDelayMs: number | null;
+  /** Why, when retryDelayMs is null. */
+  readonly deadReason?: Exclude<DeadReason, 'cancelled'>;
+}
+
+export interface JobFailParams {
+  readonly failures: readonly JobFailure[];
+  readonly now?: Date;
+}
+
+export interface JobHandBackParams {
+  readonly leases: readonly Lease[];
+  readonly now?: Date;
+}
+
+export interface JobRescueParams {
+  readonly now?: Date;
+  readonly limit?: number;
+}
+
+export interface JobRescueResult {
+  /** Lease expired, attempts left: back to pending, attempt logged `lost`. */
+  readonly requeued: string[];
+  /** Lease expired on the last attempt: dead, attempt logged `lost`. */
+  readonly dead: string[];
+}
+
+export interface JobReplayFilter {
+  readonly status?: 'dead' | 'done';
+  readonly type?: string;
+  readonly source?: string;
+  readonly eventId?: string;
+  readonly errorContains?: string;
+}
+
+export interface JobReplayParams {
+  /** Replay exactly these jobs (dead ones; done ones only with `force`). */
+  readonly ids?: readonly string[];
+  /** Or every job matching this filter. One of ids/filter is required. */
+  readonly filter?: JobReplayFilter;
+  readonly reason: string | null;
+  readonly by: string | null;
+  /** Also replay `done` jobs. */
+  readonly force?: boolean;
+  /** Also replay cancelled jobs (a filter skips them otherwise). */
+  readonly includeCancelled?: boolean;
+  /** New attempt budget; default keeps the job's own. */
+  readonly maxAttempts?: number;
+  readonly now?: Date;
+}
+
+export interface JobCancelParams {
+  readonly id: string;
+  readonly reason?: string;
+  readonly now?: Date;
+}
+
+export interface JobPurgeParams {
+  /** Delete `done` jobs finished longer ago than this. */
+  readonly doneOlderThanMs: number;
+  /** Also delete `dead` jobs finished longer ago than this; omitted keeps them. */
+  readonly deadOlderThanMs?: number;
+  /** Delete events (and so their dedupe receipts) older than this whose jobs are all gone. */
+  readonly eventsOlderThanMs?: number;
+  readonly now?: Date;
+}
+
+export interface JobPurgeResult {
+  readonly jobs: number;
+  readonly events: number;
+}
+
+export interface JobStatsParams {
+  readonly now?: Date;
+}
+
+export interface JobStatsResult {
+  readonly byQueue: Record<string, StatusCounts>;
+  /** Oldest `run_at` among due pending jobs per queue (queues with none are absent). */
+  readonly oldestDuePendingAt: Record<string, Date>;
+  /** The store's now, so callers compute ages on one clock. */
+  readonly now: Date;
+}
+
+export interface JobClaimableParams {
+  readonly types: readonly string[];
+  readonly queues: readonly string[] | null;
+  readonly now?: Date;
+}
+
+export interface JobClaimableResult {
+  /** Whether a job is claimable now (same predicate as jobClaim). */
+  readonly hasClaimable: boolean;
+  /** Earliest future run_at of a pending job these workers could run, for sleeping. */
+  readonly nextRunAt: Date | null;
+}
+
+export interface EventInsert {
+  readonly source: string;
+  /** null: no dedupe for this event. */
+  readonly deliveryId: string | null;
+  readonly type: string | null;
+  readonly headers: Record<string, string>;
+  readonly rawBody: Buffer;
+}
+
+export interface EventInsertWithJobsParams {
+  readonly event: EventInsert;
+  /** Jobs fanned out from the event; the store links them to it. */
+  readonly jobs: readonly JobInsert[];
+  readonly now?: Date;
+}
+
+export interface EventInsertWithJobsResult {
+  readonly event: InboundEvent;
+  readonly jobs: Job[];
+  /** True when (source, deliveryId) was already stored: nothing was created. */
+  readonly isDuplicate: boolean;
+}
+
+export interface EventGetParams {
+  readonly id: string;
+}
+
+export interface MigrateResult {
+  readonly applied: number[];
+  readonly version: number;
+}
+
+/**
+ * Every data method. A store is one; a transaction-bound executor is another with the
+ * same methods, so code written against this runs inside or outside a transaction.
+ */
+export interface StoreExecutor {
+  eventGet(params: EventGetParams): Promise<InboundEvent | null>;
+  eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult>;
+  jobCancel(params: JobCancelParams): Promise<Job | null>;
+  jobClaim(params: JobClaimParams): Promise<ClaimedJob[]>;
+  jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult>;
+  jobComplete(params: JobCompleteParams): Promise<string[]>;
+  jobExtendLease(params: JobExtendLeaseParams): Promise<string[]>;
+  jobFail(params: JobFailParams): Promise<string[]>;
+  jobGet(params: JobGetParams): Promise<JobDetail | null>;
+  jobHandBack(params: JobHandBackParams): Promise<string[]>;
+  jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]>;
+  jobList(params: JobListParams): Promise<Job[]>;
+  jobPurge(params: JobPurgeParams): Promise<JobPurgeResult>;
+  jobReplay(params: JobReplayParams): Promise<string[]>;
+  jobRescue(params: JobRescueParams): Promise<JobRescueResult>;
+  jobStats(params: JobStatsParams): Promise<JobStatsResult>;
+}
+
+/** The synchronous slice a SQLite user transaction gets (`capabilities.syncTransactions`). */
+export interface SyncStoreTransaction {
+  /** The store's own database handle (better-sqlite3 `Database`). */
+  readonly db: unknown;
+  jobInsertMany(params: JobInsertManyParams): JobInsertResult[];
+}
+
+export interface Store extends StoreExecutor {
+  readonly capabilities: StoreCapabilities;
+  /** A short human description for logs: kind, location (never credentials) and durability. */
+  readonly description: string;
+  /** Durability in force, for stats() and the startup log. */
+  readonly durability: Record<string, string>;
+
+  /** Apply pending migrations (locked against concurrent migrators); refuse a newer schema. */
+  migrate(): Promise<MigrateResult>;
+  /** Throws SchemaTooNewError or reports how far behind the database is. */
+  schemaVersion(): Promise<{ database: number; code: number }>;
+  /** Cheap liveness check of the store (readyz). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  /** capabilities.syncTransactions: run fn in one transaction on the store's connection. */
+  transactionSync?<T>(fn: (tx: SyncStoreTransaction) => T): T;
+  /** capabilities.asyncTransactions: run fn in one transaction; rollback if it throws. */
+  transaction?<T>(fn: (tx: StoreExecutor & { readonly client: unknown }) => Promise<T>): Promise<T>;
+  /** capabilities.asyncTransactions: an executor on the caller's own client/transaction. */
+  fromClient?(client: unknown): StoreExecutor;
+
+  /** capabilities.listenNotify: call onJob when jobs may have become available. */
+  subscribe?(onJob: (queue: string | null) => void): Promise<() => Promise<void>>;
+}
+
+export type { Attempt };

@@ -1,0 +1,6 @@
+// The list every store-level and above-the-store suite runs through.
+
+import { sqliteHarness } from './sqlite.js';
+import type { StoreHarness } from './store-harness.js';
+
+export const storeHarnesses: StoreHarness[] = [sqliteHarness];
