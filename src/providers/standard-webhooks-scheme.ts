@@ -1,0 +1,104 @@
+// The Standard Webhooks scheme shared by `standard` and `polar`, which differ only in how
+// a secret becomes the HMAC key: `webhook-id`, `webhook-timestamp` and a space-separated
+// `webhook-signature` list of `v1,<base64>` over `${id}.${timestamp}.${body}`.
+
+import { hmacDigest } from './hmac-digest.js';
+import { readHeader } from './header-value.js';
+import { ownField, parseJsonBody } from './json-body.js';
+import { idText } from './json-path.js';
+import { verifyFailure, type EventIdentity, type IdentifyInput, type VerifyInput, type VerifyResult } from './provider.js';
+import type { TimestampOptions } from './provider-options.js';
+import { decodeSignature } from './signature-encoding.js';
+import { timingSafeEqual } from './timing-safe-equal.js';
+import { checkTimestampWindow, parseUnixSeconds } from './timestamp-window.js';
+import { usableSecrets } from './usable-secrets.js';
+
+/** The header names of one dialect of the scheme. */
+interface HeaderNames {
+  readonly id: string;
+  readonly timestamp: string;
+  readonly signature: string;
+}
+
+const STANDARD_HEADERS: HeaderNames = { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' };
+// Svix, the scheme's origin, still sends its own prefix; the values are identical.
+const SVIX_HEADERS: HeaderNames = { id: 'svix-id', timestamp: 'svix-timestamp', signature: 'svix-signature' };
+
+/** Turns one configured secret into HMAC key bytes, or null when it cannot be one. */
+export type StandardKeyDerivation = (secret: string) => Buffer | null;
+
+/** The dialect a request uses: `webhook-*` when any of those is present, else `svix-*`. */
+function headerNamesOf(input: IdentifyInput<unknown>): HeaderNames {
+  const hasStandard = Object.values(STANDARD_HEADERS).some((name) => readHeader(input.headers, name) !== undefined);
+  if (hasStandard) return STANDARD_HEADERS;
+  const hasSvix = Object.values(SVIX_HEADERS).some((name) => readHeader(input.headers, name) !== undefined);
+  return hasSvix ? SVIX_HEADERS : STANDARD_HEADERS;
+}
+
+function standardSignature(key: Uint8Array, id: string, timestampText: string, rawBody: Buffer): Buffer {
+  return hmacDigest('sha256', key, [`${id}.${timestampText}.`, rawBody]);
+}
+
+/**
+ * Verify a Standard Webhooks request with keys from `deriveKey`. Entries of other versions
+ * (`v1a`, asymmetric) are skipped, as the reference library does; we only hold HMAC keys.
+ */
+export function verifyStandardWebhook(
+  input: VerifyInput<TimestampOptions>,
+  deriveKey: StandardKeyDerivation,
+): VerifyResult {
+  const secrets = usableSecrets(input.secrets);
+  if (!Array.isArray(secrets)) return secrets;
+  const keys = secrets.map(deriveKey).filter((key): key is Buffer => key !== null && key.length > 0);
+  if (keys.length === 0) return verifyFailure('missing_secret', 'None of the source secrets is a usable Standard Webhooks key.');
+
+  const names = headerNamesOf(input);
+  const id = readHeader(input.headers, names.id);
+  const timestampText = readHeader(input.headers, names.timestamp);
+  const signatureList = readHeader(input.headers, names.signature);
+  for (const [name, value] of [[names.id, id], [names.timestamp, timestampText], [names.signature, signatureList]] as const) {
+    if (value === undefined) return verifyFailure('missing_header', `The ${name} header is missing.`);
+  }
+  const signedAtSeconds = parseUnixSeconds(timestampText!);
+  if (signedAtSeconds === null) return verifyFailure('malformed_header', `The ${names.timestamp} header is not a Unix timestamp.`);
+
+  const entries = signatureList!.split(' ').filter((entry) => entry !== '');
+  const parsed = entries.map((entry) => {
+    const comma = entry.indexOf(',');
+    return comma > 0 ? { version: entry.slice(0, comma), text: entry.slice(comma + 1) } : null;
+  });
+  if (parsed.every((entry) => entry === null)) {
+    return verifyFailure('malformed_header', `The ${names.signature} header has no "version,signature" entry.`);
+  }
+  const received = parsed
+    .filter((entry) => entry !== null && entry.version === 'v1')
+    .map((entry) => decodeSignature(entry!.text, 'base64'));
+  const matches = keys.some((key) => {
+    const expected = standardSignature(key, id!, timestampText!, input.rawBody);
+    return received.some((signature) => signature !== null && timingSafeEqual(signature, expected));
+  });
+  if (!matches) return verifyFailure('bad_signature', `No v1 signature in ${names.signature} matches the source secrets.`);
+
+  const outside = checkTimestampWindow(signedAtSeconds, input.now, input.options.toleranceMs, `The ${names.timestamp} header`);
+  if (outside) return outside;
+  return { ok: true, ...identifyStandardWebhook(input), timestamp: new Date(signedAtSeconds * 1000) };
+}
+
+/** Delivery id from the id header, event type from the body's `type`. */
+export function identifyStandardWebhook(input: IdentifyInput<unknown>): EventIdentity {
+  const names = headerNamesOf(input);
+  return {
+    deliveryId: readHeader(input.headers, names.id) ?? null,
+    eventType: idText(ownField(parseJsonBody(input.rawBody), 'type')),
+  };
+}
+
+/** `webhook-*` headers that make `rawBody` verify under `key`. */
+export function signStandardWebhook(key: Uint8Array, id: string, now: Date, rawBody: Buffer): Record<string, string> {
+  const timestampText = String(Math.floor(now.getTime() / 1000));
+  return {
+    [STANDARD_HEADERS.id]: id,
+    [STANDARD_HEADERS.timestamp]: timestampText,
+    [STANDARD_HEADERS.signature]: `v1,${standardSignature(key, id, timestampText, rawBody).toString('base64')}`,
+  };
+}
