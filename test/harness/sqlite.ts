@@ -29,6 +29,12 @@ export const sqliteHarness: StoreHarness = {
         stores.push(other);
         return other;
       },
+      async exec(sql: string) {
+        store.database.exec(sql);
+      },
+      async query(sql: string) {
+        return store.database.prepare(sql).all() as Record<string, unknown>[];
+      },
     };
   },
   async cleanup() {

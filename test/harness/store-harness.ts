@@ -20,4 +20,19 @@ export interface HarnessStore {
   readonly url: string;
   /** Open a second store on the same data (another "process"). Closed by cleanup. */
   openAnother(): Promise<Store>;
+  /**
+   * Run raw SQL against this store's data (its temp file / its per-test schema), for the
+   * few conformance cases that must create a state no Store method can, such as a
+   * migration ledger row from a newer release (test/conformance/migrations.ts).
+   * Optional so a harness can land before it; a test that needs it fails with a message
+   * naming the harness. PostgreSQL harness: run it on a connection whose search_path is
+   * the test's schema, so the unqualified `mailroom_*` table names resolve.
+   */
+  exec?(sql: string): Promise<void>;
+  /**
+   * Run one raw SELECT and return its rows, for the few conformance checks of state no
+   * Store method exposes (attempt rows left behind by a purge). Same scope as `exec`.
+   * Cast numbers with Number(): PostgreSQL returns count(*) as a string.
+   */
+  query?(sql: string): Promise<Record<string, unknown>[]>;
 }

@@ -1,0 +1,176 @@
+// Claim: one call leases up to `limit` due jobs, charges the attempt, honours types,
+// queues, priority/run_at/id order, delays and strict group order; jobClaimable answers
+// the same predicate without claiming.
+
+import { describe, expect, it } from 'vitest';
+import { insertJob } from '../harness/factory.js';
+import type { StoreHarness } from '../harness/store-harness.js';
+import { MINUTE_MS, SECOND_MS, T0, at, claim, claimOne, enqueue, enqueueIds, idsOf, statusOf, useStore } from './context.js';
+
+export function claimConformance(harness: StoreHarness): void {
+  describe('claim', () => {
+    const ctx = useStore(harness);
+
+    it('leases due jobs up to the limit in one call and marks them running', async () => {
+      const ids = await enqueueIds(ctx.store, [{}, {}, {}, {}, {}]);
+      const claimed = await claim(ctx.store, { limit: 3, workerId: 'w1', leaseMs: 45 * SECOND_MS, now: at(SECOND_MS) });
+      expect(idsOf(claimed)).toEqual(ids.slice(0, 3));
+      for (const job of claimed) {
+        expect(job.status).toBe('running');
+        expect(job.leaseOwner).toBe('w1');
+        expect(job.leaseToken).toEqual(expect.any(String));
+        expect(job.leaseToken.length).toBeGreaterThan(0);
+        expect(job.leaseExpiresAt).toEqual(at(46 * SECOND_MS));
+        expect(job.startedAt).toEqual(at(SECOND_MS));
+      }
+      expect(await Promise.all(ids.map((id) => statusOf(ctx.store, id)))).toEqual([
+        'running',
+        'running',
+        'running',
+        'pending',
+        'pending',
+      ]);
+    });
+
+    it('charges the attempt at claim time, before any outcome', async () => {
+      const { job } = await enqueue(ctx.store);
+      const claimed = await claimOne(ctx.store);
+      expect(claimed.attempts).toBe(1);
+      expect((await ctx.store.jobGet({ id: job.id }))!.attempts).toBe(1);
+    });
+
+    it('claims nothing when there is nothing due, the types list is empty or the limit is 0', async () => {
+      expect(await claim(ctx.store)).toEqual([]);
+      await enqueue(ctx.store);
+      expect(await claim(ctx.store, { types: [] })).toEqual([]);
+      expect(await claim(ctx.store, { limit: 0 })).toEqual([]);
+      expect(await claim(ctx.store, { queues: [] })).toEqual([]);
+      expect((await ctx.store.jobList({}))[0]!.status).toBe('pending');
+    });
+
+    it('claims only the types it is given', async () => {
+      const [a, , c] = await enqueueIds(ctx.store, [{ type: 'a' }, { type: 'b' }, { type: 'c' }]);
+      const claimed = await claim(ctx.store, { types: ['a', 'c', 'not_there'] });
+      expect(idsOf(claimed).sort()).toEqual([a, c].sort());
+    });
+
+    it('claims only from the queues it is given, and from every queue when queues is null', async () => {
+      const [email, reports, other] = await enqueueIds(ctx.store, [{ queue: 'email' }, { queue: 'reports' }, { queue: 'other' }]);
+      expect(idsOf(await claim(ctx.store, { queues: ['email'] }))).toEqual([email]);
+      expect(idsOf(await claim(ctx.store, { queues: ['reports', 'nope'] }))).toEqual([reports]);
+      expect(idsOf(await claim(ctx.store, { queues: null }))).toEqual([other]);
+    });
+
+    it('hands out higher priority first, then earlier runAt, then lower id', async () => {
+      const [lowLate, high, lowEarly1, lowEarly2] = await enqueueIds(ctx.store, [
+        { priority: 0, runAt: at(-2 * SECOND_MS) },
+        { priority: 5, runAt: at(0) },
+        { priority: 0, runAt: at(-5 * SECOND_MS) },
+        { priority: 0, runAt: at(-5 * SECOND_MS) },
+      ]);
+      const order: string[] = [];
+      for (let i = 0; i < 4; i += 1) order.push((await claimOne(ctx.store)).id);
+      expect(order).toEqual([high, lowEarly1, lowEarly2, lowLate]);
+    });
+
+    it('takes the best jobs of the whole queue when a batch is smaller than the backlog', async () => {
+      const [, mid, top] = await enqueueIds(ctx.store, [{ priority: 1 }, { priority: 2 }, { priority: 3 }]);
+      expect(idsOf(await claim(ctx.store, { limit: 2 })).sort()).toEqual([mid, top].sort());
+    });
+
+    it('does not claim a delayed job before its runAt, and claims it from then on', async () => {
+      const { job } = await enqueue(ctx.store, { delayMs: MINUTE_MS }, T0);
+      expect(await claim(ctx.store, { now: at(MINUTE_MS - 1) })).toEqual([]);
+      expect(idsOf(await claim(ctx.store, { now: at(MINUTE_MS) }))).toEqual([job.id]);
+    });
+
+    it('does not claim running, done or dead jobs', async () => {
+      await insertJob(ctx.store, { type: 'test_job', status: 'running', now: T0 });
+      await insertJob(ctx.store, { type: 'test_job', status: 'done', now: T0 });
+      await insertJob(ctx.store, { type: 'test_job', status: 'dead', now: T0 });
+      await insertJob(ctx.store, { type: 'test_job', status: 'dead', deadReason: 'cancelled', now: T0 });
+      expect(await claim(ctx.store, { now: at(SECOND_MS) })).toEqual([]);
+    });
+
+    it('runs one job of a group at a time, in id order', async () => {
+      const [g1, g2, g3] = await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g' }, { group: 'g' }]);
+      const first = await claim(ctx.store);
+      expect(idsOf(first)).toEqual([g1]);
+      expect(await claim(ctx.store)).toEqual([]);
+      await ctx.store.jobComplete({ leases: first, now: T0 });
+      expect(idsOf(await claim(ctx.store))).toEqual([g2]);
+      expect(await statusOf(ctx.store, g3!)).toBe('pending');
+    });
+
+    it('does not let one group block other groups or ungrouped jobs', async () => {
+      const [a1, , b1, solo] = await enqueueIds(ctx.store, [{ group: 'a' }, { group: 'a' }, { group: 'b' }, {}]);
+      expect(idsOf(await claim(ctx.store)).sort()).toEqual([a1, b1, solo].sort());
+    });
+
+    it('keeps group order ahead of priority', async () => {
+      const [first] = await enqueueIds(ctx.store, [{ group: 'g', priority: 0 }, { group: 'g', priority: 100 }]);
+      expect(idsOf(await claim(ctx.store))).toEqual([first]);
+    });
+
+    it('keeps the group turn with a head that waits for its retry', async () => {
+      const [head, next] = await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g' }]);
+      const claimed = await claimOne(ctx.store);
+      await ctx.store.jobFail({
+        failures: [{ id: head!, leaseToken: claimed.leaseToken, error: 'Error: flaky', outcome: 'failed', retryDelayMs: MINUTE_MS }],
+        now: T0,
+      });
+      expect(await claim(ctx.store, { now: at(MINUTE_MS - 1) })).toEqual([]);
+      expect(await statusOf(ctx.store, next!)).toBe('pending');
+      expect(idsOf(await claim(ctx.store, { now: at(MINUTE_MS) }))).toEqual([head]);
+    });
+
+    it('releases the group turn when its head dies', async () => {
+      const [, next] = await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g' }]);
+      const head = await claimOne(ctx.store);
+      await ctx.store.jobFail({
+        failures: [{ id: head.id, leaseToken: head.leaseToken, error: 'Permanent: no', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }],
+        now: T0,
+      });
+      expect(idsOf(await claim(ctx.store))).toEqual([next]);
+    });
+
+    it('releases the group turn when its head is cancelled', async () => {
+      const [head, next] = await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g' }]);
+      await ctx.store.jobCancel({ id: head!, now: T0 });
+      expect(idsOf(await claim(ctx.store))).toEqual([next]);
+    });
+
+    it('blocks a group behind a head of a type the claimer does not run', async () => {
+      await enqueueIds(ctx.store, [{ group: 'g', type: 'other' }, { group: 'g' }]);
+      expect(await claim(ctx.store, { types: ['test_job'] })).toEqual([]);
+    });
+
+    it('reports a claimable job by the same predicate as claim, without claiming it', async () => {
+      const { job } = await enqueue(ctx.store, { queue: 'email' });
+      const ask = (types: string[], queues: string[] | null) => ctx.store.jobClaimable({ types, queues, now: T0 });
+      expect((await ask(['test_job'], null)).hasClaimable).toBe(true);
+      expect((await ask(['test_job'], ['email'])).hasClaimable).toBe(true);
+      expect((await ask(['test_job'], ['reports'])).hasClaimable).toBe(false);
+      expect((await ask(['other'], null)).hasClaimable).toBe(false);
+      expect((await ask([], null)).hasClaimable).toBe(false);
+      expect(await statusOf(ctx.store, job.id)).toBe('pending');
+    });
+
+    it('reports no claimable job behind a busy group head, and one once the head is done', async () => {
+      await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g' }]);
+      const head = await claim(ctx.store, { limit: 1 });
+      expect((await ctx.store.jobClaimable({ types: ['test_job'], queues: null, now: T0 })).hasClaimable).toBe(false);
+      await ctx.store.jobComplete({ leases: head, now: T0 });
+      expect((await ctx.store.jobClaimable({ types: ['test_job'], queues: null, now: T0 })).hasClaimable).toBe(true);
+    });
+
+    it('reports the earliest future runAt as nextRunAt, and null when nothing is scheduled', async () => {
+      const ask = () => ctx.store.jobClaimable({ types: ['test_job'], queues: null, now: T0 });
+      expect(await ask()).toEqual({ hasClaimable: false, nextRunAt: null });
+      await enqueueIds(ctx.store, [{ delayMs: 5 * MINUTE_MS }, { delayMs: 2 * MINUTE_MS }, { type: 'other', delayMs: MINUTE_MS }]);
+      const answer = await ask();
+      expect(answer.hasClaimable).toBe(false);
+      expect(answer.nextRunAt).toEqual(at(2 * MINUTE_MS));
+    });
+  });
+}

@@ -1,0 +1,130 @@
+// Inbound events: stored byte-exact with the jobs they fan out to, in one transaction;
+// deduped on (source, deliveryId), including under concurrent redeliveries.
+
+import { describe, expect, it } from 'vitest';
+import { KeyConflictError } from '../../src/core/errors.js';
+import type { EventInsert, StoreExecutor } from '../../src/store/store.js';
+import type { StoreHarness } from '../harness/store-harness.js';
+import { MINUTE_MS, T0, at, enqueue, idsOf, jobInsert, rejectionOf, useStore } from './context.js';
+
+/** Not valid UTF-8 (0xff, 0xfe, a lone continuation byte, a truncated sequence) plus NUL and CR/LF. */
+const BINARY_BODY = Buffer.from([0x7b, 0x00, 0xff, 0xfe, 0x80, 0x0d, 0x0a, 0xe2, 0x82, 0x7d, 0xc3]);
+
+function event(overrides: Partial<EventInsert> = {}): EventInsert {
+  return {
+    source: 'github',
+    deliveryId: 'delivery-1',
+    type: 'push',
+    headers: { 'x-github-event': 'push', 'content-type': 'application/octet-stream' },
+    rawBody: BINARY_BODY,
+    ...overrides,
+  };
+}
+
+function deliver(store: StoreExecutor, overrides: Partial<EventInsert> = {}, jobTypes: string[] = ['deploy'], now = T0) {
+  return store.eventInsertWithJobs({
+    event: event(overrides),
+    jobs: jobTypes.map((type) => jobInsert({ type, payload: { type } })),
+    now,
+  });
+}
+
+export function eventsConformance(harness: StoreHarness): void {
+  describe('events', () => {
+    const ctx = useStore(harness);
+
+    it('stores an event with its headers and byte-exact body and links the jobs it fans out to', async () => {
+      const result = await deliver(ctx.store, {}, ['deploy', 'notify']);
+      expect(result.isDuplicate).toBe(false);
+      expect(result.event).toMatchObject({
+        source: 'github',
+        deliveryId: 'delivery-1',
+        type: 'push',
+        headers: { 'x-github-event': 'push', 'content-type': 'application/octet-stream' },
+      });
+      expect(result.event.id).toMatch(/^[1-9][0-9]*$/);
+      expect(result.event.receivedAt).toEqual(T0);
+      expect(Buffer.compare(result.event.rawBody, BINARY_BODY)).toBe(0);
+
+      const stored = (await ctx.store.eventGet({ id: result.event.id }))!;
+      expect(Buffer.isBuffer(stored.rawBody)).toBe(true);
+      expect(stored.rawBody.equals(BINARY_BODY)).toBe(true);
+      expect(stored.headers).toEqual(result.event.headers);
+
+      expect(result.jobs.map((job) => job.type)).toEqual(['deploy', 'notify']);
+      for (const job of result.jobs) {
+        expect(job).toMatchObject({ eventId: result.event.id, source: 'github', status: 'pending' });
+        expect((await ctx.store.jobGet({ id: job.id }))!).toMatchObject({ eventId: result.event.id, source: 'github' });
+      }
+      expect(idsOf(await ctx.store.jobList({ eventId: result.event.id }))).toEqual(idsOf(result.jobs));
+    });
+
+    it('stores an empty body and an event without a type', async () => {
+      const result = await deliver(ctx.store, { rawBody: Buffer.alloc(0), type: null, headers: {} }, []);
+      const stored = (await ctx.store.eventGet({ id: result.event.id }))!;
+      expect(stored.rawBody.length).toBe(0);
+      expect(stored.type).toBeNull();
+      expect(stored.headers).toEqual({});
+      expect(result.jobs).toEqual([]);
+    });
+
+    it('answers a redelivery with the original event and jobs and creates nothing', async () => {
+      const first = await deliver(ctx.store, {}, ['deploy']);
+      const again = await deliver(ctx.store, { rawBody: Buffer.from('different'), type: 'other' }, ['deploy', 'extra'], at(MINUTE_MS));
+      expect(again.isDuplicate).toBe(true);
+      expect(again.event.id).toBe(first.event.id);
+      expect(again.event.rawBody.equals(BINARY_BODY)).toBe(true);
+      expect(again.event.type).toBe('push');
+      expect(idsOf(again.jobs)).toEqual(idsOf(first.jobs));
+      expect(await ctx.store.jobList({})).toHaveLength(1);
+    });
+
+    it('dedupes delivery ids within a source, not across sources', async () => {
+      const github = await deliver(ctx.store, { source: 'github', deliveryId: 'same' });
+      const stripe = await deliver(ctx.store, { source: 'stripe', deliveryId: 'same' });
+      expect(stripe.isDuplicate).toBe(false);
+      expect(stripe.event.id).not.toBe(github.event.id);
+    });
+
+    it('never dedupes events without a delivery id', async () => {
+      const first = await deliver(ctx.store, { deliveryId: null });
+      const second = await deliver(ctx.store, { deliveryId: null });
+      expect(second.isDuplicate).toBe(false);
+      expect(second.event.id).not.toBe(first.event.id);
+      expect(second.event.deliveryId).toBeNull();
+      expect(await ctx.store.jobList({})).toHaveLength(2);
+    });
+
+    it('stores exactly one event for 50 concurrent redeliveries over two connections', async () => {
+      const other = await ctx.opened.openAnother();
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => deliver(i % 2 === 0 ? ctx.store : other, { deliveryId: 'storm' }, ['deploy'])),
+      );
+      expect(results.filter((result) => !result.isDuplicate)).toHaveLength(1);
+      expect(new Set(results.map((result) => result.event.id)).size).toBe(1);
+      expect(new Set(results.flatMap((result) => idsOf(result.jobs))).size).toBe(1);
+      expect(await ctx.store.jobList({})).toHaveLength(1);
+    });
+
+    it('stores neither the event nor any job when one of its jobs has a key conflict', async () => {
+      await enqueue(ctx.store, { key: 'order:1', payload: { v: 1 } });
+      const error = await rejectionOf(
+        ctx.store.eventInsertWithJobs({
+          event: event({ deliveryId: 'conflicted' }),
+          jobs: [jobInsert({ type: 'fine' }), jobInsert({ key: 'order:1', payload: { v: 2 } })],
+          now: T0,
+        }),
+      );
+      expect(error).toBeInstanceOf(KeyConflictError);
+      expect(await ctx.store.jobList({})).toHaveLength(1);
+      // The delivery id was not consumed: the provider's retry is stored as new.
+      const retry = await deliver(ctx.store, { deliveryId: 'conflicted' });
+      expect(retry.isDuplicate).toBe(false);
+    });
+
+    it('returns null from eventGet for an unknown or malformed id', async () => {
+      await deliver(ctx.store);
+      for (const id of ['987654321', 'abc', '', '-1', '1.5']) expect(await ctx.store.eventGet({ id })).toBeNull();
+    });
+  });
+}

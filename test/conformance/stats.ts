@@ -1,0 +1,136 @@
+// Stats: byQueue counts per status stay exact through every transition (they are kept
+// incrementally, so every write path must keep them), and the oldest due pending job.
+
+import { describe, expect, it } from 'vitest';
+import type { StatusCounts } from '../../src/core/types.js';
+import { insertJob } from '../harness/factory.js';
+import type { StoreHarness } from '../harness/store-harness.js';
+import {
+  DAY_MS,
+  MINUTE_MS,
+  SECOND_MS,
+  T0,
+  at,
+  claim,
+  claimOne,
+  countedFromList,
+  enqueue,
+  enqueueIds,
+  jobInsert,
+  nonZeroByQueue,
+  queueCounts,
+  rejectionOf,
+  useStore,
+} from './context.js';
+
+function counts(pending: number, running: number, done: number, dead: number): StatusCounts {
+  return { pending, running, done, dead };
+}
+
+export function statsConformance(harness: StoreHarness): void {
+  describe('stats', () => {
+    const ctx = useStore(harness);
+
+    /** Stats equal the jobs themselves, and queue q holds exactly `expected`. */
+    async function expectCounts(queue: string, expected: StatusCounts, now: Date = T0): Promise<void> {
+      expect(await queueCounts(ctx.store, queue, now)).toEqual(expected);
+      expect(await nonZeroByQueue(ctx.store, now)).toEqual(await countedFromList(ctx.store));
+    }
+
+    it('keeps byQueue counts exact through insert, claim, retry, hand-back, rescue, completion and death', async () => {
+      const q = 'email';
+      await expectCounts(q, counts(0, 0, 0, 0));
+      await enqueueIds(ctx.store, [{ queue: q, maxAttempts: 2 }, { queue: q, maxAttempts: 2 }, { queue: q, maxAttempts: 2 }]);
+      await expectCounts(q, counts(3, 0, 0, 0));
+
+      const [a, b, c] = await claim(ctx.store, { queues: [q], leaseMs: 30 * SECOND_MS });
+      await expectCounts(q, counts(0, 3, 0, 0));
+
+      await ctx.store.jobFail({ failures: [{ id: a!.id, leaseToken: a!.leaseToken, error: 'Error: x', outcome: 'failed', retryDelayMs: 0 }], now: T0 });
+      await expectCounts(q, counts(1, 2, 0, 0));
+
+      await ctx.store.jobHandBack({ leases: [b!], now: T0 });
+      await expectCounts(q, counts(2, 1, 0, 0));
+
+      await ctx.store.jobComplete({ leases: [c!], now: T0 });
+      await expectCounts(q, counts(2, 0, 1, 0));
+
+      // a (1 attempt charged) and b (0) run again; their leases expire: a dies, b retries.
+      const again = await claim(ctx.store, { queues: [q], leaseMs: 30 * SECOND_MS, now: at(SECOND_MS) });
+      expect(again).toHaveLength(2);
+      await expectCounts(q, counts(0, 2, 1, 0));
+      const rescued = await ctx.store.jobRescue({ now: at(MINUTE_MS) });
+      expect(rescued.dead).toEqual([a!.id]);
+      expect(rescued.requeued).toEqual([b!.id]);
+      await expectCounts(q, counts(1, 0, 1, 1));
+
+      const last = await claimOne(ctx.store, { queues: [q], now: at(MINUTE_MS) });
+      await ctx.store.jobFail({
+        failures: [{ id: last.id, leaseToken: last.leaseToken, error: 'Permanent: no', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }],
+        now: at(MINUTE_MS),
+      });
+      await expectCounts(q, counts(0, 0, 1, 2));
+    });
+
+    it('keeps byQueue counts exact through cancel, replay and purge', async () => {
+      const q = 'reports';
+      const [toCancel] = await enqueueIds(ctx.store, [{ queue: q }]);
+      await ctx.store.jobCancel({ id: toCancel!, now: T0 });
+      await expectCounts(q, counts(0, 0, 0, 1));
+
+      await ctx.store.jobReplay({ ids: [toCancel!], reason: null, by: null, now: T0 });
+      await expectCounts(q, counts(1, 0, 0, 0));
+
+      await insertJob(ctx.store, { queue: q, status: 'done', now: T0 });
+      await insertJob(ctx.store, { queue: q, status: 'done', now: T0 });
+      const dead = await insertJob(ctx.store, { queue: q, status: 'dead', now: T0 });
+      await expectCounts(q, counts(1, 0, 2, 1));
+
+      await ctx.store.jobReplay({ filter: { status: 'done' }, reason: null, by: null, force: true, now: T0 });
+      await expectCounts(q, counts(3, 0, 0, 1));
+
+      const finished = await claim(ctx.store, { types: ['test_job'], queues: [q] });
+      await ctx.store.jobComplete({ leases: finished, now: T0 });
+      await expectCounts(q, counts(2, 0, 1, 1));
+
+      const purged = await ctx.store.jobPurge({ doneOlderThanMs: DAY_MS, deadOlderThanMs: DAY_MS, now: at(2 * DAY_MS) });
+      expect(purged.jobs).toBe(2);
+      expect(await ctx.store.jobGet({ id: dead.id })).toBeNull();
+      await expectCounts(q, counts(2, 0, 0, 0), at(2 * DAY_MS));
+    });
+
+    it('counts neither a duplicate enqueue, a refused key conflict nor a fenced late outcome', async () => {
+      const q = 'default';
+      await enqueue(ctx.store, { key: 'k', payload: { a: 1 } });
+      await enqueue(ctx.store, { key: 'k', payload: { a: 1 } });
+      await rejectionOf(ctx.store.jobInsertMany({ jobs: [jobInsert({}), jobInsert({ key: 'k', payload: { a: 2 } })], now: T0 }));
+      await expectCounts(q, counts(1, 0, 0, 0));
+      const stale = await claimOne(ctx.store, { leaseMs: 10 * SECOND_MS });
+      await ctx.store.jobRescue({ now: at(MINUTE_MS) });
+      await ctx.store.jobComplete({ leases: [stale], now: at(MINUTE_MS) });
+      await expectCounts(q, counts(1, 0, 0, 0));
+    });
+
+    it('keeps counts per queue apart', async () => {
+      await enqueueIds(ctx.store, [{ queue: 'a' }, { queue: 'a' }, { queue: 'b' }]);
+      await claim(ctx.store, { queues: ['b'] });
+      const stats = await ctx.store.jobStats({ now: T0 });
+      expect(stats.byQueue.a).toMatchObject({ pending: 2, running: 0 });
+      expect(stats.byQueue.b).toMatchObject({ pending: 0, running: 1 });
+    });
+
+    it('reports the oldest due pending runAt per queue, leaving out queues with nothing due', async () => {
+      await enqueueIds(ctx.store, [
+        { queue: 'a', runAt: at(-5 * MINUTE_MS) },
+        { queue: 'a', runAt: at(-MINUTE_MS) },
+        { queue: 'b', runAt: at(-2 * MINUTE_MS) },
+        { queue: 'later', runAt: at(MINUTE_MS) },
+      ]);
+      await insertJob(ctx.store, { queue: 'finished', status: 'done', now: at(-DAY_MS) });
+      const stats = await ctx.store.jobStats({ now: T0 });
+      expect(stats.oldestDuePendingAt).toEqual({ a: at(-5 * MINUTE_MS), b: at(-2 * MINUTE_MS) });
+      expect(stats.now).toEqual(T0);
+      expect((await ctx.store.jobStats({ now: at(MINUTE_MS) })).oldestDuePendingAt.later).toEqual(at(MINUTE_MS));
+    });
+  });
+}
