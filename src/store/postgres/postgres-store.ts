@@ -1,9 +1,300 @@
-// Placeholder until the PostgreSQL store lands (issue 3).
-import { UnsupportedError } from '../../core/errors.js';
-import type { Store } from '../store.js';
+// The PostgreSQL store: node-postgres 8, a pool for statements, one dedicated connection
+// for LISTEN. Claims use FOR UPDATE SKIP LOCKED, so many workers on many machines share
+// it; lease and schedule times come from the database clock. Mailroom's tables live in
+// one schema (`public` unless `schema` / `?schema=` names another); the NOTIFY channel
+// and the migration advisory lock are keyed by it, so two Mailrooms in two schemas of
+// one database never see each other.
+//
+// Durability: a commit is acknowledged when PostgreSQL acknowledges it, so
+// "acknowledged means durable" holds with the server's `synchronous_commit = on`
+// (PostgreSQL's default); `durability` reports the setting in force after the first use.
 
-export class PostgresStore {
-  static async open(_options: { url: string; schema?: string; poolSize?: number }): Promise<Store> {
-    throw new UnsupportedError('The PostgreSQL store is not built yet.');
+import pg from 'pg';
+import { MailroomError, MigrationError, SchemaTooNewError, StoreUrlError } from '../../core/errors.js';
+import { latestVersion, loadMigrations } from '../migrations.js';
+import type { Migration } from '../migrations.js';
+import type { MigrateResult, Store, StoreCapabilities, StoreExecutor } from '../store.js';
+import { interpretPgError, pgErrorCode } from './interpret-error.js';
+import { PgListener } from './listener.js';
+import { PostgresExecutor } from './postgres-executor.js';
+import { ClientRunner, PoolRunner } from './query-runner.js';
+import type { PgQueryable } from './query-runner.js';
+import { assertSchemaName, channelName, schemaSql, sqlBlock } from './schema-sql.js';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:5432/db`; a `?schema=` on it is honoured when `schema` is not given. */
+  readonly url: string;
+  /** Schema for Mailroom's tables; created by migrate() when missing. @default 'public' */
+  readonly schema?: string;
+  /** Connections in the pool (the LISTEN connection is extra). @default 10 */
+  readonly poolSize?: number;
+}
+
+/** 10: enough for a worker's claim, heartbeat and completion traffic plus ingress, small next to max_connections (100 by default). */
+const DEFAULT_POOL_SIZE = 10;
+/** 10 s to get a connection before a statement fails with StoreUnavailableError (ingress answers 503). */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Idle pooled connections close after 30 s, so a quiet worker holds few server slots. */
+const IDLE_TIMEOUT_MS = 30_000;
+const DEFAULT_SCHEMA = 'public';
+
+const MIGRATIONS: Migration[] = loadMigrations(new URL('./migrations/', import.meta.url));
+
+/** What every PostgreSQL store can do; the test harness reads it without connecting. */
+export const POSTGRES_CAPABILITIES: StoreCapabilities = Object.freeze({
+  listenNotify: true,
+  skipLocked: true,
+  multiProcess: true,
+  syncTransactions: false,
+  asyncTransactions: true,
+});
+
+export class PostgresStore extends PostgresExecutor implements Store {
+  readonly capabilities: StoreCapabilities = POSTGRES_CAPABILITIES;
+  readonly description: string;
+  readonly durability: Record<string, string>;
+
+  private readonly pool: pg.Pool;
+  private readonly poolRunner: PoolRunner;
+  private readonly connection: pg.ClientConfig;
+  private readonly subscribers = new Set<(queue: string | null) => void>();
+  private listener: Promise<PgListener> | null = null;
+  private isClosed = false;
+
+  /** Opens lazily: nothing connects until the first statement (migrate, ping, …). */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    return new PostgresStore(options);
   }
+
+  private constructor(options: PostgresStoreOptions) {
+    const { connectionString, schemaFromUrl, safeUrl } = parseUrl(options.url);
+    const schema = options.schema ?? schemaFromUrl ?? DEFAULT_SCHEMA;
+    assertSchemaName(schema);
+    const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+    const connection: pg.ClientConfig = { connectionString, application_name: `mailroom:${schema}`.slice(0, 63) };
+    const pool = new pg.Pool({
+      ...connection,
+      max: poolSize,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      idleTimeoutMillis: IDLE_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    // An idle pooled connection that dies (server restart) emits 'error' on the pool; the
+    // pool drops it and the next statement connects afresh. Unhandled, it would crash us.
+    pool.on('error', () => undefined);
+    const runner = new PoolRunner(pool);
+    super(runner, schema);
+    this.pool = pool;
+    this.poolRunner = runner;
+    this.connection = connection;
+    this.description = `postgres ${safeUrl} (schema "${schema}", pool ${poolSize})`;
+    this.durability = { store: 'postgres', synchronous_commit: 'server setting (PostgreSQL default: on)' };
+  }
+
+  // ---- lifecycle ----
+
+  async migrate(): Promise<MigrateResult> {
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (!migration.isTransactional) {
+        throw new MigrationError(migration.version, 'the PostgreSQL migrator does not run -- no-transaction migrations yet');
+      }
+      if (await this.applyMigration(migration)) applied.push(migration.version);
+    }
+    const version = await this.schemaVersion();
+    return { applied, version: version.database };
+  }
+
+  async schemaVersion(): Promise<{ database: number; code: number }> {
+    const versions = await this.appliedVersions(this.poolRunner);
+    refuseNewerSchema(versions);
+    return { database: Math.max(0, ...versions), code: latestVersion(MIGRATIONS) };
+  }
+
+  async ping(): Promise<void> {
+    await this.poolRunner.run('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.subscribers.clear();
+    await this.stopListener();
+    await this.pool.end();
+  }
+
+  // ---- transactions ----
+
+  /**
+   * Runs `fn` in one transaction on a pooled connection: `tx.client` is that connection
+   * for the caller's own statements, and every data method on `tx` joins the transaction.
+   * Rolled back if `fn` throws. Not rerun on a serialization failure (fn may have done
+   * things outside the database): that surfaces as RetryableStoreError for the caller.
+   */
+  async transaction<T>(fn: (tx: StoreExecutor & { readonly client: unknown }) => Promise<T>): Promise<T> {
+    const client = await this.poolRunner.connect();
+    let isBroken = false;
+    try {
+      await client.query('BEGIN');
+    } catch (error) {
+      client.release(true);
+      throw interpretPgError(error);
+    }
+    try {
+      const tx = Object.assign(new PostgresExecutor(new ClientRunner(client, 'transaction'), this.schema), { client });
+      const result = await fn(tx);
+      let commit: pg.QueryResult;
+      try {
+        commit = await client.query('COMMIT');
+      } catch (error) {
+        isBroken = true;
+        throw interpretPgError(error);
+      }
+      // COMMIT of a transaction an earlier statement aborted answers ROLLBACK, not an error.
+      if (commit.command === 'ROLLBACK') {
+        throw new MailroomError(
+          'MR_ERR_INVALID_ARGUMENT',
+          'The transaction was rolled back: a statement in it failed earlier and the error was caught.',
+        );
+      }
+      return result;
+    } catch (error) {
+      if (!isBroken) await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release(isBroken ? true : undefined);
+    }
+  }
+
+  /**
+   * An executor on the caller's own node-postgres client, inside their open transaction:
+   * what it writes commits or rolls back with their work. (On a client outside a
+   * transaction, each call commits by itself.)
+   * @example await client.query('BEGIN'); await store.fromClient(client).jobInsertMany({ jobs }); await client.query('COMMIT');
+   */
+  fromClient(client: unknown): StoreExecutor {
+    if (typeof (client as PgQueryable | null)?.query !== 'function') {
+      throw new StoreUrlError('fromClient needs a node-postgres Client or PoolClient (an object with query()).');
+    }
+    return new PostgresExecutor(new ClientRunner(client as PgQueryable, 'user'), this.schema);
+  }
+
+  // ---- wake-ups ----
+
+  /**
+   * Calls `onJob(queue)` when jobs were inserted (or became due again) in `queue`, and
+   * `onJob(null)` after the LISTEN connection was re-established (anything may have been
+   * missed). Resolves once listening; the returned function unsubscribes.
+   */
+  async subscribe(onJob: (queue: string | null) => void): Promise<() => Promise<void>> {
+    this.subscribers.add(onJob);
+    try {
+      await this.startListener();
+    } catch (error) {
+      this.subscribers.delete(onJob);
+      throw error;
+    }
+    return async () => {
+      this.subscribers.delete(onJob);
+      if (this.subscribers.size === 0) await this.stopListener();
+    };
+  }
+
+  // ---- internals ----
+
+  private async applyMigration(migration: Migration): Promise<boolean> {
+    const sql = schemaSql(this.schema);
+    const client = await this.poolRunner.connect();
+    let isBroken = false;
+    try {
+      await client.query('BEGIN');
+      // Lock, schema, ledger, search_path (several statements, no parameters).
+      await client.query(sqlBlock(sql, 'migrationList.createLedger'));
+      const runner = new ClientRunner(client, 'transaction');
+      const versions = await this.appliedVersions(runner);
+      refuseNewerSchema(versions);
+      if (versions.has(migration.version)) {
+        await client.query('COMMIT');
+        return false;
+      }
+      await runner.run(sqlBlock(sql, 'migrationList.insert'), [migration.version, migration.name, null]);
+      try {
+        await client.query(migration.sql);
+      } catch (cause) {
+        throw new MigrationError(migration.version, (cause as Error).message, cause);
+      }
+      await client.query('COMMIT');
+      return true;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        isBroken = true;
+      });
+      throw error instanceof MailroomError ? error : interpretPgError(error);
+    } finally {
+      client.release(isBroken ? true : undefined);
+    }
+  }
+
+  private async appliedVersions(runner: { run: PoolRunner['run'] }): Promise<Set<number>> {
+    try {
+      const rows = await runner.run(sqlBlock(schemaSql(this.schema), 'migrationList'));
+      return new Set(rows.map((row) => Number(row.version)));
+    } catch (error) {
+      // No ledger yet (42P01 undefined_table; 3F000 if the schema itself is missing).
+      const code = pgErrorCode((error as { cause?: unknown }).cause ?? error);
+      if (code === '42P01' || code === '3F000') return new Set();
+      throw error;
+    }
+  }
+
+  private startListener(): Promise<PgListener> {
+    if (this.isClosed) return Promise.reject(new MailroomError('MR_ERR_CLOSED', 'The PostgreSQL store is closed.'));
+    this.listener ??= (async () => {
+      const listener = new PgListener({
+        connection: { ...this.connection, application_name: `mailroom-listener:${this.schema}`.slice(0, 63) },
+        channel: channelName(this.schema),
+        onNotify: (queue) => {
+          for (const subscriber of [...this.subscribers]) subscriber(queue);
+        },
+      });
+      await listener.start();
+      return listener;
+    })();
+    const starting = this.listener;
+    // A failed start is forgotten, so the next subscribe tries again.
+    starting.catch(() => {
+      if (this.listener === starting) this.listener = null;
+    });
+    return starting;
+  }
+
+  private async stopListener(): Promise<void> {
+    const starting = this.listener;
+    this.listener = null;
+    if (!starting) return;
+    const listener = await starting.catch(() => null);
+    await listener?.stop();
+  }
+}
+
+function refuseNewerSchema(versions: Set<number>): void {
+  const newest = Math.max(0, ...versions);
+  const code = latestVersion(MIGRATIONS);
+  if (newest > code) throw new SchemaTooNewError(newest, code);
+}
+
+/** The URL without Mailroom's own `schema` parameter, that parameter, and a password-free form for logs. */
+function parseUrl(url: string): { connectionString: string; schemaFromUrl: string | undefined; safeUrl: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new StoreUrlError('The PostgreSQL URL does not parse (postgres://user@host:5432/db).');
+  }
+  const schemaFromUrl = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  const connectionString = parsed.toString();
+  const user = parsed.username ? `${decodeURIComponent(parsed.username)}@` : '';
+  const safeUrl = `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
+  return { connectionString, schemaFromUrl, safeUrl };
 }

@@ -1,0 +1,84 @@
+// Maps node-postgres errors onto store-neutral ones, so nothing above the seam sees a raw
+// pg error. The tables below are the whole policy: what is worth retrying the whole
+// transaction for, and what means "the database is not there right now" (ingress turns
+// StoreUnavailableError into 503 + Retry-After).
+
+import { RetryableStoreError, StoreUnavailableError, UniqueViolationError } from '../errors.js';
+
+/** The transaction was rolled back and nothing was written: run it again as it was. */
+const RETRYABLE_CODES: ReadonlyMap<string, string> = new Map([
+  ['40001', 'serialization_failure: a concurrent transaction won; rerun'],
+  ['40P01', 'deadlock_detected: the server killed one side; rerun'],
+  ['55P03', 'lock_not_available: a lock timeout fired; rerun'],
+]);
+
+/** The server or the connection is gone or refusing; a later attempt may succeed. */
+const UNAVAILABLE_CODES: ReadonlyMap<string, string> = new Map([
+  ['57P01', 'admin_shutdown: the server is shutting down or our backend was terminated'],
+  ['57P02', 'crash_shutdown: another backend crashed and the server is restarting'],
+  ['57P03', 'cannot_connect_now: the server is starting up or in recovery'],
+  ['53300', 'too_many_connections'],
+  ['53100', 'disk_full: nothing was written'],
+  ['53200', 'out_of_memory'],
+  ['25006', 'read_only_sql_transaction: connected to a standby (failover in progress)'],
+  // Class 08 (connection_exception) is matched by prefix below: 08000, 08003, 08006, 08001, 08004, …
+]);
+
+/** Socket errors from Node: the TCP connection failed or broke. */
+const NETWORK_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED', // nothing listening (server down or restarting)
+  'ECONNRESET', // connection dropped mid-conversation
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND', // DNS: host unknown
+  'EAI_AGAIN', // DNS: temporary failure
+]);
+
+/**
+ * node-postgres reports a connection that ended under a query, and a pool that timed out
+ * waiting for a connection, with plain Errors that carry no code; these messages are its
+ * own fixed strings (pg/lib/client.js, pg-pool/index.js), so matching them is the only way.
+ */
+const DRIVER_MESSAGES: readonly RegExp[] = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect/,
+  /^Client has encountered a connection error and is not queryable/,
+  /^Cannot use a pool after calling end on the pool/,
+];
+
+export function pgErrorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+/** Rolled back and safe to rerun as a whole (serialization failure, deadlock, lock timeout). */
+export function isPgRetryable(error: unknown): boolean {
+  return RETRYABLE_CODES.has(pgErrorCode(error)) || error instanceof RetryableStoreError;
+}
+
+/** The connection or server is gone: an outcome may or may not have committed. */
+export function isPgUnavailable(error: unknown): boolean {
+  const code = pgErrorCode(error);
+  if (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || NETWORK_CODES.has(code)) return true;
+  const message = error instanceof Error ? error.message : '';
+  return DRIVER_MESSAGES.some((pattern) => pattern.test(message));
+}
+
+/** A store-neutral error for `error`; errors that are already Mailroom's pass through. */
+export function interpretPgError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return error;
+  const code = pgErrorCode(error);
+  const retryable = RETRYABLE_CODES.get(code);
+  if (retryable) return new RetryableStoreError(`PostgreSQL ${code} (${retryable})`, error);
+  if (isPgUnavailable(error)) {
+    const why = UNAVAILABLE_CODES.get(code) ?? (code.startsWith('08') ? 'connection_exception' : code || (error as Error).message);
+    return new StoreUnavailableError(`PostgreSQL is unavailable (${why})`, { cause: error, retryAfterMs: 1_000 });
+  }
+  if (code === '23505') {
+    const constraint = (error as { constraint?: unknown }).constraint;
+    return new UniqueViolationError(typeof constraint === 'string' ? constraint : 'unknown', error);
+  }
+  return error;
+}

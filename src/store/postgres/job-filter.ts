@@ -1,0 +1,56 @@
+// The one place PostgreSQL job queries are built from optional filters (list, replay, the
+// dashboard): the dialect twin of sqlite/job-filter.ts. Columns come from this allow-list
+// and values are always bound ($n), so each combination gets a plan that can use its index.
+
+export interface JobFilterInput {
+  readonly status?: string;
+  readonly type?: string;
+  readonly queue?: string;
+  readonly source?: string;
+  readonly eventId?: string;
+  readonly errorContains?: string;
+}
+
+export interface BuiltJobFilter {
+  readonly clauses: string[];
+  readonly values: unknown[];
+  /** True when a filter value can match nothing (a malformed event id): skip the query. */
+  readonly matchesNothing: boolean;
+}
+
+const DECIMAL_ID = /^[0-9]{1,19}$/;
+const MAX_BIGINT = 9_223_372_036_854_775_807n;
+
+/** Whether `id` is a decimal bigint the database can hold (a malformed id matches nothing). */
+export function isJobId(id: unknown): id is string {
+  return typeof id === 'string' && DECIMAL_ID.test(id) && BigInt(id) <= MAX_BIGINT;
+}
+
+/** Clauses numbered from `$${firstParam}`; append further values after `values`. */
+export function buildJobFilter(input: JobFilterInput, firstParam = 1): BuiltJobFilter {
+  const clauses: string[] = [];
+  const values: unknown[] = [];
+  let matchesNothing = false;
+  const bind = (value: unknown) => {
+    values.push(value);
+    return `$${firstParam + values.length - 1}`;
+  };
+  const equal = (column: string, name: keyof JobFilterInput) => {
+    const value = input[name];
+    if (value === undefined || value === null || value === '') return;
+    clauses.push(`${column} = ${bind(value)}`);
+  };
+  equal('status', 'status');
+  equal('type', 'type');
+  equal('queue', 'queue');
+  equal('source', 'source');
+  if (input.eventId !== undefined && input.eventId !== null && input.eventId !== '') {
+    if (isJobId(String(input.eventId))) clauses.push(`event_id = ${bind(String(input.eventId))}::bigint`);
+    else matchesNothing = true;
+  }
+  if (input.errorContains) {
+    // strpos over lower(): a case-insensitive substring with no LIKE wildcards to escape.
+    clauses.push(`strpos(lower(last_error), lower(${bind(input.errorContains)})) > 0`);
+  }
+  return { clauses, values, matchesNothing };
+}

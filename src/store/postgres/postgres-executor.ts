@@ -1,0 +1,506 @@
+// Every Store data method for PostgreSQL, written once against a QueryRunner so the same
+// code runs on the store's pool, inside store.transaction(), and on a caller's own client
+// (fromClient). Semantics mirror sqlite-store.ts method for method; the statements are
+// in sql/*.sql under the same names.
+
+import { randomUUID } from 'node:crypto';
+import { KeyConflictError } from '../../core/errors.js';
+import { sameJson } from '../../core/canonical-json.js';
+import { emptyStatusCounts } from '../../core/types.js';
+import type {
+  Attempt,
+  ClaimedJob,
+  DeadReason,
+  InboundEvent,
+  Job,
+  JobDetail,
+  JobStatus,
+  Replay,
+  StatusCounts,
+} from '../../core/types.js';
+import { RetryableStoreError } from '../errors.js';
+import type {
+  EventGetParams,
+  EventInsertWithJobsParams,
+  EventInsertWithJobsResult,
+  JobCancelParams,
+  JobClaimParams,
+  JobClaimableParams,
+  JobClaimableResult,
+  JobCompleteParams,
+  JobExtendLeaseParams,
+  JobFailParams,
+  JobGetParams,
+  JobHandBackParams,
+  JobInsert,
+  JobInsertManyParams,
+  JobInsertResult,
+  JobListParams,
+  JobPurgeParams,
+  JobPurgeResult,
+  JobReplayParams,
+  JobRescueParams,
+  JobRescueResult,
+  JobStatsParams,
+  JobStatsResult,
+  Lease,
+  StoreExecutor,
+} from '../store.js';
+import { buildJobFilter, isJobId } from './job-filter.js';
+import type { QueryRunner, Row } from './query-runner.js';
+import { quoteSchema, schemaSql, sqlBlock } from './schema-sql.js';
+import type { SqlBlocks } from '../sql-file.js';
+
+/** 1,000 rows per purge transaction: short locks, few round trips. Matches job.sql's LIMIT. */
+const PURGE_BATCH_LIMIT = 1_000;
+const DEFAULT_RESCUE_LIMIT = 1_000;
+
+export class PostgresExecutor implements StoreExecutor {
+  protected readonly sql: SqlBlocks;
+
+  constructor(
+    protected readonly runner: QueryRunner,
+    protected readonly schema: string,
+  ) {
+    this.sql = schemaSql(schema);
+  }
+
+  // ---- jobs ----
+
+  async jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]> {
+    if (params.jobs.length === 0) return [];
+    // Without keys the insert is one statement and atomic by itself; with keys a conflict
+    // found after it must undo the whole batch (enqueueMany is all-or-nothing).
+    if (params.jobs.every((job) => job.key === null)) return this.insertJobs(this.runner, params.jobs, params.now, null);
+    return this.runner.atomic((runner) => this.insertJobs(runner, params.jobs, params.now, null));
+  }
+
+  async jobGet(params: JobGetParams): Promise<JobDetail | null> {
+    if (!isJobId(params.id)) return null;
+    const [row] = await this.runner.run(this.stmt('jobGet'), [params.id]);
+    if (!row) return null;
+    const attempts = (await this.runner.run(this.stmt('jobGet.attempts'), [params.id])).map(toAttempt);
+    if (row.status === 'done') {
+      // A success lives on the job row (no attempt row is written for it).
+      attempts.push({
+        attempt: row.attempts,
+        startedAt: row.started_at ?? null,
+        finishedAt: row.finished_at ?? null,
+        outcome: 'done',
+        error: null,
+        workerId: row.lease_owner ?? null,
+      });
+    }
+    const replays = (await this.runner.run(this.stmt('jobGet.replays'), [params.id])).map(toReplay);
+    return { ...toJob(row), attemptsLog: attempts, replays };
+  }
+
+  async jobList(params: JobListParams): Promise<Job[]> {
+    const filter = buildJobFilter(params);
+    if (filter.matchesNothing) return [];
+    const clauses = [...filter.clauses];
+    const values = [...filter.values];
+    if (params.after !== undefined) {
+      if (!isJobId(String(params.after))) return [];
+      values.push(String(params.after));
+      clauses.push(params.descending ? `id < $${values.length}` : `id > $${values.length}`);
+    }
+    values.push(clampLimit(params.limit));
+    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
+    const order = params.descending ? 'DESC' : 'ASC';
+    // Built from the allow-listed filter (job-filter.ts); every value is bound.
+    const rows = await this.runner.run(
+      `SELECT * FROM ${this.table('mailroom_job')} ${where} ORDER BY id ${order} LIMIT $${values.length}`,
+      values,
+    );
+    return rows.map(toJob);
+  }
+
+  async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
+    if (params.types.length === 0 || params.limit <= 0) return [];
+    if (params.queues !== null && params.queues.length === 0) return [];
+    const values: unknown[] = [
+      params.workerId,
+      [...params.types],
+      Math.floor(params.limit),
+      randomUUID(),
+      Math.round(params.leaseMs),
+      params.now ?? null,
+    ];
+    const rows =
+      params.queues === null
+        ? await this.runner.run(this.stmt('jobClaim'), values)
+        : await this.runner.run(this.stmt('jobClaim.inQueues'), [...values, [...params.queues]]);
+    // RETURNING order is unspecified; hand jobs out in claim order.
+    rows.sort(
+      (a, b) => b.priority - a.priority || a.run_at.getTime() - b.run_at.getTime() || compareIds(a.id, b.id),
+    );
+    return rows.map((row) => ({ ...toJob(row), leaseToken: row.lease_token }));
+  }
+
+  async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
+    if (params.types.length === 0 || (params.queues !== null && params.queues.length === 0)) {
+      return { hasClaimable: false, nextRunAt: null };
+    }
+    const values = [[...params.types], params.queues === null ? null : [...params.queues], params.now ?? null];
+    const [has] = await this.runner.run(this.stmt('jobClaimable'), values);
+    const [next] = await this.runner.run(this.stmt('jobClaimable.nextRunAt'), values);
+    return { hasClaimable: has?.has_claimable === true, nextRunAt: next?.next_run_at ?? null };
+  }
+
+  async jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {
+    const leases = validLeases(params.leases);
+    if (leases.length === 0) return [];
+    const rows = await this.runner.run(this.stmt('jobExtendLease'), [
+      leases.map((lease) => lease.id),
+      leases.map((lease) => lease.leaseToken),
+      Math.round(params.leaseMs),
+      params.now ?? null,
+    ]);
+    return inInputOrder(params.leases, rows);
+  }
+
+  async jobComplete(params: JobCompleteParams): Promise<string[]> {
+    const leases = validLeases(params.leases);
+    if (leases.length === 0) return [];
+    const rows = await this.runner.run(this.stmt('jobComplete'), [
+      leases.map((lease) => lease.id),
+      leases.map((lease) => lease.leaseToken),
+      params.now ?? null,
+    ]);
+    return inInputOrder(params.leases, rows);
+  }
+
+  async jobFail(params: JobFailParams): Promise<string[]> {
+    const failures = validLeases(params.failures);
+    if (failures.length === 0) return [];
+    const rows = await this.runner.atomic(async (runner) => {
+      const failed = await runner.run(this.stmt('jobFail'), [
+        failures.map((failure) => failure.id),
+        failures.map((failure) => failure.leaseToken),
+        failures.map((failure) => (failure.retryDelayMs === null ? null : Math.max(0, Math.ceil(failure.retryDelayMs)))),
+        failures.map((failure) => failure.deadReason ?? 'exhausted'),
+        failures.map((failure) => failure.error),
+        failures.map((failure) => failure.outcome),
+        params.now ?? null,
+      ]);
+      await this.logAttempts(runner, failed);
+      return failed;
+    });
+    return inInputOrder(params.failures, rows);
+  }
+
+  async jobHandBack(params: JobHandBackParams): Promise<string[]> {
+    const leases = validLeases(params.leases);
+    if (leases.length === 0) return [];
+    const rows = await this.runner.atomic(async (runner) => {
+      const handedBack = await runner.run(this.stmt('jobHandBack'), [
+        leases.map((lease) => lease.id),
+        leases.map((lease) => lease.leaseToken),
+        params.now ?? null,
+      ]);
+      await this.logAttempts(runner, handedBack);
+      return handedBack;
+    });
+    return inInputOrder(params.leases, rows);
+  }
+
+  async jobRescue(params: JobRescueParams): Promise<JobRescueResult> {
+    const rows = await this.runner.atomic(async (runner) => {
+      const rescued = await runner.run(this.stmt('jobRescue'), [params.now ?? null, params.limit ?? DEFAULT_RESCUE_LIMIT]);
+      await this.logAttempts(runner, rescued);
+      return rescued;
+    });
+    rows.sort((a, b) => compareIds(a.id, b.id));
+    const result: JobRescueResult = { requeued: [], dead: [] };
+    for (const row of rows) (row.status === 'dead' ? result.dead : result.requeued).push(String(row.id));
+    return result;
+  }
+
+  async jobReplay(params: JobReplayParams): Promise<string[]> {
+    const ids = (params.ids ? params.ids.map(String) : await this.replayCandidates(params)).filter(isJobId);
+    if (ids.length === 0) return [];
+    const replayed = await this.runner.atomic(async (runner) => {
+      if (params.force) await runner.run(this.stmt('jobReplay.doneAttempt'), [ids]);
+      const rows = await runner.run(this.stmt('jobReplay'), [
+        ids,
+        params.now ?? null,
+        params.force === true,
+        params.includeCancelled === true || params.ids !== undefined,
+        params.maxAttempts ?? null,
+      ]);
+      if (rows.length > 0) {
+        await runner.run(this.stmt('jobReplay.record'), [
+          rows.map((row) => row.id),
+          params.now ?? null,
+          params.reason,
+          params.by,
+        ]);
+      }
+      return new Set(rows.map((row) => String(row.id)));
+    });
+    return [...new Set(ids)].filter((id) => replayed.has(id));
+  }
+
+  async jobCancel(params: JobCancelParams): Promise<Job | null> {
+    if (!isJobId(params.id)) return null;
+    const [row] = await this.runner.run(this.stmt('jobCancel'), [
+      params.id,
+      params.now ?? null,
+      params.reason ? `cancelled: ${params.reason}` : 'cancelled',
+    ]);
+    return row ? toJob(row) : null;
+  }
+
+  async jobPurge(params: JobPurgeParams): Promise<JobPurgeResult> {
+    // One clock for every batch, so later batches do not reach further than the first.
+    const now = params.now ?? (await this.databaseNow());
+    let jobs = 0;
+    const windows: Array<[JobStatus, number]> = [['done', params.doneOlderThanMs]];
+    if (params.deadOlderThanMs !== undefined) windows.push(['dead', params.deadOlderThanMs]);
+    for (const [status, olderThanMs] of windows) {
+      // Small batches, each its own transaction, so a big purge never holds locks long.
+      for (;;) {
+        const deleted = await this.runner.atomic(async (runner) => {
+          const rows = await runner.run(this.stmt('jobPurge'), [status, olderThanMs, now]);
+          if (rows.length > 0) {
+            const ids = rows.map((row) => row.id);
+            await runner.run(this.stmt('jobPurge.attempts'), [ids]);
+            await runner.run(this.stmt('jobPurge.replays'), [ids]);
+          }
+          return rows.length;
+        });
+        jobs += deleted;
+        if (deleted < PURGE_BATCH_LIMIT) break;
+      }
+    }
+    let events = 0;
+    if (params.eventsOlderThanMs !== undefined) {
+      for (;;) {
+        const deleted = (await this.runner.run(this.stmt('jobPurge.events'), [params.eventsOlderThanMs, now])).length;
+        events += deleted;
+        if (deleted < PURGE_BATCH_LIMIT) break;
+      }
+    }
+    return { jobs, events };
+  }
+
+  async jobStats(params: JobStatsParams): Promise<JobStatsResult> {
+    const byQueue: Record<string, StatusCounts> = {};
+    for (const row of await this.runner.run(this.stmt('jobStats'))) {
+      const counts = (byQueue[row.queue] ??= emptyStatusCounts());
+      counts[row.status as JobStatus] = Number(row.n);
+    }
+    const oldestDuePendingAt: Record<string, Date> = {};
+    const rows = await this.runner.run(this.stmt('jobStats.oldestPending'), [params.now ?? null]);
+    for (const row of rows) if (row.queue !== null) oldestDuePendingAt[row.queue] = row.oldest;
+    return { byQueue, oldestDuePendingAt, now: rows[0]!.now };
+  }
+
+  // ---- events ----
+
+  async eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
+    const { event } = params;
+    return this.runner.atomic(async (runner) => {
+      const [row] = await runner.run(this.stmt('eventInsertWithJobs'), [
+        event.source,
+        event.deliveryId,
+        event.type,
+        JSON.stringify(event.headers),
+        event.rawBody,
+        params.now ?? null,
+      ]);
+      if (!row) {
+        const [existing] = await runner.run(this.stmt('eventInsertWithJobs.existing'), [event.source, event.deliveryId]);
+        // Deleted between the conflict and this read (a purge): run the whole thing again.
+        if (!existing) throw new RetryableStoreError('the event holding this delivery id vanished; retrying');
+        const jobs = (await runner.run(this.stmt('eventInsertWithJobs.jobs'), [existing.id])).map(toJob);
+        return { event: toEvent(existing), jobs, isDuplicate: true };
+      }
+      const inserted = await this.insertJobs(runner, params.jobs, params.now, { id: String(row.id), source: event.source });
+      return { event: toEvent(row), jobs: inserted.map((result) => result.job), isDuplicate: false };
+    });
+  }
+
+  async eventGet(params: EventGetParams): Promise<InboundEvent | null> {
+    if (!isJobId(params.id)) return null;
+    const [row] = await this.runner.run(this.stmt('eventGet'), [params.id]);
+    return row ? toEvent(row) : null;
+  }
+
+  // ---- internals ----
+
+  protected stmt(name: string): string {
+    return sqlBlock(this.sql, name);
+  }
+
+  protected table(name: string): string {
+    return `${quoteSchema(this.schema)}.${name}`;
+  }
+
+  /**
+   * Inserts a batch in one statement, then resolves duplicate keys: the same key with the
+   * same type and payload (canonical JSON) is the existing job, anything else a conflict.
+   * Run inside an atomic section whenever a key is present, so a conflict undoes the batch.
+   */
+  private async insertJobs(
+    runner: QueryRunner,
+    jobs: readonly JobInsert[],
+    now: Date | undefined,
+    event: { id: string; source: string } | null,
+  ): Promise<JobInsertResult[]> {
+    if (jobs.length === 0) return [];
+    const rows = await runner.run(this.stmt('jobInsertMany'), [
+      jobs.map((job) => job.queue),
+      jobs.map((job) => job.type),
+      jobs.map((job) => job.priority),
+      jobs.map((job) => job.payloadJson),
+      jobs.map((job) => job.runAt),
+      jobs.map((job) => Math.max(0, Math.round(job.delayMs))),
+      jobs.map((job) => job.maxAttempts),
+      jobs.map((job) => job.key),
+      jobs.map((job) => job.group),
+      event?.id ?? null,
+      event?.source ?? null,
+      now ?? null,
+    ]);
+    // Identity values follow the insert order, which is the input order (ORDER BY ord).
+    rows.sort((a, b) => compareIds(a.id, b.id));
+    const unkeyed = rows.filter((row) => row.key === null);
+    const insertedByKey = new Map<string, Row>(rows.filter((row) => row.key !== null).map((row) => [row.key, row]));
+    const lookup = [...new Set(jobs.flatMap((job) => (job.key !== null && !insertedByKey.has(job.key) ? [job.key] : [])))];
+    const existingByKey = new Map<string, Row>();
+    if (lookup.length > 0) {
+      for (const row of await runner.run(this.stmt('jobInsertMany.byKey'), [lookup])) existingByKey.set(row.key, row);
+    }
+    const results: JobInsertResult[] = [];
+    const takenKeys = new Set<string>();
+    let nextUnkeyed = 0;
+    for (const job of jobs) {
+      if (job.key === null) {
+        results.push({ job: toJob(unkeyed[nextUnkeyed++]!), isDuplicate: false });
+        continue;
+      }
+      const own = insertedByKey.get(job.key);
+      if (own && !takenKeys.has(job.key)) {
+        // The first occurrence of a key in the batch is the one that inserted it.
+        takenKeys.add(job.key);
+        results.push({ job: toJob(own), isDuplicate: false });
+        continue;
+      }
+      const existing = own ?? existingByKey.get(job.key);
+      // The holder was purged between the conflict and the read: run the whole thing again.
+      if (!existing) throw new RetryableStoreError(`the job holding key "${job.key}" vanished; retrying`);
+      if (existing.type !== job.type || !sameJson(existing.payload, job.payloadJson)) {
+        throw new KeyConflictError(job.key, String(existing.id));
+      }
+      results.push({ job: toJob(existing), isDuplicate: true });
+    }
+    return results;
+  }
+
+  private async logAttempts(runner: QueryRunner, rows: Row[]): Promise<void> {
+    if (rows.length === 0) return;
+    await runner.run(this.stmt('attemptInsert'), [
+      rows.map((row) => row.id),
+      rows.map((row) => row.attempt),
+      rows.map((row) => row.started_at ?? null),
+      rows.map((row) => row.finished_at),
+      rows.map((row) => row.outcome),
+      rows.map((row) => row.error ?? null),
+      rows.map((row) => row.lease_owner ?? null),
+    ]);
+  }
+
+  private async replayCandidates(params: JobReplayParams): Promise<string[]> {
+    const filter = params.filter;
+    if (!filter) return [];
+    const built = buildJobFilter({ ...filter, status: filter.status ?? 'dead' });
+    if (built.matchesNothing) return [];
+    // Built from the allow-listed filter (job-filter.ts); every value is bound.
+    const rows = await this.runner.run(
+      `SELECT id FROM ${this.table('mailroom_job')} WHERE ${built.clauses.join(' AND ')} ORDER BY id`,
+      built.values,
+    );
+    return rows.map((row) => String(row.id));
+  }
+
+  private async databaseNow(): Promise<Date> {
+    const [row] = await this.runner.run(this.stmt('jobStats.oldestPending'), [null]);
+    return row!.now;
+  }
+}
+
+function clampLimit(limit: number | undefined): number {
+  if (limit === undefined) return 100;
+  return Math.max(1, Math.min(10_000, Math.floor(limit)));
+}
+
+function compareIds(a: string, b: string): number {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Leases with ids the database can hold, sorted by id so batch writers lock rows in one order. */
+function validLeases<L extends Lease>(leases: readonly L[]): L[] {
+  return leases.filter((lease) => isJobId(String(lease.id))).sort((a, b) => compareIds(a.id, b.id));
+}
+
+/** The ids of `leases` that `rows` report as written, in the caller's order. */
+function inInputOrder(leases: readonly Lease[], rows: Row[]): string[] {
+  const written = new Set(rows.map((row) => String(row.id)));
+  return leases.filter((lease) => written.has(lease.id)).map((lease) => lease.id);
+}
+
+function toJob(row: Row): Job {
+  return {
+    id: String(row.id),
+    queue: row.queue,
+    type: row.type,
+    status: row.status,
+    priority: row.priority,
+    payload: JSON.parse(row.payload),
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    lastError: row.last_error ?? null,
+    deadReason: (row.dead_reason ?? null) as DeadReason | null,
+    key: row.key ?? null,
+    group: row.group_key ?? null,
+    eventId: row.event_id === null || row.event_id === undefined ? null : String(row.event_id),
+    source: row.source ?? null,
+    runAt: row.run_at,
+    createdAt: row.created_at,
+    startedAt: row.started_at ?? null,
+    finishedAt: row.finished_at ?? null,
+    leaseOwner: row.lease_owner ?? null,
+    leaseExpiresAt: row.lease_expires_at ?? null,
+  };
+}
+
+function toAttempt(row: Row): Attempt {
+  return {
+    attempt: row.attempt,
+    startedAt: row.started_at ?? null,
+    finishedAt: row.finished_at ?? null,
+    outcome: row.outcome,
+    error: row.error ?? null,
+    workerId: row.worker_id ?? null,
+  };
+}
+
+function toReplay(row: Row): Replay {
+  return { at: row.at, reason: row.reason ?? null, by: row.by ?? null };
+}
+
+function toEvent(row: Row): InboundEvent {
+  return {
+    id: String(row.id),
+    source: row.source,
+    deliveryId: row.delivery_id ?? null,
+    type: row.type ?? null,
+    headers: row.headers,
+    rawBody: Buffer.from(row.body),
+    receivedAt: row.received_at,
+  };
+}

@@ -1,0 +1,166 @@
+// Where a PostgreSQL statement runs: on the store's pool (each statement, or each atomic
+// section as its own transaction, rerun on serialization failure or deadlock), or on one
+// client that is already inside a transaction — ours (store.transaction) or the caller's
+// (fromClient) — where an atomic section is a SAVEPOINT so a refused insert (a key
+// conflict) undoes only itself. Every error leaves here interpreted (interpret-error.ts).
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
+import { interpretPgError, isPgRetryable, isPgUnavailable, pgErrorCode } from './interpret-error.js';
+
+export type Row = Record<string, any>;
+
+/** Anything with node-postgres's `query(text, values)`: a Client, a PoolClient, a Pool. */
+export interface PgQueryable {
+  query(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
+}
+
+export interface QueryRunner {
+  /** One statement; rows back. */
+  run(sql: string, values?: readonly unknown[]): Promise<Row[]>;
+  /** `fn`'s statements commit together or not at all. */
+  atomic<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T>;
+}
+
+/** 5 tries: a deadlock or serialization failure rarely repeats more than once or twice. */
+const MAX_TRANSACTION_TRIES = 5;
+/** Connecting is retried briefly (nothing was sent yet, so it is always safe). */
+const CONNECT_RETRY_DELAYS_MS = [50, 200];
+
+export class PoolRunner implements QueryRunner {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async run(sql: string, values: readonly unknown[] = []): Promise<Row[]> {
+    return this.withRetry(async (client) => (await client.query(sql, values as unknown[])).rows);
+  }
+
+  async atomic<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
+    return this.withRetry(async (client) => {
+      await client.query('BEGIN');
+      try {
+        const result = await fn(new ClientRunner(client, 'transaction'));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  /** A client from the pool, retrying briefly while the server refuses connections. */
+  async connect(): Promise<pg.PoolClient> {
+    for (let tryIndex = 0; ; tryIndex += 1) {
+      try {
+        return await this.pool.connect();
+      } catch (error) {
+        const delayMs = CONNECT_RETRY_DELAYS_MS[tryIndex];
+        if (delayMs === undefined || !isPgUnavailable(error)) throw interpretPgError(error);
+        await sleep(delayMs);
+      }
+    }
+  }
+
+  /**
+   * Runs `work` on a pooled client; reruns it whole when the server rolled it back for a
+   * serialization failure or deadlock. A dropped connection is not rerun: a COMMIT may
+   * have landed, so the caller gets StoreUnavailableError and decides.
+   */
+  private async withRetry<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let tryIndex = 1; ; tryIndex += 1) {
+      const client = await this.connect();
+      let isBroken = false;
+      try {
+        return await work(client);
+      } catch (error) {
+        // Our own statements arrive already interpreted; the pg error is their cause.
+        isBroken = isPgUnavailable(error) || isPgUnavailable((error as { cause?: unknown } | null)?.cause);
+        if (isPgRetryable(error) && tryIndex < MAX_TRANSACTION_TRIES) {
+          await sleep(Math.random() * 10 * 2 ** tryIndex);
+          continue;
+        }
+        throw interpretPgError(error);
+      } finally {
+        // A broken connection is destroyed rather than handed to the next caller.
+        client.release(isBroken ? true : undefined);
+      }
+    }
+  }
+}
+
+/**
+ * Statements on one client inside an open transaction. Calls are serialised: two
+ * unawaited `tx.enqueue`s must not interleave their savepoints on one connection.
+ */
+export class ClientRunner implements QueryRunner {
+  private tail: Promise<unknown> = Promise.resolve();
+  private savepoints = 0;
+
+  /**
+   * @param mode 'transaction': our own BEGIN is open. 'user': the caller's client, which
+   *   should be inside their transaction; if it is not, an atomic section opens its own.
+   */
+  constructor(
+    private readonly client: PgQueryable,
+    private readonly mode: 'transaction' | 'user',
+  ) {}
+
+  run(sql: string, values: readonly unknown[] = []): Promise<Row[]> {
+    return this.exclusive(() => this.query(sql, values));
+  }
+
+  atomic<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
+    return this.exclusive(() => this.savepoint(fn));
+  }
+
+  private async query(sql: string, values: readonly unknown[]): Promise<Row[]> {
+    try {
+      return (await this.client.query(sql, values as unknown[])).rows;
+    } catch (error) {
+      throw interpretPgError(error);
+    }
+  }
+
+  private async savepoint<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
+    // Inside the section, statements go straight to the client (the lock is held).
+    const inner: QueryRunner = {
+      run: (sql, values = []) => this.query(sql, values),
+      atomic: (nested) => this.savepoint(nested),
+    };
+    const name = `mailroom_sp_${++this.savepoints}`;
+    try {
+      await this.client.query(`SAVEPOINT ${name}`);
+    } catch (error) {
+      // 25P01 no_active_sql_transaction: the caller's client is in autocommit mode.
+      if (this.mode === 'user' && pgErrorCode(error) === '25P01') return this.ownTransaction(fn, inner);
+      throw interpretPgError(error);
+    }
+    try {
+      const result = await fn(inner);
+      await this.client.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (error) {
+      await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
+      await this.client.query(`RELEASE SAVEPOINT ${name}`).catch(() => undefined);
+      throw interpretPgError(error);
+    }
+  }
+
+  private async ownTransaction<T>(fn: (runner: QueryRunner) => Promise<T>, inner: QueryRunner): Promise<T> {
+    await this.query('BEGIN', []);
+    try {
+      const result = await fn(inner);
+      await this.query('COMMIT', []);
+      return result;
+    } catch (error) {
+      await this.client.query('ROLLBACK').catch(() => undefined);
+      throw interpretPgError(error);
+    }
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work, work);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}

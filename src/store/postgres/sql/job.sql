@@ -1,0 +1,306 @@
+-- Job statements for PostgreSQL. mailroom_* names are qualified with the store's schema
+-- when loaded (schema-sql.ts). Every write is one statement or one short transaction;
+-- times come from `coalesce($now, date_trunc('milliseconds', statement_timestamp()))`
+-- (the `clock` CTE): the database's clock unless a test pins it, cut to milliseconds so
+-- a stored time round-trips through a JS Date exactly, as SQLite's integer ms do.
+-- Batches arrive as parallel arrays and are expanded with unnest (one round trip).
+
+-- name: jobInsertMany
+-- Inserts a batch in input order (identity values follow it, so ids keep enqueue order);
+-- a duplicate key inserts nothing for that row and the caller reads the holder
+-- (jobInsertMany.byKey) and compares payloads. A concurrent insert of the same key waits
+-- for the other transaction, then does nothing once it commits. One statement: one
+-- counter upsert and one NOTIFY per queue from the statement trigger.
+-- params: $1 queues, $2 types, $3 priorities, $4 payloads, $5 run_ats (null: now + delay), $6 delays_ms, $7 max_attempts, $8 keys, $9 group_keys, $10 event_id, $11 source, $12 now
+WITH clock AS (SELECT coalesce($12::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
+                          key, group_key, event_id, source, created_at)
+SELECT i.queue, i.type, 'pending', i.priority, i.payload,
+       coalesce(i.run_at, clock.now + i.delay_ms * interval '1 millisecond'),
+       i.max_attempts, i.key, i.group_key, $10::bigint, $11::text, clock.now
+FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::timestamptz[],
+            $6::float8[], $7::integer[], $8::text[], $9::text[])
+       WITH ORDINALITY AS i(queue, type, priority, payload, run_at, delay_ms, max_attempts, key, group_key, ord)
+CROSS JOIN clock
+ORDER BY i.ord
+ON CONFLICT (key) DO NOTHING
+RETURNING *;
+
+-- name: jobInsertMany.byKey
+-- The existing jobs holding these idempotency keys (committed ones, or this transaction's).
+-- params: $1 keys
+SELECT * FROM mailroom_job WHERE key = ANY($1::text[]);
+
+-- name: jobGet
+-- One job by id (read-only).
+-- params: $1 id
+SELECT * FROM mailroom_job WHERE id = $1;
+
+-- name: jobGet.attempts
+-- params: $1 job_id
+SELECT * FROM mailroom_attempt WHERE job_id = $1 ORDER BY id;
+
+-- name: jobGet.replays
+-- params: $1 job_id
+SELECT * FROM mailroom_replay WHERE job_id = $1 ORDER BY id;
+
+-- name: jobClaim
+-- Leases up to $3 due jobs in one statement: the CTE picks and row-locks them, skipping
+-- rows other claimers hold, and the UPDATE leases exactly those. MATERIALIZED is the
+-- optimisation fence: it keeps the planner from folding the pick into the UPDATE, where
+-- a re-evaluated LIMIT under SKIP LOCKED can lease more rows than asked (the reason this
+-- is not `WHERE id IN (SELECT … LIMIT n)` as in SQLite). A grouped job is claimable only
+-- as its group's head: the lowest id among the group's pending or running jobs, so a
+-- job waiting for a retry still holds its group's turn. Attempts are charged here, so a
+-- job that kills its process still reaches its limit. Lease times use the database clock.
+-- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now
+WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+picked AS MATERIALIZED (
+  SELECT j.id FROM mailroom_job j, clock
+  WHERE j.status = 'pending' AND j.run_at <= clock.now
+    AND j.type = ANY($2::text[])
+    AND (j.group_key IS NULL OR j.id = (
+      SELECT min(g.id) FROM mailroom_job g
+      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT $3
+  FOR UPDATE OF j SKIP LOCKED
+)
+UPDATE mailroom_job j
+SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token = $4,
+    lease_expires_at = clock.now + $5::float8 * interval '1 millisecond', started_at = clock.now
+FROM picked, clock
+WHERE j.id = picked.id
+RETURNING j.*;
+
+-- name: jobClaim.inQueues
+-- The same claim restricted to the worker's queues; separate so each plan can use the
+-- index whose leading column matches.
+-- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now, $7 queues
+WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+picked AS MATERIALIZED (
+  SELECT j.id FROM mailroom_job j, clock
+  WHERE j.status = 'pending' AND j.run_at <= clock.now
+    AND j.queue = ANY($7::text[])
+    AND j.type = ANY($2::text[])
+    AND (j.group_key IS NULL OR j.id = (
+      SELECT min(g.id) FROM mailroom_job g
+      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT $3
+  FOR UPDATE OF j SKIP LOCKED
+)
+UPDATE mailroom_job j
+SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token = $4,
+    lease_expires_at = clock.now + $5::float8 * interval '1 millisecond', started_at = clock.now
+FROM picked, clock
+WHERE j.id = picked.id
+RETURNING j.*;
+
+-- name: jobClaimable
+-- Whether anything is claimable now by the claim predicate (drained()); read-only.
+-- params: $1 types, $2 queues (null: every queue), $3 now
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+SELECT EXISTS (
+  SELECT 1 FROM mailroom_job j, clock
+  WHERE j.status = 'pending' AND j.run_at <= clock.now
+    AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+    AND j.type = ANY($1::text[])
+    AND (j.group_key IS NULL OR j.id = (
+      SELECT min(g.id) FROM mailroom_job g
+      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+) AS has_claimable;
+
+-- name: jobClaimable.nextRunAt
+-- The earliest future run_at among pending jobs these workers could run (sleep target).
+-- params: $1 types, $2 queues (null: every queue), $3 now
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+SELECT min(j.run_at) AS next_run_at FROM mailroom_job j, clock
+WHERE j.status = 'pending' AND j.run_at > clock.now
+  AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+  AND j.type = ANY($1::text[]);
+
+-- name: jobExtendLease
+-- Extends leases only while the caller still holds them (same token, still running).
+-- params: $1 ids, $2 lease_tokens, $3 lease_ms, $4 now
+WITH clock AS (SELECT coalesce($4::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+UPDATE mailroom_job j
+SET lease_expires_at = clock.now + $3::float8 * interval '1 millisecond'
+FROM unnest($1::bigint[], $2::text[]) AS l(id, lease_token), clock
+WHERE j.id = l.id AND j.lease_token = l.lease_token AND j.status = 'running'
+RETURNING j.id;
+
+-- name: jobComplete
+-- Fenced: a worker whose lease was taken over (new token) or rescued changes nothing.
+-- The successful attempt lives on the row (started_at, finished_at, lease_owner).
+-- params: $1 ids, $2 lease_tokens, $3 now
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+UPDATE mailroom_job j
+SET status = 'done', finished_at = clock.now, lease_token = NULL, lease_expires_at = NULL,
+    last_error = NULL
+FROM unnest($1::bigint[], $2::text[]) AS l(id, lease_token), clock
+WHERE j.id = l.id AND j.lease_token = l.lease_token AND j.status = 'running'
+RETURNING j.id;
+
+-- name: jobFail
+-- Fenced like jobComplete. A null retry delay parks the job as dead. Returns what the
+-- attempt row needs (attemptInsert, same transaction).
+-- params: $1 ids, $2 lease_tokens, $3 retry_delays_ms (null: dead), $4 dead_reasons, $5 errors, $6 outcomes, $7 now
+WITH clock AS (SELECT coalesce($7::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+UPDATE mailroom_job j
+SET status = CASE WHEN f.retry_delay_ms IS NULL THEN 'dead' ELSE 'pending' END,
+    run_at = CASE WHEN f.retry_delay_ms IS NULL THEN j.run_at
+                  ELSE clock.now + f.retry_delay_ms * interval '1 millisecond' END,
+    dead_reason = CASE WHEN f.retry_delay_ms IS NULL THEN f.dead_reason ELSE NULL END,
+    finished_at = CASE WHEN f.retry_delay_ms IS NULL THEN clock.now ELSE NULL END,
+    last_error = f.error, lease_token = NULL, lease_expires_at = NULL
+FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::text[], $5::text[], $6::text[])
+       AS f(id, lease_token, retry_delay_ms, dead_reason, error, outcome),
+     clock
+WHERE j.id = f.id AND j.lease_token = f.lease_token AND j.status = 'running'
+RETURNING j.id, j.attempts AS attempt, j.started_at, j.lease_owner, f.outcome, f.error, clock.now AS finished_at;
+
+-- name: jobHandBack
+-- A job claimed but not run (or whose handler honoured the abort on shutdown) goes back
+-- to pending uncharged. Returns the attempt number it would have been, for its
+-- `handed_back` history row.
+-- params: $1 ids, $2 lease_tokens, $3 now
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+UPDATE mailroom_job j
+SET status = 'pending', attempts = j.attempts - 1, lease_token = NULL, lease_expires_at = NULL
+FROM unnest($1::bigint[], $2::text[]) AS l(id, lease_token), clock
+WHERE j.id = l.id AND j.lease_token = l.lease_token AND j.status = 'running'
+RETURNING j.id, j.attempts + 1 AS attempt, j.started_at, j.lease_owner,
+          'handed_back' AS outcome, NULL::text AS error, clock.now AS finished_at;
+
+-- name: jobRescue
+-- Expired leases: back to pending with the attempt still charged, or dead when it was
+-- the last attempt. This is what ends a poison job that kills its own process. SKIP
+-- LOCKED: a lease being completed or extended right now is left to that writer (the
+-- next sweep sees it if it is still expired), so the sweep never waits on or deadlocks
+-- with workers; the fence re-check after the lock keeps a just-extended lease.
+-- params: $1 now, $2 limit
+WITH clock AS (SELECT coalesce($1::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+expired AS MATERIALIZED (
+  SELECT j.id FROM mailroom_job j, clock
+  WHERE j.status = 'running' AND j.lease_expires_at < clock.now
+  ORDER BY j.lease_expires_at
+  LIMIT $2
+  FOR UPDATE OF j SKIP LOCKED
+)
+UPDATE mailroom_job j
+SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'pending' END,
+    dead_reason = CASE WHEN j.attempts >= j.max_attempts THEN 'exhausted' ELSE NULL END,
+    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN clock.now ELSE NULL END,
+    run_at = clock.now,
+    last_error = 'lease expired: the worker stopped heartbeating (crashed, killed or stalled)',
+    lease_token = NULL, lease_expires_at = NULL
+FROM expired, clock
+WHERE j.id = expired.id
+RETURNING j.id, j.status, j.attempts AS attempt, j.started_at, j.lease_owner,
+          'lost' AS outcome, 'lease expired' AS error, clock.now AS finished_at;
+
+-- name: attemptInsert
+-- History rows for attempts that did not end `done` on the job row itself, written in
+-- the same transaction as the outcome that ended them (jobFail, jobHandBack, jobRescue).
+-- params: $1 job_ids, $2 attempts, $3 started_ats, $4 finished_ats, $5 outcomes, $6 errors, $7 worker_ids
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
+SELECT * FROM unnest($1::bigint[], $2::integer[], $3::timestamptz[], $4::timestamptz[],
+                     $5::text[], $6::text[], $7::text[]);
+
+-- name: jobReplay
+-- Fresh budget for dead (or, forced, done) jobs; history is kept. Guarded by status, and
+-- a concurrent replay waits for the row lock and then fails the re-checked guard, so two
+-- concurrent replays of one job replay it once.
+-- params: $1 ids, $2 now, $3 force, $4 include_cancelled, $5 max_attempts (null: keep)
+WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+UPDATE mailroom_job j
+SET status = 'pending', attempts = 0, max_attempts = coalesce($5::integer, j.max_attempts),
+    last_error = NULL, dead_reason = NULL, run_at = clock.now, finished_at = NULL,
+    lease_token = NULL, lease_expires_at = NULL
+FROM clock
+WHERE j.id = ANY($1::bigint[])
+  AND (j.status = 'dead' OR ($3::boolean AND j.status = 'done'))
+  AND (j.dead_reason IS NULL OR j.dead_reason <> 'cancelled' OR $4::boolean)
+RETURNING j.id;
+
+-- name: jobReplay.doneAttempt
+-- Before a forced replay of done jobs, move their row-held success into the history.
+-- FOR UPDATE: a concurrent replay waits here and, once the first commits, finds the job
+-- no longer done, so the success is moved exactly once.
+-- params: $1 ids
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
+SELECT id, attempts, started_at, finished_at, 'done', NULL, lease_owner
+FROM mailroom_job WHERE id = ANY($1::bigint[]) AND status = 'done'
+ORDER BY id
+FOR UPDATE;
+
+-- name: jobReplay.record
+-- One replay record per replayed job: when, why, by whom.
+-- params: $1 job_ids, $2 now, $3 reason, $4 by
+WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+INSERT INTO mailroom_replay (job_id, at, reason, "by")
+SELECT r.job_id, clock.now, $3::text, $4::text FROM unnest($1::bigint[]) AS r(job_id), clock;
+
+-- name: jobCancel
+-- pending -> dead (cancelled); a job already claimed or finished is left alone.
+-- params: $1 id, $2 now, $3 reason
+WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+UPDATE mailroom_job j
+SET status = 'dead', dead_reason = 'cancelled', last_error = $3, finished_at = clock.now
+FROM clock
+WHERE j.id = $1 AND j.status = 'pending'
+RETURNING j.*;
+
+-- name: jobPurge
+-- Retention: finished jobs older than the window. Bounded batches keep each transaction
+-- short; the lock-and-recheck in the CTE means a job replayed meanwhile is not deleted.
+-- params: $1 status, $2 older_than_ms, $3 now
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+doomed AS MATERIALIZED (
+  SELECT j.id FROM mailroom_job j, clock
+  WHERE j.status = $1 AND j.finished_at < clock.now - $2::float8 * interval '1 millisecond'
+  LIMIT 1000
+  FOR UPDATE OF j SKIP LOCKED
+)
+DELETE FROM mailroom_job j USING doomed WHERE j.id = doomed.id
+RETURNING j.id;
+
+-- name: jobPurge.attempts
+-- The history of purged jobs (same transaction).
+-- params: $1 job_ids
+DELETE FROM mailroom_attempt WHERE job_id = ANY($1::bigint[]);
+
+-- name: jobPurge.replays
+-- params: $1 job_ids
+DELETE FROM mailroom_replay WHERE job_id = ANY($1::bigint[]);
+
+-- name: jobPurge.events
+-- Events (and so their dedupe receipts) past their window whose jobs are all gone.
+-- params: $1 older_than_ms, $2 now
+WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+DELETE FROM mailroom_event
+WHERE id IN (SELECT e.id FROM mailroom_event e, clock
+             WHERE e.received_at < clock.now - $1::float8 * interval '1 millisecond'
+               AND NOT EXISTS (SELECT 1 FROM mailroom_job j WHERE j.event_id = e.id)
+             LIMIT 1000);
+
+-- name: jobStats
+-- Counts come from the trigger-kept counter shards, summed; never from scanning jobs.
+-- params: none
+SELECT queue, status, sum(n)::bigint AS n FROM mailroom_queue_count
+GROUP BY queue, status
+HAVING sum(n) <> 0;
+
+-- name: jobStats.oldestPending
+-- Oldest due pending job per queue (served by the partial claim index), and the clock the
+-- ages are computed on: always at least one row, queue null when nothing is due.
+-- params: $1 now
+WITH clock AS (SELECT coalesce($1::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+SELECT clock.now, o.queue, o.oldest
+FROM clock
+LEFT JOIN LATERAL (
+  SELECT j.queue, min(j.run_at) AS oldest FROM mailroom_job j
+  WHERE j.status = 'pending' AND j.run_at <= clock.now
+  GROUP BY j.queue
+) o ON true;

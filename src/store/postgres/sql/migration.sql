@@ -1,0 +1,30 @@
+-- The migration ledger for PostgreSQL. `{{schema}}` is Mailroom's schema name (validated
+-- as a lower-case identifier before substitution); mailroom_* table names are qualified
+-- with it when the file is loaded (schema-sql.ts).
+
+-- name: migrationList.createLedger
+-- Runs first in every migration transaction. The transaction-scoped advisory lock, keyed
+-- by the schema, makes a second migrator of the same schema wait here until the first
+-- commits; it then re-reads the ledger and finds nothing to do. Creating the schema and
+-- ledger is idempotent, and only ever done under the lock. The SET LOCAL points the
+-- migration's unqualified DDL at the schema and ends with the transaction.
+-- params: none (several statements: sent with the simple query protocol)
+SELECT pg_advisory_xact_lock(hashtextextended('mailroom.migrate.{{schema}}', 0));
+CREATE SCHEMA IF NOT EXISTS "{{schema}}";
+CREATE TABLE IF NOT EXISTS mailroom_migration (
+  version    integer PRIMARY KEY,
+  name       text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+);
+SET LOCAL search_path TO "{{schema}}";
+
+-- name: migrationList
+-- The applied versions; read under the lock by migrate(), without it by schemaVersion().
+-- params: none
+SELECT version, name FROM mailroom_migration ORDER BY version;
+
+-- name: migrationList.insert
+-- Inserted before the migration's own statements, in its transaction: both or neither.
+-- params: $1 version, $2 name, $3 now (null: the database clock)
+INSERT INTO mailroom_migration (version, name, applied_at)
+VALUES ($1, $2, coalesce($3::timestamptz, now()));
