@@ -1,0 +1,76 @@
+// Task definitions by type: the handler plus its retry policy and queue. Payload types are
+// opt-in through declaration merging on `Tasks`, so unknown types stay `unknown`.
+
+import type { InboundEvent, Job } from './types.js';
+import type { Logger } from '../log.js';
+import { resolveRetryPolicy } from './retry-policy.js';
+import type { RetryPolicy, RetryPolicyOptions } from './retry-policy.js';
+import { InvalidArgumentError } from './errors.js';
+
+/**
+ * Declare payload types per task type to type `enqueue` and `run`:
+ * @example
+ * declare module 'mailroom' { interface Tasks { send_email: { userId: number } } }
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface Tasks {}
+
+export type PayloadOf<T extends string> = T extends keyof Tasks ? Tasks[T] : unknown;
+
+/** What a handler gets besides its payload. */
+export interface TaskContext<P = unknown> {
+  readonly job: Job<P>;
+  /** This attempt's number, 1-based, counted since the last replay. */
+  readonly attempt: number;
+  /** Aborted on timeout, lost lease or shutdown; a handler should stop when it fires. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  /** The inbound webhook this job came from, when it came from one. */
+  readonly event: InboundEvent | null;
+  /** Ask for the lease to run at least `ms` more from now (the worker also extends it on its own). */
+  extendLease(ms: number): Promise<void>;
+}
+
+export type TaskHandler<P = unknown> = (payload: P, ctx: TaskContext<P>) => unknown | Promise<unknown>;
+
+export interface TaskDefinition<P = unknown> extends RetryPolicyOptions {
+  readonly run: TaskHandler<P>;
+  /** Queue this type's jobs go to unless enqueue says otherwise. @default 'default' */
+  readonly queue?: string;
+}
+
+export interface RegisteredTask {
+  readonly type: string;
+  readonly run: TaskHandler<any>;
+  readonly queue: string | undefined;
+  readonly policy: RetryPolicy;
+  /** Options as given (for enqueue-time resolution of maxAttempts). */
+  readonly maxAttempts: number | undefined;
+}
+
+export class TaskRegistry {
+  private readonly tasks = new Map<string, RegisteredTask>();
+
+  register<P>(type: string, definition: TaskDefinition<P> | TaskHandler<P>): RegisteredTask {
+    if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('task type must be a non-empty string');
+    const def: TaskDefinition<P> = typeof definition === 'function' ? { run: definition } : definition;
+    if (!def || typeof def.run !== 'function') throw new InvalidArgumentError(`task "${type}" needs a run(payload, ctx) function`);
+    const task: RegisteredTask = {
+      type,
+      run: def.run as TaskHandler<any>,
+      queue: def.queue,
+      policy: resolveRetryPolicy(def),
+      maxAttempts: def.maxAttempts,
+    };
+    this.tasks.set(type, task);
+    return task;
+  }
+
+  get(type: string): RegisteredTask | undefined {
+    return this.tasks.get(type);
+  }
+
+  types(): string[] {
+    return [...this.tasks.keys()];
+  }
+}

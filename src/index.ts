@@ -1,0 +1,43 @@
+// Public exports of the `mailroom` package. Nothing inside the package imports this file.
+
+export { Mailroom, DEFAULT_DONE_RETENTION_MS } from './mailroom.js';
+export type {
+  MailroomOptions,
+  EnqueueOptions,
+  EnqueueManyItem,
+  ListJobsOptions,
+  ReplayTarget,
+  ReplayOptions,
+  ReplayResult,
+  PurgeOptions,
+  MailroomStats,
+  SyncTransaction,
+  AsyncTransaction,
+} from './mailroom.js';
+export { Worker } from './worker/worker.js';
+export type { WorkerOptions, WorkerStopOptions, WorkerEvents } from './worker/worker.js';
+export type { Tasks, TaskContext, TaskDefinition, TaskHandler, PayloadOf } from './core/task-registry.js';
+export type { Attempt, AttemptOutcome, ClaimedJob, DeadReason, InboundEvent, Job, JobDetail, JobStats, JobStatus, Replay, StatusCounts } from './core/types.js';
+export {
+  MailroomError,
+  Permanent,
+  RetryAfter,
+  ConfigError,
+  StoreUnavailableError,
+  StoreUrlError,
+  SchemaTooNewError,
+  MigrationError,
+  KeyConflictError,
+  JobNotFoundError,
+  JobStateError,
+  InvalidArgumentError,
+  UnsupportedError,
+  ClosedError,
+  LeaseLostError,
+  TimeoutError,
+  ERROR_CODES,
+  isPermanent,
+} from './core/errors.js';
+export type { ErrorCode } from './core/errors.js';
+export type { BackoffOptions, Jitter } from './core/backoff.js';
+export type { Store, StoreCapabilities } from './store/store.js';

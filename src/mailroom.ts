@@ -1,0 +1,427 @@
+// The Mailroom facade: open a store, register tasks, enqueue, run workers, and operate on
+// jobs (get, list, replay, cancel, purge, stats). Store-agnostic: it asks the store for
+// capabilities, never for its kind.
+
+import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, UnsupportedError, MailroomError } from './core/errors.js';
+import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
+import { TaskRegistry } from './core/task-registry.js';
+import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
+import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
+import type { Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
+import { createLogger } from './log.js';
+import type { Logger } from './log.js';
+import { openStore } from './store/open-store.js';
+import type { SqliteSynchronous } from './store/store-url.js';
+import type { JobInsert, Store, StoreExecutor } from './store/store.js';
+import { Worker } from './worker/worker.js';
+import type { WorkerOptions } from './worker/worker.js';
+
+export interface MailroomOptions {
+  /**
+   * A store URL (`sqlite:./data/mailroom.db`, a bare path, `sqlite::memory:`,
+   * `postgres://…`), or an open better-sqlite3 Database to share with your own tables.
+   * @default 'sqlite:./data/mailroom.db'
+   */
+  readonly db?: string | object;
+  /** SQLite durability (see docs/stores.md). @default 'full' */
+  readonly synchronous?: SqliteSynchronous;
+  /** Run migrations on open. Set false when `mailroom migrate` runs them separately. @default true */
+  readonly migrate?: boolean;
+  /** PostgreSQL schema for Mailroom's tables (or `?schema=` on the URL). */
+  readonly schema?: string;
+  /** A pino logger; by default one is created (level from MAILROOM_LOG_LEVEL, else info). */
+  readonly logger?: Logger;
+  /** SQLite: how long a write retries a lock held by another process before failing. @default 5000 */
+  readonly lockDeadlineMs?: number;
+  /** Use this store instead of opening one from `db` (tests, custom wiring). */
+  readonly store?: Store;
+}
+
+export interface EnqueueOptions {
+  /** Idempotency key: enqueueing it again returns the existing job (same payload) or throws KeyConflictError. */
+  readonly key?: string;
+  /** Ordering key: jobs sharing a group run one at a time, in enqueue order. */
+  readonly group?: string;
+  /** Higher runs first within a queue. @default 0 */
+  readonly priority?: number;
+  /** @default the task's queue, else 'default' */
+  readonly queue?: string;
+  /** Run no earlier than this. */
+  readonly runAt?: Date;
+  /** Run no earlier than this many ms from now (store clock). */
+  readonly delayMs?: number;
+  /** @default the task's maxAttempts, else 5 */
+  readonly maxAttempts?: number;
+  /** PostgreSQL: enqueue inside your own open transaction on this client. */
+  readonly client?: unknown;
+}
+
+export interface EnqueueManyItem<T extends string = string> {
+  readonly type: T;
+  readonly payload: PayloadOf<T>;
+  readonly options?: Omit<EnqueueOptions, 'client'>;
+}
+
+export interface ListJobsOptions {
+  readonly status?: JobStatus;
+  readonly type?: string;
+  readonly queue?: string;
+  readonly source?: string;
+  readonly eventId?: string;
+  readonly errorContains?: string;
+  /** @default 100 */
+  readonly limit?: number;
+  /** Keyset pagination: jobs after this id in the listing's order. */
+  readonly after?: string;
+  /** Newest first. @default false */
+  readonly descending?: boolean;
+}
+
+export type ReplayTarget =
+  | { readonly id: string }
+  | { readonly ids: readonly string[] }
+  | {
+      readonly status: 'dead' | 'done';
+      readonly type?: string;
+      readonly source?: string;
+      readonly eventId?: string;
+      readonly errorContains?: string;
+    };
+
+export interface ReplayOptions {
+  /** Recorded with the replay. */
+  readonly reason?: string;
+  /** Who replayed (recorded). */
+  readonly by?: string;
+  /** Allow replaying `done` jobs. */
+  readonly force?: boolean;
+  /** Include cancelled jobs in a filtered replay. */
+  readonly includeCancelled?: boolean;
+  /** A new attempt budget; default keeps each job's own. */
+  readonly maxAttempts?: number;
+}
+
+export interface ReplayResult {
+  readonly count: number;
+  readonly ids: string[];
+}
+
+export interface PurgeOptions {
+  /** Delete `done` jobs finished longer ago than this. @default 7 days */
+  readonly olderThanMs?: number;
+  /** Also delete `dead` jobs finished longer ago than this. @default never */
+  readonly deadOlderThanMs?: number;
+}
+
+export interface MailroomStats extends JobStats {
+  /** What the store promises about durability (SQLite synchronous modes, etc.). */
+  readonly durability: Record<string, string>;
+}
+
+/** 7 days: longer than any provider's redelivery horizon, so dedupe still holds for redeliveries. */
+export const DEFAULT_DONE_RETENTION_MS = 7 * 24 * 3_600_000;
+
+export interface SyncTransaction {
+  /** The store's own better-sqlite3 Database, for your writes in the same transaction. */
+  readonly db: any;
+  enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Job<PayloadOf<T>>;
+}
+
+export interface AsyncTransaction {
+  /** The transaction's client (node-postgres PoolClient), for your writes in it. */
+  readonly client: any;
+  enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Promise<Job<PayloadOf<T>>>;
+}
+
+export class Mailroom {
+  readonly store: Store;
+  readonly log: Logger;
+  private readonly registry = new TaskRegistry();
+  private readonly workers = new Set<Worker>();
+  private readonly ownsStore: boolean;
+  private isClosed = false;
+
+  private constructor(store: Store, log: Logger, ownsStore: boolean) {
+    this.store = store;
+    this.log = log;
+    this.ownsStore = ownsStore;
+  }
+
+  /**
+   * Open (and by default migrate) a store.
+   * @example const mr = await Mailroom.open({ db: 'sqlite:./data/mailroom.db' });
+   */
+  static async open(options: MailroomOptions = {}): Promise<Mailroom> {
+    const log = options.logger ?? createLogger();
+    const store =
+      options.store ??
+      (await openStore({
+        db: options.db ?? 'sqlite:./data/mailroom.db',
+        synchronous: options.synchronous,
+        schema: options.schema,
+        lockDeadlineMs: options.lockDeadlineMs,
+      }));
+    try {
+      if (options.migrate !== false) await store.migrate();
+      else await store.schemaVersion();
+    } catch (error) {
+      if (!options.store) await store.close().catch(() => undefined);
+      throw error;
+    }
+    log.debug({ store: store.description }, 'mailroom opened');
+    return new Mailroom(store, log, options.store === undefined);
+  }
+
+  /** Register the handler and policy for a job type. */
+  task<T extends string>(type: T, definition: TaskDefinition<PayloadOf<T>> | TaskHandler<PayloadOf<T>>): this {
+    this.registry.register(type, definition);
+    // Workers claim by registered types: let idle ones look again.
+    for (const worker of this.workers) worker.wake();
+    return this;
+  }
+
+  /** Types with a registered handler in this process. */
+  taskTypes(): string[] {
+    return this.registry.types();
+  }
+
+  /**
+   * Enqueue one job; resolves once it is committed.
+   * @example await mr.enqueue('send_email', { userId: 42 }, { key: 'welcome:42' });
+   */
+  async enqueue<T extends string>(type: T, payload: PayloadOf<T>, options: EnqueueOptions = {}): Promise<Job<PayloadOf<T>>> {
+    this.assertOpen();
+    const insert = this.toInsert(type, payload, options);
+    const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
+    const [result] = await executor.jobInsertMany({ jobs: [insert] });
+    if (options.client === undefined) this.wakeWorkers();
+    return result!.job as Job<PayloadOf<T>>;
+  }
+
+  /** Enqueue several jobs, all or nothing. */
+  async enqueueMany(items: readonly EnqueueManyItem[], options: { client?: unknown } = {}): Promise<Job[]> {
+    this.assertOpen();
+    if (!Array.isArray(items)) throw new InvalidArgumentError('enqueueMany takes an array of { type, payload, options }');
+    if (items.length === 0) return [];
+    const inserts = items.map((item) => this.toInsert(item.type, item.payload, item.options ?? {}));
+    const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
+    const results = await executor.jobInsertMany({ jobs: inserts });
+    if (options.client === undefined) this.wakeWorkers();
+    return results.map((r) => r.job);
+  }
+
+  /**
+   * Run `fn` in one store transaction with your own writes (the outbox).
+   * SQLite: `fn` is synchronous and gets `{ db, enqueue }`; returns fn's value.
+   * PostgreSQL: `fn` is async and gets `{ client, enqueue }`; resolves to fn's value.
+   */
+  transaction<R>(fn: (tx: SyncTransaction & AsyncTransaction) => R): R extends Promise<unknown> ? R : R | Promise<R>;
+  transaction(fn: (tx: any) => any): any {
+    this.assertOpen();
+    if (this.store.capabilities.syncTransactions && this.store.transactionSync) {
+      const result = this.store.transactionSync((tx) =>
+        fn({
+          db: tx.db,
+          enqueue: (type: string, payload: unknown, options: EnqueueOptions = {}) =>
+            tx.jobInsertMany({ jobs: [this.toInsert(type, payload, options)] })[0]!.job,
+        }),
+      );
+      this.wakeWorkers();
+      return result;
+    }
+    if (this.store.capabilities.asyncTransactions && this.store.transaction) {
+      return this.store
+        .transaction(async (tx) =>
+          fn({
+            client: tx.client,
+            enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) =>
+              (await tx.jobInsertMany({ jobs: [this.toInsert(type, payload, options)] }))[0]!.job,
+          }),
+        )
+        .then((value) => {
+          this.wakeWorkers();
+          return value;
+        });
+    }
+    throw new UnsupportedError('This store does not support transactions.');
+  }
+
+  /** Start a worker now; call again for other queues or concurrency. */
+  work(options: WorkerOptions = {}): Worker {
+    this.assertOpen();
+    const worker = new Worker(
+      { store: this.store, registry: this.registry, log: this.log, onStopped: (w) => this.workers.delete(w) },
+      options,
+    );
+    this.workers.add(worker);
+    return worker.start();
+  }
+
+  async getJob(id: string): Promise<JobDetail | null> {
+    this.assertOpen();
+    return this.store.jobGet({ id: String(id) });
+  }
+
+  async listJobs(options: ListJobsOptions = {}): Promise<Job[]> {
+    this.assertOpen();
+    if (options.status !== undefined && !JOB_STATUSES.includes(options.status)) {
+      throw new InvalidArgumentError(`status must be one of ${JOB_STATUSES.join(', ')}`);
+    }
+    return this.store.jobList(options);
+  }
+
+  /**
+   * Replay dead jobs (or, with force, done ones) with a fresh attempt budget; history is
+   * kept and the replay recorded.
+   * @example await mr.replay({ status: 'dead', type: 'send_email' }, { reason: 'fixed template' });
+   */
+  async replay(target: ReplayTarget, options: ReplayOptions = {}): Promise<ReplayResult> {
+    this.assertOpen();
+    if (options.maxAttempts !== undefined) assertPositiveInteger(options.maxAttempts, 'maxAttempts');
+    const common = {
+      reason: options.reason ?? null,
+      by: options.by ?? null,
+      force: options.force ?? false,
+      includeCancelled: options.includeCancelled ?? false,
+      maxAttempts: options.maxAttempts,
+    };
+    let ids: string[];
+    if ('id' in target) {
+      const job = await this.store.jobGet({ id: String(target.id) });
+      if (!job) throw new JobNotFoundError(String(target.id));
+      if (job.status === 'done' && !options.force) throw new JobStateError(job.id, 'done', 'replay (pass { force: true })');
+      if (job.status === 'pending' || job.status === 'running') throw new JobStateError(job.id, job.status, 'replay');
+      ids = await this.store.jobReplay({ ...common, ids: [job.id], includeCancelled: true });
+    } else if ('ids' in target) {
+      ids = await this.store.jobReplay({ ...common, ids: target.ids.map(String) });
+    } else {
+      if (target.status === 'done' && !options.force) throw new InvalidArgumentError('replaying done jobs needs { force: true }');
+      ids = await this.store.jobReplay({
+        ...common,
+        force: target.status === 'done' || common.force,
+        filter: {
+          status: target.status,
+          type: target.type,
+          source: target.source,
+          eventId: target.eventId,
+          errorContains: target.errorContains,
+        },
+      });
+    }
+    if (ids.length > 0) {
+      this.log.info({ count: ids.length, reason: options.reason, by: options.by }, 'jobs replayed');
+      this.wakeWorkers();
+    }
+    return { count: ids.length, ids };
+  }
+
+  /** Cancel a pending job: it becomes dead with reason 'cancelled'. */
+  async cancel(id: string, options: { reason?: string } = {}): Promise<Job> {
+    this.assertOpen();
+    const cancelled = await this.store.jobCancel({ id: String(id), reason: options.reason });
+    if (cancelled) {
+      this.log.info({ jobId: cancelled.id, type: cancelled.type }, 'job cancelled');
+      return cancelled;
+    }
+    const job = await this.store.jobGet({ id: String(id) });
+    if (!job) throw new JobNotFoundError(String(id));
+    throw new JobStateError(job.id, job.status, 'cancel');
+  }
+
+  /** Delete done jobs (and unreferenced events) past the retention window. */
+  async purge(options: PurgeOptions = {}): Promise<{ jobs: number; events: number }> {
+    this.assertOpen();
+    const olderThanMs = options.olderThanMs ?? DEFAULT_DONE_RETENTION_MS;
+    if (!(olderThanMs >= 0)) throw new InvalidArgumentError('olderThanMs must be >= 0');
+    return this.store.jobPurge({
+      doneOlderThanMs: olderThanMs,
+      deadOlderThanMs: options.deadOlderThanMs,
+      // Dedupe receipts live at least as long as the done jobs they produced.
+      eventsOlderThanMs: Math.max(olderThanMs, options.deadOlderThanMs ?? 0),
+    });
+  }
+
+  /** Counts by status and queue, and the age of the oldest due pending job. */
+  async stats(): Promise<MailroomStats> {
+    this.assertOpen();
+    const raw = await this.store.jobStats({});
+    const byStatus: StatusCounts = emptyStatusCounts();
+    for (const counts of Object.values(raw.byQueue)) {
+      for (const status of JOB_STATUSES) byStatus[status] += counts[status];
+    }
+    const oldestPendingAgeMsByQueue: Record<string, number> = {};
+    let oldestPendingAgeMs = 0;
+    for (const [queue, at] of Object.entries(raw.oldestDuePendingAt)) {
+      const age = Math.max(0, raw.now.getTime() - at.getTime());
+      oldestPendingAgeMsByQueue[queue] = age;
+      oldestPendingAgeMs = Math.max(oldestPendingAgeMs, age);
+    }
+    return { byStatus, byQueue: raw.byQueue, oldestPendingAgeMs, oldestPendingAgeMsByQueue, durability: this.store.durability };
+  }
+
+  /** Stop workers (gracefully, within `timeoutMs`) and close the store if Mailroom opened it. */
+  async close(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    await Promise.all([...this.workers].map((worker) => worker.stop({ timeoutMs: options.timeoutMs ?? 10_000 })));
+    if (this.ownsStore) await this.store.close();
+  }
+
+  // ---- internals ----
+
+  private toInsert(type: string, payload: unknown, options: EnqueueOptions): JobInsert {
+    if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
+    const task = this.registry.get(type);
+    let payloadJson: string | undefined;
+    try {
+      payloadJson = JSON.stringify(payload === undefined ? null : payload);
+    } catch (cause) {
+      throw new MailroomError('MR_ERR_INVALID_ARGUMENT', `payload of "${type}" is not JSON-serialisable: ${(cause as Error).message}`, { cause });
+    }
+    if (payloadJson === undefined) throw new InvalidArgumentError(`payload of "${type}" is not JSON-serialisable`);
+    const priority = options.priority ?? 0;
+    if (!Number.isInteger(priority)) throw new InvalidArgumentError('priority must be an integer');
+    const maxAttempts = options.maxAttempts ?? task?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    assertPositiveInteger(maxAttempts, 'maxAttempts');
+    if (options.runAt !== undefined && (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))) {
+      throw new InvalidArgumentError('runAt must be a valid Date');
+    }
+    const delayMs = options.delayMs ?? 0;
+    if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('delayMs must be a number >= 0');
+    const queue = options.queue ?? task?.queue ?? DEFAULT_QUEUE;
+    if (typeof queue !== 'string' || queue === '') throw new InvalidArgumentError('queue must be a non-empty string');
+    for (const [name, value] of [['key', options.key], ['group', options.group]] as const) {
+      if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`${name} must be a non-empty string`);
+    }
+    return {
+      type,
+      payloadJson,
+      queue,
+      priority,
+      maxAttempts,
+      runAt: options.runAt ?? null,
+      delayMs,
+      key: options.key ?? null,
+      group: options.group ?? null,
+    };
+  }
+
+  private executorFor(client: unknown): StoreExecutor {
+    if (!this.store.capabilities.asyncTransactions || !this.store.fromClient) {
+      throw new UnsupportedError(
+        'enqueue({ client }) needs a store with async transactions (PostgreSQL); on SQLite use mr.transaction(tx => tx.enqueue(...)) or share your Database via Mailroom.open({ db })',
+      );
+    }
+    return this.store.fromClient(client);
+  }
+
+  private wakeWorkers(): void {
+    for (const worker of this.workers) worker.wake();
+  }
+
+  private assertOpen(): void {
+    if (this.isClosed) throw new ClosedError();
+  }
+}
+
+export type { JobStatus };

@@ -1,0 +1,513 @@
+// A worker: claims jobs of the types it has handlers for (in batches, with a bounded
+// prefetch), runs up to `concurrency` at once, heartbeats their leases, writes outcomes in
+// batches, sweeps expired leases, and stops gracefully: no new claims, running handlers
+// get the deadline, and everything not finished goes back uncharged when it can.
+//
+// Events (typed below) are the test and metrics hooks: claimed, completed, failed, dead,
+// handedBack, idle, storeError.
+
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { describeError, LeaseLostError, MailroomError } from '../core/errors.js';
+import type { ClaimedJob, Job } from '../core/types.js';
+import type { TaskRegistry } from '../core/task-registry.js';
+import { retryDelayMs } from '../core/retry-policy.js';
+import type { Lease, Store } from '../store/store.js';
+import type { Logger } from '../log.js';
+import { execute } from './executor.js';
+import type { Execution, Outcome } from './executor.js';
+import { Completer } from './completer.js';
+import { LeaseKeeper } from './lease-keeper.js';
+
+export interface WorkerOptions {
+  /** Handlers running at once. @default 10 */
+  readonly concurrency?: number;
+  /** Queues to claim from; omitted means every queue. */
+  readonly queues?: readonly string[];
+  /** Longest idle wait between claims when nothing wakes the worker. @default 500 */
+  readonly pollMs?: number;
+  /** Lease length; extended about every leaseMs/3 while a handler runs. @default 60000, at least 1000 */
+  readonly leaseMs?: number;
+  /** Jobs claimed ahead of free slots (charged at claim, handed back uncharged on stop). @default concurrency */
+  readonly prefetch?: number;
+  /** How this worker signs its leases and attempts. @default host:pid:random */
+  readonly workerId?: string;
+}
+
+export interface WorkerStopOptions {
+  /** Deadline for running handlers; stop() resolves within it. @default 10000 */
+  readonly timeoutMs?: number;
+}
+
+export interface WorkerEvents {
+  claimed: [jobs: ClaimedJob[]];
+  started: [job: ClaimedJob];
+  completed: [job: ClaimedJob, durationMs: number];
+  failed: [job: ClaimedJob, error: unknown, retryDelayMs: number];
+  dead: [job: ClaimedJob, error: unknown];
+  handedBack: [jobIds: string[]];
+  leaseLost: [job: ClaimedJob];
+  rescued: [result: { requeued: string[]; dead: string[] }];
+  idle: [];
+  storeError: [error: unknown];
+  stopped: [];
+}
+
+interface Running {
+  readonly job: ClaimedJob;
+  readonly execution: Execution;
+  readonly startedAtMs: number;
+  /** Set once the outcome is decided; the heartbeat no longer covers it. */
+  isSettled: boolean;
+  isLeaseLost: boolean;
+}
+
+const DEFAULT_CONCURRENCY = 10;
+const DEFAULT_POLL_MS = 500;
+const DEFAULT_LEASE_MS = 60_000;
+const MIN_LEASE_MS = 1_000;
+/** Longest back-off between claim attempts while the store is failing. */
+const MAX_ERROR_BACKOFF_MS = 5_000;
+
+export interface WorkerDeps {
+  readonly store: Store;
+  readonly registry: TaskRegistry;
+  readonly log: Logger;
+  /** Called once the worker has stopped (the facade forgets it). */
+  readonly onStopped?: (worker: Worker) => void;
+}
+
+export class Worker extends EventEmitter<WorkerEvents> {
+  readonly id: string;
+  readonly concurrency: number;
+  readonly queues: readonly string[] | null;
+  readonly leaseMs: number;
+  readonly pollMs: number;
+  readonly prefetch: number;
+
+  private readonly store: Store;
+  private readonly registry: TaskRegistry;
+  private readonly log: Logger;
+  private readonly completer: Completer;
+  private readonly leaseKeeper: LeaseKeeper;
+  private readonly running = new Map<string, Running>();
+  /** Claimed, not yet started. */
+  private readonly buffer: ClaimedJob[] = [];
+  private isStopping = false;
+  private isStopped = false;
+  private stopPromise: Promise<void> | null = null;
+  private loopPromise: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+  private wakePending = false;
+  private rescueTimer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => Promise<void>) | null = null;
+  /** Jobs whose handlers ignored their abort after stop; their slots stay taken. */
+  private readonly abandoned = new Set<string>();
+
+  constructor(
+    deps: WorkerDeps,
+    options: WorkerOptions = {},
+  ) {
+    super();
+    this.store = deps.store;
+    this.registry = deps.registry;
+    this.concurrency = positiveInt(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency');
+    this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : null;
+    this.pollMs = positiveInt(options.pollMs ?? DEFAULT_POLL_MS, 'pollMs');
+    this.leaseMs = Math.max(MIN_LEASE_MS, options.leaseMs ?? DEFAULT_LEASE_MS);
+    this.prefetch = Math.max(0, Math.floor(options.prefetch ?? this.concurrency));
+    this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.log = deps.log.child({ workerId: this.id });
+    this.completer = new Completer(this.store, this.log);
+    this.leaseKeeper = new LeaseKeeper(
+      this.store,
+      this.leaseMs,
+      () => this.heldLeases(),
+      (jobId) => this.onLeaseLost(jobId),
+      this.log,
+    );
+    this.once('stopped', () => deps.onStopped?.(this));
+  }
+
+  /** Begin claiming. Called by `mr.work()`. */
+  start(): this {
+    if (this.loopPromise) return this;
+    this.leaseKeeper.start();
+    this.rescueTimer = setInterval(() => void this.rescue(), Math.max(250, Math.floor(this.leaseMs / 2)));
+    this.rescueTimer.unref?.();
+    if (this.store.capabilities.listenNotify && this.store.subscribe) {
+      this.store
+        .subscribe((queue) => {
+          if (queue === null || this.queues === null || this.queues.includes(queue)) this.wake();
+        })
+        .then((unsubscribe) => {
+          if (this.isStopping) void unsubscribe();
+          else this.unsubscribe = unsubscribe;
+        })
+        .catch((error) => this.reportStoreError(error));
+    }
+    void this.rescue();
+    this.loopPromise = this.loop();
+    return this;
+  }
+
+  /** Poke the claim loop: a job may have become available (in-process enqueue, NOTIFY). */
+  wake(): void {
+    this.wakePending = true;
+    const wake = this.wakeUp;
+    this.wakeUp = null;
+    wake?.();
+  }
+
+  /** Types this worker can run: every registered handler, at claim time. */
+  types(): string[] {
+    return this.registry.types();
+  }
+
+  /**
+   * Resolves when none of this worker's queues has a job it could claim now and it runs
+   * none. Future retries and delayed jobs do not count.
+   */
+  async drained(): Promise<void> {
+    for (;;) {
+      if (this.isStopped) return;
+      await this.completer.idle();
+      if (this.running.size === 0 && this.buffer.length === 0 && !this.completer.hasPending) {
+        const { hasClaimable } = await this.store.jobClaimable({ types: this.types(), queues: this.queues });
+        if (!hasClaimable && this.running.size === 0 && this.buffer.length === 0) return;
+        this.wake();
+      }
+      await this.nextChange();
+    }
+  }
+
+  /**
+   * Graceful stop: no new claims; running handlers get until the deadline; then their
+   * signals are aborted. Claimed-but-not-started jobs and handlers that honour the abort
+   * go back to pending uncharged; a handler that ignores it is released charged (its late
+   * outcome is fenced). Resolves within `timeoutMs` plus one store write.
+   */
+  stop(options: WorkerStopOptions = {}): Promise<void> {
+    if (!this.stopPromise) this.stopPromise = this.doStop(options.timeoutMs ?? 10_000);
+    return this.stopPromise;
+  }
+
+  get isRunning(): boolean {
+    return this.loopPromise !== null && !this.isStopping;
+  }
+
+  /** Jobs running now (for metrics and the dashboard). */
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  // ---- the claim loop ----
+
+  private async loop(): Promise<void> {
+    let errorBackoffMs = 0;
+    while (!this.isStopping) {
+      const free = this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
+      if (free <= 0) {
+        await this.waitForSlot();
+        continue;
+      }
+      let claimedCount = 0;
+      let nextRunAt: Date | null = null;
+      {
+        try {
+          this.wakePending = false;
+          const jobs = await this.store.jobClaim({
+            workerId: this.id,
+            types: this.types(),
+            queues: this.queues,
+            limit: free,
+            leaseMs: this.leaseMs,
+          });
+          errorBackoffMs = 0;
+          claimedCount = jobs.length;
+          if (jobs.length > 0) {
+            if (this.isStopping) {
+              await this.handBack(jobs);
+              break;
+            }
+            this.buffer.push(...jobs);
+            this.emit('claimed', jobs);
+            this.startBuffered();
+          }
+          if (jobs.length === 0) {
+            // Nothing is due: find when the next delayed job is, to sleep until then.
+            this.emit('idle');
+            this.emitChange();
+            if (!this.wakePending) {
+              nextRunAt = (await this.store.jobClaimable({ types: this.types(), queues: this.queues })).nextRunAt;
+            }
+          } else if (jobs.length < free) {
+            this.emitChange();
+          }
+        } catch (error) {
+          this.reportStoreError(error);
+          errorBackoffMs = Math.min(MAX_ERROR_BACKOFF_MS, Math.max(50, errorBackoffMs * 2));
+          await this.sleep(errorBackoffMs);
+          continue;
+        }
+      }
+      if (this.isStopping) break;
+      if (claimedCount > 0 && claimedCount >= free) {
+        // A full batch: more may be waiting. Claim again once a slot frees up.
+        await this.waitForSlot();
+        continue;
+      }
+      if (this.wakePending) continue;
+      let sleepMs = this.pollMs;
+      if (nextRunAt) sleepMs = Math.max(1, Math.min(sleepMs, nextRunAt.getTime() - Date.now()));
+      await this.sleep(sleepMs);
+    }
+  }
+
+  private startBuffered(): void {
+    while (this.buffer.length > 0 && this.running.size + this.abandoned.size < this.concurrency && !this.isStopping) {
+      const job = this.buffer.shift()!;
+      this.run(job);
+    }
+  }
+
+  private run(job: ClaimedJob): void {
+    const task = this.registry.get(job.type);
+    if (!task) {
+      // The handler was registered when we claimed; it cannot vanish, but be safe.
+      void this.handBack([job]);
+      return;
+    }
+    const lease: Lease = { id: job.id, leaseToken: job.leaseToken };
+    const execution = execute({
+      job,
+      task,
+      log: this.log.child({ jobId: job.id, type: job.type, attempt: job.attempts }),
+      loadEvent: (eventId) => this.store.eventGet({ id: eventId }),
+      extendLease: async (ms) => {
+        const isHeld = await this.leaseKeeper.extend(lease, ms);
+        if (!isHeld) throw new LeaseLostError(job.id);
+      },
+    });
+    const entry: Running = { job, execution, startedAtMs: Date.now(), isSettled: false, isLeaseLost: false };
+    this.running.set(job.id, entry);
+    this.emit('started', job);
+    this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts }, 'job started');
+    void execution.outcome.then((outcome) => this.settle(entry, outcome));
+  }
+
+  private async settle(entry: Running, outcome: Outcome): Promise<void> {
+    const { job } = entry;
+    entry.isSettled = true;
+    const durationMs = Date.now() - entry.startedAtMs;
+    try {
+      if (entry.isLeaseLost) {
+        // Someone else may own the job now; anything we wrote would be fenced anyway.
+        this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
+      } else if (outcome.kind === 'done') {
+        if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
+          this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, durationMs }, 'job done');
+          this.emit('completed', job, durationMs);
+        }
+      } else if (outcome.kind === 'aborted' && this.isStopping) {
+        // The handler honoured the shutdown abort: hand it back uncharged.
+        const ids = await this.completer.handBack([{ id: job.id, leaseToken: job.leaseToken }]);
+        if (ids.length > 0) {
+          this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
+          this.emit('handedBack', ids);
+        }
+      } else {
+        await this.recordFailure(job, outcome);
+      }
+    } finally {
+      // A handler that outlived its timeout keeps its slot until it really settles.
+      if (outcome.kind === 'timeout') await entry.execution.settled;
+      this.running.delete(job.id);
+      this.emitChange();
+      if (!this.isStopping) {
+        this.startBuffered();
+        if (this.buffer.length === 0) this.wake();
+      }
+    }
+  }
+
+  private async recordFailure(job: ClaimedJob, outcome: Exclude<Outcome, { kind: 'done' }>): Promise<void> {
+    const task = this.registry.get(job.type)!;
+    const error = outcome.error;
+    const message = describeError(error);
+    const isPermanentFailure = outcome.kind === 'failed' && outcome.isPermanent;
+    const isExhausted = job.attempts >= job.maxAttempts;
+    let delayMs: number | null = null;
+    if (!isPermanentFailure && !isExhausted) {
+      const requested = outcome.kind === 'failed' ? outcome.retryAfterMs : null;
+      delayMs = requested ?? retryDelayMs(task.policy, job.attempts);
+    }
+    const applied = await this.completer.fail({
+      id: job.id,
+      leaseToken: job.leaseToken,
+      error: message,
+      outcome: outcome.kind === 'timeout' ? 'timeout' : 'failed',
+      retryDelayMs: delayMs,
+      deadReason: isPermanentFailure ? 'permanent' : 'exhausted',
+    });
+    if (!applied) return;
+    if (delayMs === null) {
+      this.log.warn({ jobId: job.id, type: job.type, attempt: job.attempts, error: message }, 'job dead');
+      this.emit('dead', job, error);
+    } else {
+      this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, retryDelayMs: delayMs, error: message }, 'job failed; will retry');
+      this.emit('failed', job, error, delayMs);
+    }
+  }
+
+  private onLeaseLost(jobId: string): void {
+    const entry = this.running.get(jobId);
+    if (entry && !entry.isSettled) {
+      entry.isLeaseLost = true;
+      entry.execution.abort(new LeaseLostError(jobId));
+      this.log.warn({ jobId, type: entry.job.type }, 'lease lost; handler aborted');
+      this.emit('leaseLost', entry.job);
+      return;
+    }
+    const index = this.buffer.findIndex((job) => job.id === jobId);
+    if (index >= 0) {
+      const [job] = this.buffer.splice(index, 1);
+      this.emit('leaseLost', job!);
+    }
+  }
+
+  private heldLeases(): Lease[] {
+    const leases: Lease[] = [];
+    for (const entry of this.running.values()) {
+      if (!entry.isSettled && !entry.isLeaseLost) leases.push({ id: entry.job.id, leaseToken: entry.job.leaseToken });
+    }
+    for (const job of this.buffer) leases.push({ id: job.id, leaseToken: job.leaseToken });
+    return leases;
+  }
+
+  private async rescue(): Promise<void> {
+    if (this.isStopping) return;
+    try {
+      const result = await this.store.jobRescue({});
+      if (result.requeued.length > 0 || result.dead.length > 0) {
+        this.log.warn(result, 'expired leases rescued');
+        this.emit('rescued', result);
+        if (result.requeued.length > 0) this.wake();
+      }
+    } catch (error) {
+      this.reportStoreError(error);
+    }
+  }
+
+  private async handBack(jobs: readonly Job[] | readonly ClaimedJob[]): Promise<void> {
+    const leases = (jobs as ClaimedJob[]).map((job) => ({ id: job.id, leaseToken: job.leaseToken }));
+    const ids = await this.completer.handBack(leases);
+    if (ids.length > 0) {
+      this.log.info({ jobIds: ids }, 'jobs handed back');
+      this.emit('handedBack', ids);
+    }
+  }
+
+  private async doStop(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    this.isStopping = true;
+    this.wake();
+    if (this.rescueTimer) clearInterval(this.rescueTimer);
+    if (this.unsubscribe) await this.unsubscribe().catch(() => undefined);
+    await this.loopPromise?.catch(() => undefined);
+    // Claimed but never started: back to pending, uncharged.
+    await this.handBack(this.buffer.splice(0));
+    // Let running handlers finish until shortly before the deadline, then abort them and
+    // leave a grace slice for those that honour the signal to settle and be handed back.
+    const graceMs = Math.min(1_000, Math.floor(timeoutMs / 4));
+    await this.waitForRunning(deadline - graceMs);
+    for (const entry of this.running.values()) {
+      if (!entry.isSettled) entry.execution.abort(new MailroomError('MR_ERR_CLOSED', 'worker is shutting down'));
+    }
+    await this.waitForRunning(deadline);
+    // Handlers still running ignored their signal: release them charged; their late
+    // outcome is fenced by the changed lease token.
+    const ignoring = [...this.running.values()].filter((entry) => !entry.isSettled);
+    if (ignoring.length > 0) {
+      const failures = ignoring.map((entry) => ({
+        id: entry.job.id,
+        leaseToken: entry.job.leaseToken,
+        error: 'worker stopped before the handler finished (it ignored its abort signal)',
+        outcome: 'failed' as const,
+        retryDelayMs: entry.job.attempts >= entry.job.maxAttempts ? null : 0,
+        deadReason: 'exhausted' as const,
+      }));
+      for (const entry of ignoring) {
+        entry.isLeaseLost = true;
+        this.abandoned.add(entry.job.id);
+        void entry.execution.settled.then(() => this.abandoned.delete(entry.job.id));
+      }
+      try {
+        await this.store.jobFail({ failures });
+      } catch (error) {
+        this.reportStoreError(error);
+      }
+      this.log.warn({ jobIds: ignoring.map((e) => e.job.id) }, 'handlers ignored shutdown; released charged');
+    }
+    await this.completer.idle();
+    this.leaseKeeper.stop();
+    this.isStopped = true;
+    this.emitChange();
+    this.emit('stopped');
+  }
+
+  private async waitForRunning(untilMs: number): Promise<void> {
+    while ([...this.running.values()].some((entry) => !entry.isSettled) && Date.now() < untilMs) {
+      await Promise.race([this.nextChange(), delay(untilMs - Date.now())]);
+    }
+  }
+
+  private reportStoreError(error: unknown): void {
+    this.log.error({ err: error }, 'store error in worker; backing off');
+    if (this.listenerCount('storeError') > 0) this.emit('storeError', error);
+  }
+
+  // ---- waiting without sleeping blindly ----
+
+  private changeWaiters: Array<() => void> = [];
+
+  private emitChange(): void {
+    const waiters = this.changeWaiters;
+    this.changeWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private nextChange(): Promise<void> {
+    return new Promise((resolve) => this.changeWaiters.push(resolve));
+  }
+
+  private waitForSlot(): Promise<void> {
+    if (this.running.size + this.abandoned.size + this.buffer.length < this.concurrency + this.prefetch || this.isStopping) {
+      return Promise.resolve();
+    }
+    return Promise.race([this.nextChange(), this.sleep(this.pollMs)]);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wakeUp = null;
+        resolve();
+      }, ms);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref?.());
+}
+
+function positiveInt(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) throw new MailroomError('MR_ERR_INVALID_ARGUMENT', `${name} must be a whole number >= 1`);
+  return value;
+}
