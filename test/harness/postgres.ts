@@ -73,6 +73,17 @@ export async function connectClient(): Promise<pg.Client> {
   return client;
 }
 
+/** Runs `fn` on a fresh client whose search_path is `schema` (unqualified names resolve there). */
+async function withSchemaClient<T>(schema: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = await connectClient();
+  try {
+    await client.query(`SET search_path TO "${schema}"`);
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
 async function dropSchemas(names: string[]): Promise<void> {
   if (names.length === 0) return;
   const client = await connectClient();
@@ -98,13 +109,10 @@ export const postgresHarness: StoreHarness = {
         return openPostgresStore(schema);
       },
       async exec(sql: string) {
-        const client = await connectClient();
-        try {
-          await client.query(`SET search_path TO "${schema}"`);
-          await client.query(sql);
-        } finally {
-          await client.end();
-        }
+        await withSchemaClient(schema, (client) => client.query(sql));
+      },
+      async query(sql: string) {
+        return withSchemaClient(schema, async (client) => (await client.query(sql)).rows);
       },
     };
   },

@@ -283,7 +283,8 @@ DELETE FROM mailroom_event
 WHERE id IN (SELECT e.id FROM mailroom_event e, clock
              WHERE e.received_at < clock.now - $1::float8 * interval '1 millisecond'
                AND NOT EXISTS (SELECT 1 FROM mailroom_job j WHERE j.event_id = e.id)
-             LIMIT 1000);
+             LIMIT 1000)
+RETURNING id;
 
 -- name: jobStats
 -- Counts come from the trigger-kept counter shards, summed; never from scanning jobs.
