@@ -200,17 +200,25 @@ export class SqliteStore implements Store {
       db: this.db,
       jobInsertMany: (params) => this.insertJobsSync(params.jobs, params.now, null),
     };
-    return this.writeSync('ack', () => {
-      const result = fn(tx);
-      if (result && typeof (result as { then?: unknown }).then === 'function') {
-        // Rolling back here is the only safe answer: the promise would run outside the transaction.
-        throw new MailroomError(
-          'MR_ERR_TRANSACTION_ASYNC',
-          'The SQLite transaction callback returned a promise; it must be synchronous (better-sqlite3 transactions cannot span an await).',
-        );
-      }
-      return result;
-    });
+    try {
+      return this.writeSync('ack', () => {
+        const result = fn(tx);
+        if (result && typeof (result as { then?: unknown }).then === 'function') {
+          // Rolling back here is the only safe answer: the promise would run outside the transaction.
+          throw new MailroomError(
+            'MR_ERR_TRANSACTION_ASYNC',
+            'The SQLite transaction callback returned a promise; it must be synchronous (better-sqlite3 transactions cannot span an await).',
+          );
+        }
+        return result;
+      });
+    } catch (error) {
+      // A held lock or a failing disk is the store's problem, not the caller's SQL: surface it
+      // as StoreUnavailableError like every async method (it cannot retry: this call is
+      // synchronous). The caller's own errors, constraint violations included, pass through.
+      const interpreted = interpretSqliteError(error);
+      throw interpreted instanceof StoreUnavailableError ? interpreted : error;
+    }
   }
 
   // ---- jobs ----

@@ -1,0 +1,156 @@
+// SQLite-only checks, and why they cannot live in the shared conformance suite:
+// - WAL and `synchronous` are SQLite pragmas with no PostgreSQL counterpart; SPEC §2 asks
+//   for a test of the durability setting actually in force, because a kill -9 test cannot
+//   see a missing fsync.
+// - Lock contention here means another connection holding SQLite's single write lock
+//   (BEGIN IMMEDIATE) past the store's lock deadline; PostgreSQL has row locks instead and
+//   no whole-database writer lock to hold.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../src/core/errors.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.js';
+import { jobInsert } from '../harness/factory.js';
+
+/** PRAGMA synchronous values as SQLite reports them. */
+const SYNCHRONOUS_FULL = 2;
+const SYNCHRONOUS_NORMAL = 1;
+
+const opened: Array<{ close(): unknown }> = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const handle of opened.splice(0).reverse()) await handle.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-sqlite-'));
+  dirs.push(dir);
+  return join(dir, 'mailroom.db');
+}
+
+async function openStore(options: Omit<SqliteStoreOptions, 'path'> & { path?: string } = {}): Promise<SqliteStore> {
+  const store = new SqliteStore({ path: tempPath(), ...options });
+  opened.push(store);
+  await store.migrate();
+  return store;
+}
+
+function synchronousInForce(store: SqliteStore): unknown {
+  return store.database.pragma('synchronous', { simple: true });
+}
+
+function enqueueOne(store: SqliteStore, type = 'test_job') {
+  return store.jobInsertMany({ jobs: [jobInsert({ type })] });
+}
+
+describe('SQLite durability settings', () => {
+  it('runs in WAL journal mode', async () => {
+    const store = await openStore();
+    expect(store.database.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(store.durability.journal).toBe('wal');
+  });
+
+  it("commits an acknowledgement with synchronous=FULL in 'full' mode, even right after bookkeeping", async () => {
+    const store = await openStore({ synchronous: 'full' });
+    await enqueueOne(store);
+    // A claim is worker bookkeeping and may drop to NORMAL; the next enqueue must restore FULL.
+    await store.jobClaim({ workerId: 'w', types: ['test_job'], queues: null, limit: 1, leaseMs: 30_000 });
+    expect(synchronousInForce(store)).toBe(SYNCHRONOUS_NORMAL);
+    await enqueueOne(store);
+    expect(synchronousInForce(store)).toBe(SYNCHRONOUS_FULL);
+  });
+
+  it("commits cancel, replay and ingress acknowledgements with synchronous=FULL in 'full' mode", async () => {
+    const store = await openStore({ synchronous: 'full' });
+    const [inserted] = await enqueueOne(store);
+    const id = inserted!.job.id;
+    const acknowledgements = [
+      () => store.jobCancel({ id }),
+      () => store.jobReplay({ ids: [id], reason: null, by: null }),
+      () =>
+        store.eventInsertWithJobs({
+          event: { source: 's', deliveryId: 'd', type: null, headers: {}, rawBody: Buffer.from('{}') },
+          jobs: [],
+        }),
+    ];
+    for (const acknowledge of acknowledgements) {
+      await store.jobRescue({}); // bookkeeping first, so each acknowledgement must switch back
+      expect(synchronousInForce(store)).toBe(SYNCHRONOUS_NORMAL);
+      await acknowledge();
+      expect(synchronousInForce(store)).toBe(SYNCHRONOUS_FULL);
+    }
+    expect((await store.jobGet({ id }))!.replays).toHaveLength(1);
+  });
+
+  it("commits everything with synchronous=NORMAL in 'normal' mode and says so", async () => {
+    const store = await openStore({ synchronous: 'normal' });
+    await enqueueOne(store);
+    expect(synchronousInForce(store)).toBe(SYNCHRONOUS_NORMAL);
+    expect(store.durability).toMatchObject({ synchronous: 'normal', acknowledgements: 'NORMAL' });
+    expect(store.description).toContain('normal');
+  });
+
+  it("describes 'full' as the default durability", async () => {
+    const store = await openStore();
+    expect(store.durability).toMatchObject({ synchronous: 'full', acknowledgements: 'FULL', bookkeeping: 'NORMAL' });
+  });
+});
+
+describe('SQLite write lock held by another connection', () => {
+  it('fails a write with StoreUnavailableError past the lock deadline, writes nothing, and succeeds once released', async () => {
+    const path = tempPath();
+    const store = await openStore({ path, lockDeadlineMs: 50, busyTimeoutMs: 20 });
+    const other = new Database(path);
+    opened.push(other);
+    other.exec('BEGIN IMMEDIATE');
+
+    const error = await enqueueOne(store, 'blocked').then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect((error as StoreUnavailableError).code).toBe('MR_ERR_STORE_UNAVAILABLE');
+    expect((error as StoreUnavailableError).retryAfterMs).toBeGreaterThan(0);
+
+    other.exec('ROLLBACK');
+    expect(await store.jobList({ type: 'blocked' })).toEqual([]);
+    const [inserted] = await enqueueOne(store, 'blocked');
+    expect((await store.jobList({ type: 'blocked' })).map((job) => job.id)).toEqual([inserted!.job.id]);
+  });
+
+  it('waits out a lock released before the deadline instead of failing', async () => {
+    const path = tempPath();
+    const store = await openStore({ path, lockDeadlineMs: 5_000, busyTimeoutMs: 10 });
+    const other = new Database(path);
+    opened.push(other);
+    other.exec('BEGIN IMMEDIATE');
+    const pending = enqueueOne(store, 'waited');
+    // The store retries asynchronously, so this callback runs while the write is waiting.
+    setImmediate(() => other.exec('COMMIT'));
+    const [inserted] = await pending;
+    expect(inserted!.job.type).toBe('waited');
+  });
+
+  it('fails transactionSync with StoreUnavailableError, not a raw driver error, while the lock is held', async () => {
+    const path = tempPath();
+    const store = await openStore({ path, lockDeadlineMs: 50, busyTimeoutMs: 20 });
+    const other = new Database(path);
+    opened.push(other);
+    other.exec('BEGIN IMMEDIATE');
+    let thrown: unknown;
+    try {
+      store.transactionSync((tx) => tx.jobInsertMany({ jobs: [jobInsert({ type: 'outbox' })] }));
+    } catch (error) {
+      thrown = error;
+    }
+    other.exec('ROLLBACK');
+    expect(thrown).toBeInstanceOf(StoreUnavailableError);
+    expect(await store.jobList({ type: 'outbox' })).toEqual([]);
+  });
+});
