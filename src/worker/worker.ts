@@ -60,6 +60,8 @@ interface Running {
   readonly startedAtMs: number;
   /** Set once the outcome is decided; the heartbeat no longer covers it. */
   isSettled: boolean;
+  /** Set once the outcome is written (or given up on). */
+  isRecorded: boolean;
   isLeaseLost: boolean;
 }
 
@@ -290,7 +292,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!isHeld) throw new LeaseLostError(job.id);
       },
     });
-    const entry: Running = { job, execution, startedAtMs: Date.now(), isSettled: false, isLeaseLost: false };
+    const entry: Running = { job, execution, startedAtMs: Date.now(), isSettled: false, isRecorded: false, isLeaseLost: false };
     this.running.set(job.id, entry);
     this.emit('started', job);
     this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts }, 'job started');
@@ -321,14 +323,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
         await this.recordFailure(job, outcome);
       }
     } finally {
-      // A handler that outlived its timeout keeps its slot until it really settles.
-      if (outcome.kind === 'timeout') await entry.execution.settled;
-      this.running.delete(job.id);
+      entry.isRecorded = true;
       this.emitChange();
-      if (!this.isStopping) {
-        this.startBuffered();
-        if (this.buffer.length === 0) this.wake();
-      }
+    }
+    // A handler that outlived its timeout keeps its slot until it really settles.
+    if (outcome.kind === 'timeout') await entry.execution.settled;
+    this.running.delete(job.id);
+    this.emitChange();
+    if (!this.isStopping) {
+      this.startBuffered();
+      if (this.buffer.length === 0) this.wake();
     }
   }
 
@@ -450,6 +454,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       this.log.warn({ jobIds: ignoring.map((e) => e.job.id) }, 'handlers ignored shutdown; released charged');
     }
+    // Outcomes decided before the deadline are written before stop() resolves.
+    while ([...this.running.values()].some((entry) => entry.isSettled && !entry.isRecorded)) await this.nextChange();
     await this.completer.idle();
     this.leaseKeeper.stop();
     this.isStopped = true;
@@ -458,7 +464,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async waitForRunning(untilMs: number): Promise<void> {
-    while ([...this.running.values()].some((entry) => !entry.isSettled) && Date.now() < untilMs) {
+    while ([...this.running.values()].some((entry) => !entry.isRecorded) && Date.now() < untilMs) {
       await Promise.race([this.nextChange(), delay(untilMs - Date.now())]);
     }
   }
@@ -503,8 +509,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 }
 
+/** A ref'd timer on purpose: a stopping worker keeps its process alive until its deadline. */
 function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref?.());
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }
 
 function positiveInt(value: number, name: string): number {
