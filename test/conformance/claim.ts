@@ -73,6 +73,28 @@ export function claimConformance(harness: StoreHarness): void {
       expect(order).toEqual([high, lowEarly1, lowEarly2, lowLate]);
     });
 
+    it('returns a batch in claim order: priority, then runAt, then id', async () => {
+      const [lowLate, high, lowEarly1, lowEarly2] = await enqueueIds(ctx.store, [
+        { priority: 0, runAt: at(-2 * SECOND_MS) },
+        { priority: 5, runAt: at(0) },
+        { priority: 0, runAt: at(-5 * SECOND_MS) },
+        { priority: 0, runAt: at(-5 * SECOND_MS) },
+      ]);
+      expect(idsOf(await claim(ctx.store, { limit: 10 }))).toEqual([high, lowEarly1, lowEarly2, lowLate]);
+    });
+
+    it('never leases one job to two claimers racing on two connections', async () => {
+      const ids = await enqueueIds(ctx.store, Array.from({ length: 40 }, () => ({})));
+      const other = await ctx.opened.openAnother();
+      const batches = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => claim(i % 2 === 0 ? ctx.store : other, { workerId: `w${i}`, limit: 3 })),
+      );
+      const claimed = batches.flat().map((job) => job.id);
+      expect(new Set(claimed).size).toBe(claimed.length);
+      expect(claimed.length).toBe(ids.length);
+      for (const job of batches.flat()) expect(job.attempts).toBe(1);
+    });
+
     it('takes the best jobs of the whole queue when a batch is smaller than the backlog', async () => {
       const [, mid, top] = await enqueueIds(ctx.store, [{ priority: 1 }, { priority: 2 }, { priority: 3 }]);
       expect(idsOf(await claim(ctx.store, { limit: 2 })).sort()).toEqual([mid, top].sort());

@@ -151,6 +151,16 @@ export function enqueueConformance(harness: StoreHarness): void {
       expect(await ctx.store.jobList({})).toHaveLength(1);
     });
 
+    it('creates one job for 20 concurrent enqueues of one key over two connections', async () => {
+      const other = await ctx.opened.openAnother();
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => enqueue(i % 2 === 0 ? ctx.store : other, { key: 'race', payload: { same: true } })),
+      );
+      expect(new Set(results.map((result) => result.job.id)).size).toBe(1);
+      expect(results.filter((result) => !result.isDuplicate)).toHaveLength(1);
+      expect(await ctx.store.jobList({})).toHaveLength(1);
+    });
+
     it('returns results in the order of the inserts', async () => {
       const results = await ctx.store.jobInsertMany({
         jobs: [jobInsert({ type: 'one' }), jobInsert({ type: 'two' }), jobInsert({ type: 'three' })],
