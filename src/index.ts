@@ -41,3 +41,16 @@ export {
 export type { ErrorCode } from './core/errors.js';
 export type { BackoffOptions, Jitter } from './core/backoff.js';
 export type { Store, StoreCapabilities } from './store/store.js';
+export { defineConfig } from './config/define-config.js';
+export type {
+  MailroomConfig,
+  SourceConfig,
+  SourceTaskConfig,
+  TaskConfig,
+  TaskPolicyConfig,
+  ForwardTaskConfig,
+  ExecTaskConfig,
+  ModuleTaskConfig,
+  ServerConfig,
+  WorkerConfig,
+} from './config/define-config.js';

@@ -1,0 +1,128 @@
+// The shape of `mailroom.config.js`/`.mjs`, and `defineConfig`, the identity function that
+// gives that file types. A plain default-exported object is accepted just the same.
+
+import type { BackoffOptions } from '../core/backoff.js';
+import type { TaskDefinition, TaskHandler } from '../core/task-registry.js';
+import type { ProviderName } from '../providers/index.js';
+
+/** The retry policy a configured task may set (same meaning as `mr.task(type, { ... })`). */
+export interface TaskPolicyConfig {
+  /** @default 5 (forward: 8, the Standard Webhooks schedule) */
+  readonly maxAttempts?: number;
+  /** Aborts the handler; counts as a transient failure. @default 300000 */
+  readonly timeoutMs?: number;
+  readonly backoff?: Partial<BackoffOptions>;
+  /** A fixed retry schedule (ms after each failed attempt) instead of exponential backoff. */
+  readonly retryScheduleMs?: readonly number[];
+  /** @default 'default' */
+  readonly queue?: string;
+}
+
+/**
+ * POST the stored event (original body and content type) to `url`.
+ * 2xx done; 4xx permanent except 408/409/425/429; 5xx and network errors retried.
+ */
+export interface ForwardTaskConfig extends TaskPolicyConfig {
+  readonly kind: 'forward';
+  /** Where to POST the event. Operator-configured, so trusted (no SSRF guard). */
+  readonly url: string;
+  /** A Standard Webhooks secret (`whsec_…`); when set, every hop is re-signed with it. */
+  readonly secret?: string;
+  /** Extra request headers (an internal auth token, say). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Per-request timeout. @default 30000 */
+  readonly requestTimeoutMs?: number;
+}
+
+/** Run a command (argv, no shell) with the event body on stdin. */
+export interface ExecTaskConfig extends TaskPolicyConfig {
+  readonly kind: 'exec';
+  /** `[program, ...args]`; never passed through a shell. */
+  readonly command: readonly string[];
+  /** Working directory. @default the config file's directory */
+  readonly cwd?: string;
+  /** Environment for the command, on top of a scrubbed base (PATH, HOME, LANG, TZ, TMPDIR). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Exit codes that mean "never retry" (the job goes dead at once). @default [] */
+  readonly permanentExitCodes?: readonly number[];
+  /** Bytes of stdout and of stderr kept for the log and error text. @default 65536 */
+  readonly maxOutputBytes?: number;
+}
+
+/** A task implemented in your own module: default export `{ run, ...policy }` or a function. */
+export interface ModuleTaskConfig extends TaskPolicyConfig {
+  readonly kind?: 'module';
+  /** Path to the module, relative to the config file. */
+  readonly module: string;
+}
+
+export type TaskConfig = ForwardTaskConfig | ExecTaskConfig | ModuleTaskConfig;
+
+/** One entry of a source's fan-out. */
+export interface SourceTaskConfig {
+  /** The task type to enqueue. */
+  readonly task: string;
+  /** Only these event types (Stripe `type`, GitHub `X-GitHub-Event`, …); omitted means all. */
+  readonly events?: readonly string[];
+  /** JSON path into the body whose value becomes the job's ordering group (`$.data.object.customer`). */
+  readonly group?: string;
+  /** Job priority. @default 0 */
+  readonly priority?: number;
+}
+
+/** A webhook source: `POST /hooks/<name>`. */
+export interface SourceConfig {
+  readonly provider: ProviderName;
+  /** Every currently valid secret (several during a rotation). `none` takes none. */
+  readonly secrets?: ReadonlyArray<string | undefined>;
+  /** Provider options (`toleranceMs`; for `hmac`: `header`, `algorithm`, `encoding`, `prefix`, `idHeader`, `idPath`, …). */
+  readonly options?: Readonly<Record<string, unknown>>;
+  /** Tasks each event fans out to: a task name, or `{ task, events?, group? }`. */
+  readonly tasks?: ReadonlyArray<string | SourceTaskConfig>;
+  /** Body limit for this source. @default server.bodyLimitBytes */
+  readonly bodyLimitBytes?: number;
+}
+
+export interface ServerConfig {
+  /** @default '127.0.0.1' */
+  readonly host?: string;
+  /** @default 8080 */
+  readonly port?: number;
+  /** Largest accepted webhook body; reading stops there and the answer is 413. @default 1048576 */
+  readonly bodyLimitBytes?: number;
+}
+
+export interface WorkerConfig {
+  /** @default 10 */
+  readonly concurrency?: number;
+  readonly queues?: readonly string[];
+  /** @default 500 */
+  readonly pollMs?: number;
+  /** @default 60000 */
+  readonly leaseMs?: number;
+}
+
+export interface MailroomConfig {
+  /** Store URL. `--db` and `MAILROOM_DB` win over it. @default 'sqlite:./data/mailroom.db' */
+  readonly db?: string;
+  readonly server?: ServerConfig;
+  readonly worker?: WorkerConfig;
+  readonly sources?: Readonly<Record<string, SourceConfig>>;
+  readonly tasks?: Readonly<Record<string, TaskConfig>>;
+  readonly endpoints?: { readonly allowlist?: readonly string[] };
+  readonly dashboard?: { readonly token?: string };
+  readonly retention?: { readonly doneMs?: number; readonly deadMs?: number };
+}
+
+/** What a `module` task's default export may be. */
+export type TaskModuleExport = TaskHandler | TaskDefinition;
+
+/**
+ * Types a config file; returns its argument unchanged.
+ * @example
+ * import { defineConfig } from 'mailroom';
+ * export default defineConfig({ sources: { stripe: { provider: 'stripe', secrets: [process.env.STRIPE_WEBHOOK_SECRET], tasks: ['fulfil_order'] } } });
+ */
+export function defineConfig<const T extends MailroomConfig>(config: T): T {
+  return config;
+}

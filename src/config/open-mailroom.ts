@@ -1,0 +1,80 @@
+// Opens a Mailroom from a config: the store (`--db` / MAILROOM_DB, else the config's db,
+// else the default SQLite file) and every configured task with its policy, so jobs
+// enqueued from the CLI get the same policies as jobs enqueued in code.
+
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../core/errors.js';
+import type { TaskDefinition } from '../core/task-registry.js';
+import type { Logger } from '../log.js';
+import { Mailroom } from '../mailroom.js';
+import type { MailroomOptions } from '../mailroom.js';
+import { createExecTask } from '../tasks/exec.js';
+import { createForwardTask } from '../tasks/forward.js';
+import type { MailroomConfig, ModuleTaskConfig, TaskConfig } from './define-config.js';
+import { policyOf } from './task-policy.js';
+import { validateConfig } from './validate-config.js';
+
+export const DEFAULT_DB_URL = 'sqlite:./data/mailroom.db';
+
+export interface OpenMailroomFromConfigOptions {
+  /** The loaded config; null or omitted means an empty one. */
+  readonly config?: MailroomConfig | null;
+  /** `--db` / `MAILROOM_DB`: wins over `config.db`. */
+  readonly db?: string;
+  readonly logger?: Logger;
+  /** Passed to Mailroom.open (tests: lockDeadlineMs, a store, migrate: false). */
+  readonly open?: Omit<MailroomOptions, 'db' | 'logger'>;
+}
+
+/**
+ * Open the store and register every configured task.
+ * @throws ConfigError naming the bad key (a task module that is missing or exports no run).
+ * @example const mr = await openMailroomFromConfig({ config: await loadConfig({ cwd }), db: flags.db });
+ */
+export async function openMailroomFromConfig(options: OpenMailroomFromConfigOptions): Promise<Mailroom> {
+  const config = validateConfig(options.config ?? {});
+  // Load task modules before opening the store: a broken module should not leave a store open.
+  const definitions = await loadTaskDefinitions(config);
+  const mr = await Mailroom.open({
+    ...options.open,
+    db: options.db ?? config.db ?? DEFAULT_DB_URL,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  for (const [name, definition] of definitions) mr.task(name, definition);
+  return mr;
+}
+
+/** Every configured task as a TaskDefinition, by task name. */
+export async function loadTaskDefinitions(config: MailroomConfig): Promise<Map<string, TaskDefinition>> {
+  const definitions = new Map<string, TaskDefinition>();
+  for (const [name, task] of Object.entries(config.tasks ?? {})) {
+    definitions.set(name, await taskDefinition(task, `tasks.${name}`));
+  }
+  return definitions;
+}
+
+async function taskDefinition(task: TaskConfig, key: string): Promise<TaskDefinition> {
+  if (task.kind === 'forward') return createForwardTask(task);
+  if (task.kind === 'exec') return createExecTask(task);
+  return loadModuleTask(task, key);
+}
+
+async function loadModuleTask(task: ModuleTaskConfig, key: string): Promise<TaskDefinition> {
+  const url = task.module.startsWith('file:') ? task.module : pathToFileURL(task.module).href;
+  let exported: unknown;
+  try {
+    exported = ((await import(url)) as { default?: unknown }).default;
+  } catch (error) {
+    throw new ConfigError(`${key}.module`, `could not load ${task.module}: ${(error as Error)?.message ?? String(error)}`);
+  }
+  let definition: TaskDefinition;
+  if (typeof exported === 'function') {
+    definition = { run: exported as TaskDefinition['run'] };
+  } else if (typeof exported === 'object' && exported !== null && typeof (exported as { run?: unknown }).run === 'function') {
+    definition = exported as TaskDefinition;
+  } else {
+    throw new ConfigError(`${key}.module`, `${task.module} must default-export a function or { run, ...policy }`);
+  }
+  // The operator's config wins over the module's own defaults.
+  return { ...definition, ...policyOf(task) };
+}

@@ -1,0 +1,264 @@
+// Checks a config object (from a file or from code) and returns it normalized: relative
+// module paths and exec working directories resolved against the config file's directory.
+// Every problem is a ConfigError naming the exact key (`sources.stripe.provider`).
+
+import { isAbsolute, resolve } from 'node:path';
+import { ConfigError } from '../core/errors.js';
+import { configureProvider } from '../providers/index.js';
+import { parseJsonPath } from '../providers/json-path.js';
+import { standardWebhooksKey } from '../providers/standard.js';
+import type {
+  ExecTaskConfig,
+  ForwardTaskConfig,
+  MailroomConfig,
+  ModuleTaskConfig,
+  SourceConfig,
+  SourceTaskConfig,
+  TaskConfig,
+} from './define-config.js';
+
+/** Source names become URL path segments (`/hooks/<name>`). */
+const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'endpoints', 'dashboard', 'retention'];
+const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue'];
+const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
+  forward: ['kind', 'url', 'secret', 'headers', 'requestTimeoutMs', ...POLICY_KEYS],
+  exec: ['kind', 'command', 'cwd', 'env', 'permanentExitCodes', 'maxOutputBytes', ...POLICY_KEYS],
+  module: ['kind', 'module', ...POLICY_KEYS],
+};
+
+export interface ValidateConfigOptions {
+  /** Directory relative paths in the config are resolved against. @default process.cwd() */
+  readonly baseDir?: string;
+}
+
+/**
+ * Validate and normalize a config.
+ * @throws ConfigError naming the bad key.
+ * @example validateConfig({ sources: { gh: { provider: 'github', secrets: ['s'] } } })
+ */
+export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}): MailroomConfig {
+  const baseDir = options.baseDir ?? process.cwd();
+  const root = readObject(raw, 'config', TOP_LEVEL_KEYS);
+  const config: Record<string, unknown> = {};
+  if (root.db !== undefined) config.db = readString(root.db, 'db');
+  if (root.server !== undefined) {
+    const server = readObject(root.server, 'server', ['host', 'port', 'bodyLimitBytes']);
+    config.server = {
+      ...(server.host !== undefined ? { host: readString(server.host, 'server.host') } : {}),
+      ...(server.port !== undefined ? { port: readInteger(server.port, 'server.port', 0, 65_535) } : {}),
+      ...(server.bodyLimitBytes !== undefined ? { bodyLimitBytes: readInteger(server.bodyLimitBytes, 'server.bodyLimitBytes', 1) } : {}),
+    };
+  }
+  if (root.worker !== undefined) {
+    const worker = readObject(root.worker, 'worker', ['concurrency', 'queues', 'pollMs', 'leaseMs']);
+    config.worker = {
+      ...(worker.concurrency !== undefined ? { concurrency: readInteger(worker.concurrency, 'worker.concurrency', 1) } : {}),
+      ...(worker.queues !== undefined ? { queues: readStringArray(worker.queues, 'worker.queues') } : {}),
+      ...(worker.pollMs !== undefined ? { pollMs: readInteger(worker.pollMs, 'worker.pollMs', 1) } : {}),
+      ...(worker.leaseMs !== undefined ? { leaseMs: readInteger(worker.leaseMs, 'worker.leaseMs', 1_000) } : {}),
+    };
+  }
+  if (root.tasks !== undefined) {
+    const tasks: Record<string, TaskConfig> = {};
+    for (const [name, task] of Object.entries(readObject(root.tasks, 'tasks'))) {
+      if (name.trim() === '') throw new ConfigError('tasks', 'task names must be non-empty');
+      tasks[name] = validateTask(task, `tasks.${name}`, baseDir);
+    }
+    config.tasks = tasks;
+  }
+  if (root.sources !== undefined) {
+    const sources: Record<string, SourceConfig> = {};
+    for (const [name, source] of Object.entries(readObject(root.sources, 'sources'))) {
+      if (!SOURCE_NAME.test(name)) {
+        throw new ConfigError(`sources.${name}`, 'source names are URL path segments: letters, digits, "_", "-" and "."');
+      }
+      sources[name] = validateSource(source, `sources.${name}`);
+    }
+    config.sources = sources;
+  }
+  if (root.endpoints !== undefined) {
+    const endpoints = readObject(root.endpoints, 'endpoints', ['allowlist']);
+    config.endpoints = endpoints.allowlist === undefined ? {} : { allowlist: readStringArray(endpoints.allowlist, 'endpoints.allowlist') };
+  }
+  if (root.dashboard !== undefined) {
+    const dashboard = readObject(root.dashboard, 'dashboard', ['token']);
+    // An unset env var is the usual `token: process.env.X`: the dashboard is then off, not broken.
+    config.dashboard = dashboard.token === undefined ? {} : { token: readString(dashboard.token, 'dashboard.token') };
+  }
+  if (root.retention !== undefined) {
+    const retention = readObject(root.retention, 'retention', ['doneMs', 'deadMs']);
+    config.retention = {
+      ...(retention.doneMs !== undefined ? { doneMs: readNumber(retention.doneMs, 'retention.doneMs', 0) } : {}),
+      ...(retention.deadMs !== undefined ? { deadMs: readNumber(retention.deadMs, 'retention.deadMs', 0) } : {}),
+    };
+  }
+  return config as MailroomConfig;
+}
+
+function validateSource(raw: unknown, key: string): SourceConfig {
+  const source = readObject(raw, key, ['provider', 'secrets', 'options', 'tasks', 'bodyLimitBytes']);
+  // The provider registry checks provider name, options and secrets, naming the key.
+  configureProvider({ provider: source.provider, options: source.options, secrets: source.secrets }, key);
+  const tasks: (string | SourceTaskConfig)[] = [];
+  if (source.tasks !== undefined) {
+    if (!Array.isArray(source.tasks)) throw new ConfigError(`${key}.tasks`, 'must be a list of task names or { task, events?, group? }');
+    source.tasks.forEach((entry: unknown, index) => tasks.push(validateSourceTask(entry, `${key}.tasks[${index}]`)));
+  }
+  return {
+    provider: source.provider as SourceConfig['provider'],
+    ...(source.secrets !== undefined ? { secrets: source.secrets as string[] } : {}),
+    ...(source.options !== undefined ? { options: source.options as Record<string, unknown> } : {}),
+    tasks,
+    ...(source.bodyLimitBytes !== undefined ? { bodyLimitBytes: readInteger(source.bodyLimitBytes, `${key}.bodyLimitBytes`, 1) } : {}),
+  };
+}
+
+function validateSourceTask(raw: unknown, key: string): string | SourceTaskConfig {
+  if (typeof raw === 'string') return readString(raw, key);
+  const entry = readObject(raw, key, ['task', 'events', 'group', 'priority']);
+  const group = entry.group === undefined ? undefined : readString(entry.group, `${key}.group`);
+  if (group !== undefined && parseJsonPath(group) === null) {
+    throw new ConfigError(`${key}.group`, `"${group}" is not a supported JSON path (use $.a.b or $.items[0].id)`);
+  }
+  return {
+    task: readString(entry.task, `${key}.task`),
+    ...(entry.events !== undefined ? { events: readStringArray(entry.events, `${key}.events`) } : {}),
+    ...(group !== undefined ? { group } : {}),
+    ...(entry.priority !== undefined ? { priority: readInteger(entry.priority, `${key}.priority`) } : {}),
+  };
+}
+
+function validateTask(raw: unknown, key: string, baseDir: string): TaskConfig {
+  const loose = readObject(raw, key);
+  const kind = loose.kind ?? (loose.module !== undefined ? 'module' : undefined);
+  if (kind !== 'forward' && kind !== 'exec' && kind !== 'module') {
+    throw new ConfigError(`${key}.kind`, "must be 'forward', 'exec' or 'module' (or give `module: './path.js'`)");
+  }
+  const task = readObject(raw, key, TASK_KEYS[kind]);
+  const policy = validatePolicy(task, key);
+  if (kind === 'forward') {
+    const url = readString(task.url, `${key}.url`);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError(`${key}.url`, 'is not a valid URL');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${key}.url`, 'must be an http:// or https:// URL');
+    const forward: ForwardTaskConfig = { kind, url, ...policy };
+    if (task.secret !== undefined) {
+      const secret = readString(task.secret, `${key}.secret`);
+      if (standardWebhooksKey(secret) === null) throw new ConfigError(`${key}.secret`, 'is not a Standard Webhooks secret (whsec_ followed by base64)');
+      Object.assign(forward, { secret });
+    }
+    if (task.headers !== undefined) Object.assign(forward, { headers: readStringRecord(task.headers, `${key}.headers`) });
+    if (task.requestTimeoutMs !== undefined) Object.assign(forward, { requestTimeoutMs: readInteger(task.requestTimeoutMs, `${key}.requestTimeoutMs`, 1) });
+    return forward;
+  }
+  if (kind === 'exec') {
+    const command = readStringArray(task.command, `${key}.command`);
+    if (command.length === 0) throw new ConfigError(`${key}.command`, 'must name a program: [program, ...args]');
+    const exec: ExecTaskConfig = {
+      kind,
+      command,
+      cwd: resolve(baseDir, task.cwd === undefined ? '.' : readString(task.cwd, `${key}.cwd`)),
+      ...policy,
+    };
+    if (task.env !== undefined) Object.assign(exec, { env: readStringRecord(task.env, `${key}.env`) });
+    if (task.permanentExitCodes !== undefined) {
+      if (!Array.isArray(task.permanentExitCodes)) throw new ConfigError(`${key}.permanentExitCodes`, 'must be a list of exit codes');
+      const codes = task.permanentExitCodes.map((code: unknown, i) => readInteger(code, `${key}.permanentExitCodes[${i}]`, 1, 255));
+      Object.assign(exec, { permanentExitCodes: codes });
+    }
+    if (task.maxOutputBytes !== undefined) Object.assign(exec, { maxOutputBytes: readInteger(task.maxOutputBytes, `${key}.maxOutputBytes`, 0) });
+    return exec;
+  }
+  const modulePath = readString(task.module, `${key}.module`);
+  const resolved: ModuleTaskConfig = {
+    kind: 'module',
+    module: isAbsolute(modulePath) || modulePath.startsWith('file:') ? modulePath : resolve(baseDir, modulePath),
+    ...policy,
+  };
+  return resolved;
+}
+
+function validatePolicy(task: Record<string, unknown>, key: string): Record<string, unknown> {
+  const policy: Record<string, unknown> = {};
+  if (task.maxAttempts !== undefined) policy.maxAttempts = readInteger(task.maxAttempts, `${key}.maxAttempts`, 1);
+  if (task.timeoutMs !== undefined) policy.timeoutMs = readInteger(task.timeoutMs, `${key}.timeoutMs`, 1);
+  if (task.queue !== undefined) policy.queue = readString(task.queue, `${key}.queue`);
+  if (task.backoff !== undefined) {
+    const backoff = readObject(task.backoff, `${key}.backoff`, ['baseMs', 'capMs', 'jitter']);
+    const out: Record<string, unknown> = {};
+    if (backoff.baseMs !== undefined) out.baseMs = readNumber(backoff.baseMs, `${key}.backoff.baseMs`, 0);
+    if (backoff.capMs !== undefined) out.capMs = readNumber(backoff.capMs, `${key}.backoff.capMs`, 0);
+    if (backoff.jitter !== undefined) {
+      if (backoff.jitter !== 'full' && backoff.jitter !== 'equal' && backoff.jitter !== 'none') {
+        throw new ConfigError(`${key}.backoff.jitter`, "must be 'full', 'equal' or 'none'");
+      }
+      out.jitter = backoff.jitter;
+    }
+    policy.backoff = out;
+  }
+  if (task.retryScheduleMs !== undefined) {
+    if (!Array.isArray(task.retryScheduleMs) || task.retryScheduleMs.length === 0) {
+      throw new ConfigError(`${key}.retryScheduleMs`, 'must be a non-empty list of delays in ms');
+    }
+    policy.retryScheduleMs = task.retryScheduleMs.map((ms: unknown, i) => readNumber(ms, `${key}.retryScheduleMs[${i}]`, 0));
+  }
+  return policy;
+}
+
+// ---- primitive readers: each names the key it refuses ----
+
+function readObject(raw: unknown, key: string, allowed?: readonly string[]): Record<string, unknown> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(key, 'must be an object');
+  const record = raw as Record<string, unknown>;
+  if (allowed) {
+    for (const name of Object.keys(record)) {
+      if (!allowed.includes(name)) {
+        const path = key === 'config' ? name : `${key}.${name}`;
+        throw new ConfigError(path, `unknown key (known: ${allowed.join(', ')})`);
+      }
+    }
+  }
+  return record;
+}
+
+function readString(raw: unknown, key: string): string {
+  if (typeof raw !== 'string' || raw.trim() === '') {
+    throw new ConfigError(key, raw === undefined ? 'is missing (is its environment variable set?)' : 'must be a non-empty string');
+  }
+  return raw;
+}
+
+function readStringArray(raw: unknown, key: string): string[] {
+  if (!Array.isArray(raw)) throw new ConfigError(key, 'must be a list of strings');
+  return raw.map((item: unknown, i) => readString(item, `${key}[${i}]`));
+}
+
+function readStringRecord(raw: unknown, key: string): Record<string, string> {
+  const record = readObject(raw, key);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(record)) {
+    if (typeof value !== 'string') throw new ConfigError(`${key}.${name}`, 'must be a string');
+    out[name] = value;
+  }
+  return out;
+}
+
+function readNumber(raw: unknown, key: string, min = -Infinity): number {
+  if (typeof raw !== 'number' || !Number.isFinite(raw) || raw < min) {
+    throw new ConfigError(key, `must be a number${min > -Infinity ? ` >= ${min}` : ''}`);
+  }
+  return raw;
+}
+
+function readInteger(raw: unknown, key: string, min = -Infinity, max = Infinity): number {
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) {
+    const range = max < Infinity ? ` from ${min} to ${max}` : min > -Infinity ? ` >= ${min}` : '';
+    throw new ConfigError(key, `must be a whole number${range}`);
+  }
+  return raw;
+}

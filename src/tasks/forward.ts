@@ -1,0 +1,139 @@
+// The built-in `forward` task: POST a stored webhook event to an internal URL with its
+// original body and content type, the provider's event headers, stable mailroom-event-id /
+// mailroom-attempt headers, and (with a secret) a fresh Standard Webhooks signature —
+// the provider's own signature goes stale after its tolerance, so the hop is re-signed.
+
+import { Permanent, RetryAfter } from '../core/errors.js';
+import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../core/backoff.js';
+import type { TaskContext, TaskDefinition } from '../core/task-registry.js';
+import type { ForwardTaskConfig } from '../config/define-config.js';
+import { signStandardWebhook } from '../providers/standard-webhooks-scheme.js';
+import { standardWebhooksKey } from '../providers/standard.js';
+import { classifyResponse } from './classify-response.js';
+
+/** 30 s: an internal app that takes longer is better retried than waited on. */
+export const DEFAULT_FORWARD_REQUEST_TIMEOUT_MS = 30_000;
+/** 8 attempts over the Standard Webhooks schedule: an outage of hours does not dead-letter events. */
+export const DEFAULT_FORWARD_MAX_ATTEMPTS = STANDARD_WEBHOOKS_SCHEDULE_MS.length + 1;
+/** Bytes of a failed answer kept in the job's error. */
+const RESPONSE_EXCERPT_BYTES = 512;
+
+/** Stored headers never sent on: transport headers, and anything that authenticates the first hop. */
+const NOT_FORWARDED = new Set([
+  'host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade',
+  'expect', 'proxy-authorization', 'proxy-connection', 'accept-encoding', 'authorization', 'cookie',
+  'webhook-id', 'webhook-timestamp', 'webhook-signature', 'svix-id', 'svix-timestamp', 'svix-signature',
+]);
+
+export interface ForwardDeps {
+  /** Injected for tests; the global fetch otherwise. */
+  readonly fetch?: typeof fetch;
+}
+
+/**
+ * A TaskDefinition that forwards the job's event (or, for a job enqueued directly, its
+ * payload as JSON) to `config.url`.
+ * @example mr.task('to_app', createForwardTask({ kind: 'forward', url: 'http://127.0.0.1:3000/hooks' }));
+ */
+export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps = {}): TaskDefinition {
+  const doFetch = deps.fetch ?? fetch;
+  const signingKey = config.secret === undefined ? null : standardWebhooksKey(config.secret);
+  if (config.secret !== undefined && signingKey === null) throw new Permanent('forward secret is not whsec_ followed by base64');
+  const requestTimeoutMs = config.requestTimeoutMs ?? DEFAULT_FORWARD_REQUEST_TIMEOUT_MS;
+  return {
+    maxAttempts: config.maxAttempts ?? DEFAULT_FORWARD_MAX_ATTEMPTS,
+    retryScheduleMs: config.retryScheduleMs ?? (config.backoff ? undefined : STANDARD_WEBHOOKS_SCHEDULE_MS),
+    ...(config.backoff ? { backoff: config.backoff } : {}),
+    ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
+    ...(config.queue !== undefined ? { queue: config.queue } : {}),
+    async run(payload: unknown, ctx: TaskContext) {
+      const { body, headers } = buildRequest(payload, ctx, config, signingKey);
+      const timeout = AbortSignal.timeout(requestTimeoutMs);
+      const signal = anySignal([ctx.signal, timeout]);
+      let response: Response;
+      try {
+        response = await doFetch(config.url, { method: 'POST', body, headers, signal, redirect: 'manual' });
+      } catch (error) {
+        if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
+        if (timeout.aborted) throw new Error(`forward to ${config.url} timed out after ${requestTimeoutMs} ms`);
+        throw new Error(`forward to ${config.url} failed: ${networkMessage(error)}`, { cause: error });
+      }
+      const excerpt = await readExcerpt(response);
+      const verdict = classifyResponse(response.status, response.headers.get('retry-after'));
+      const what = `forward to ${config.url} answered ${response.status}${excerpt ? `: ${excerpt}` : ''}`;
+      if (verdict.kind === 'done') {
+        ctx.log.debug({ jobId: ctx.job.id, status: response.status }, 'event forwarded');
+        return;
+      }
+      if (verdict.kind === 'permanent') throw new Permanent(what);
+      if (verdict.retryAfterMs !== null) throw new RetryAfter(verdict.retryAfterMs, what);
+      throw new Error(what);
+    },
+  };
+}
+
+function buildRequest(
+  payload: unknown,
+  ctx: TaskContext,
+  config: ForwardTaskConfig,
+  signingKey: Buffer | null,
+): { body: Buffer; headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  let body: Buffer;
+  let messageId: string;
+  if (ctx.event) {
+    for (const [name, value] of Object.entries(ctx.event.headers)) {
+      if (!NOT_FORWARDED.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    }
+    body = ctx.event.rawBody;
+    headers['content-type'] = ctx.event.headers['content-type'] ?? 'application/octet-stream';
+    headers['mailroom-event-id'] = ctx.event.id;
+    if (ctx.event.type !== null) headers['mailroom-event-type'] = ctx.event.type;
+    headers['mailroom-source'] = ctx.event.source;
+    messageId = `evt_${ctx.event.id}`;
+  } else {
+    body = Buffer.from(JSON.stringify(payload ?? null), 'utf8');
+    headers['content-type'] = 'application/json';
+    messageId = `job_${ctx.job.id}`;
+  }
+  headers['mailroom-job-id'] = ctx.job.id;
+  headers['mailroom-attempt'] = String(ctx.attempt);
+  headers['user-agent'] = 'mailroom-forward';
+  for (const [name, value] of Object.entries(config.headers ?? {})) headers[name.toLowerCase()] = value;
+  if (signingKey !== null) Object.assign(headers, signStandardWebhook(signingKey, messageId, new Date(), body));
+  return { body, headers };
+}
+
+/** A signal that aborts when any of `signals` does (AbortSignal.any is Node ≥ 20.3). */
+export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
+  const native = (AbortSignal as { any?: (s: AbortSignal[]) => AbortSignal }).any;
+  if (native) return native([...signals]);
+  const controller = new AbortController();
+  for (const signal of signals) {
+    if (signal.aborted) {
+      controller.abort(signal.reason);
+      break;
+    }
+    signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+  }
+  return controller.signal;
+}
+
+async function readExcerpt(response: Response): Promise<string> {
+  if (response.status >= 200 && response.status < 300) {
+    await response.body?.cancel().catch(() => undefined);
+    return '';
+  }
+  try {
+    const text = await response.text();
+    return text.length > RESPONSE_EXCERPT_BYTES ? `${text.slice(0, RESPONSE_EXCERPT_BYTES)}…` : text;
+  } catch {
+    return '';
+  }
+}
+
+function networkMessage(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
+  return (error as Error)?.message ?? String(error);
+}
