@@ -46,7 +46,12 @@ export function migrationsConformance(harness: StoreHarness): void {
       }
     });
 
-    it('answers ping while open', async () => {
+    it('answers ping while open and refuses it once closed, so readiness checks see a dead store', async () => {
+      await expect(ctx.store.ping()).resolves.toBeUndefined();
+      const other = await ctx.opened.openAnother();
+      await other.ping();
+      await other.close();
+      await expect(other.ping()).rejects.toThrow();
       await expect(ctx.store.ping()).resolves.toBeUndefined();
     });
   });
