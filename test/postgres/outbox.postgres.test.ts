@@ -6,6 +6,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import type pg from 'pg';
 import { jobInsert } from '../harness/factory.js';
 import { connectClient, postgresHarness } from '../harness/postgres.js';
+import { waitFor } from '../harness/wait.js';
 
 const claimAll = { workerId: 'other', types: ['outbox'], queues: null, limit: 10, leaseMs: 60_000 } as const;
 
@@ -92,5 +93,45 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres outbox enqueue on the ca
       return result!.job.id;
     });
     expect((await store.jobClaim(claimAll)).map((job) => job.id)).toEqual([id]);
+  });
+});
+
+describe.skipIf(!postgresHarness.isAvailable)('postgres group order across transactions', () => {
+  afterEach(() => postgresHarness.cleanup());
+
+  it('makes a second enqueue into a group wait until an open transaction holding that group commits', async () => {
+    const { store, url } = await postgresHarness.open();
+    const schema = new URL(url).searchParams.get('schema')!;
+    const client = await connectClient();
+    const admin = await connectClient();
+    try {
+      await client.query('BEGIN');
+      const [first] = await store.fromClient!(client).jobInsertMany({ jobs: [jobInsert({ type: 'outbox', group: 'customer:1' })] });
+      const second = store.jobInsertMany({ jobs: [jobInsert({ type: 'outbox', group: 'customer:1' })] });
+      // The second insert is parked on the group's advisory lock (visible in pg_locks), not finished.
+      await waitFor(
+        async () =>
+          Number(
+            (
+              await admin.query(
+                `SELECT count(*) AS n FROM pg_locks
+                 WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
+                   AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+                [`mailroom.group.${schema}.customer:1`],
+              )
+            ).rows[0].n,
+          ) > 0,
+        { description: 'the second enqueue to wait on the group lock' },
+      );
+      expect(await store.jobClaim(claimAll)).toEqual([]);
+      await client.query('COMMIT');
+      const [later] = await second;
+      expect(BigInt(later!.job.id)).toBeGreaterThan(BigInt(first!.job.id));
+      const claimed = await store.jobClaim(claimAll);
+      expect(claimed.map((job) => job.id)).toEqual([first!.job.id]);
+    } finally {
+      await client.end();
+      await admin.end();
+    }
   });
 });

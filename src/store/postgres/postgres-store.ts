@@ -10,7 +10,7 @@
 // (PostgreSQL's default); `durability` reports the setting in force after the first use.
 
 import pg from 'pg';
-import { MailroomError, MigrationError, SchemaTooNewError, StoreUrlError } from '../../core/errors.js';
+import { InvalidArgumentError, MailroomError, MigrationError, SchemaTooNewError, StoreUrlError } from '../../core/errors.js';
 import { latestVersion, loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
 import type { MigrateResult, Store, StoreCapabilities, StoreExecutor } from '../store.js';
@@ -174,7 +174,11 @@ export class PostgresStore extends PostgresExecutor implements Store {
    */
   fromClient(client: unknown): StoreExecutor {
     if (typeof (client as PgQueryable | null)?.query !== 'function') {
-      throw new StoreUrlError('fromClient needs a node-postgres Client or PoolClient (an object with query()).');
+      throw new InvalidArgumentError('fromClient needs a node-postgres Client or PoolClient (an object with query()).');
+    }
+    // A Pool sends each statement to whichever connection is free: no transaction spans them.
+    if (typeof (client as { totalCount?: unknown }).totalCount === 'number') {
+      throw new InvalidArgumentError('fromClient needs one connection (pool.connect() gives one), not a Pool.');
     }
     return new PostgresExecutor(new ClientRunner(client as PgQueryable, 'user'), this.schema);
   }

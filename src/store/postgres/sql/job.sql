@@ -11,8 +11,18 @@
 -- (jobInsertMany.byKey) and compares payloads. A concurrent insert of the same key waits
 -- for the other transaction, then does nothing once it commits. One statement: one
 -- counter upsert and one NOTIFY per queue from the statement trigger.
+-- Groups: before any id is drawn, a transaction-scoped advisory lock per group (taken in
+-- name order, so two batches cannot deadlock on them) makes a second transaction
+-- enqueueing into the same group wait until the first commits. Without it the lower id
+-- could commit after the higher one, and a claimer in between would run the higher one
+-- first and then both at once. (The InitPlan in WHERE runs once, before the first row.)
 -- params: $1 queues, $2 types, $3 priorities, $4 payloads, $5 run_ats (null: now + delay), $6 delays_ms, $7 max_attempts, $8 keys, $9 group_keys, $10 event_id, $11 source, $12 now
-WITH clock AS (SELECT coalesce($12::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+WITH clock AS (SELECT coalesce($12::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+group_locks AS MATERIALIZED (
+  SELECT pg_advisory_xact_lock(hashtextextended('mailroom.group.{{schema}}.' || g.group_key, 0))
+  FROM (SELECT DISTINCT group_key FROM unnest($9::text[]) AS u(group_key)
+        WHERE group_key IS NOT NULL ORDER BY group_key) AS g
+)
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
                           key, group_key, event_id, source, created_at)
 SELECT i.queue, i.type, 'pending', i.priority, i.payload,
@@ -22,6 +32,7 @@ FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::timestamptz[]
             $6::float8[], $7::integer[], $8::text[], $9::text[])
        WITH ORDINALITY AS i(queue, type, priority, payload, run_at, delay_ms, max_attempts, key, group_key, ord)
 CROSS JOIN clock
+WHERE (SELECT count(*) FROM group_locks) >= 0
 ORDER BY i.ord
 ON CONFLICT (key) DO NOTHING
 RETURNING *;
