@@ -33,7 +33,8 @@ export interface Execution {
 export interface ExecuteOptions {
   readonly job: ClaimedJob;
   readonly task: RegisteredTask;
-  readonly log: Logger;
+  /** The job's logger, made on first use: most handlers never log. */
+  readonly log: () => Logger;
   readonly loadEvent: (eventId: string) => Promise<InboundEvent | null>;
   readonly extendLease: (ms: number) => Promise<void>;
 }
@@ -56,12 +57,17 @@ export function execute(options: ExecuteOptions): Execution {
 
   const run = (async (): Promise<Outcome> => {
     try {
-      const { payload, event } = await resolvePayload(job, options.loadEvent);
+      let payload = job.payload;
+      let event: InboundEvent | null = null;
+      if (job.eventId !== null) ({ payload, event } = await resolvePayload(job, options.loadEvent));
+      let log: Logger | undefined;
       const ctx: TaskContext = {
         job,
         attempt: job.attempts,
         signal: controller.signal,
-        log: options.log,
+        get log() {
+          return (log ??= options.log());
+        },
         event,
         extendLease: options.extendLease,
       };

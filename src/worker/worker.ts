@@ -29,7 +29,10 @@ export interface WorkerOptions {
   readonly pollMs?: number;
   /** Lease length; extended about every leaseMs/3 while a handler runs. @default 60000, at least 1000 */
   readonly leaseMs?: number;
-  /** Jobs claimed ahead of free slots (charged at claim, handed back uncharged on stop). @default concurrency */
+  /**
+   * Jobs claimed ahead of free slots, so claims come in batches instead of one per job
+   * (charged at claim, handed back uncharged on stop). @default 2 × concurrency, at least 4
+   */
   readonly prefetch?: number;
   /** How this worker signs its leases and attempts. @default host:pid:random */
   readonly workerId?: string;
@@ -91,6 +94,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly store: Store;
   private readonly registry: TaskRegistry;
   private readonly log: Logger;
+  /** Per-job debug lines cost an object each; decided once. */
+  private readonly isDebug: boolean;
   private readonly completer: Completer;
   private readonly leaseKeeper: LeaseKeeper;
   private readonly running = new Map<string, Running>();
@@ -118,9 +123,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : null;
     this.pollMs = positiveInt(options.pollMs ?? DEFAULT_POLL_MS, 'pollMs');
     this.leaseMs = Math.max(MIN_LEASE_MS, options.leaseMs ?? DEFAULT_LEASE_MS);
-    this.prefetch = Math.max(0, Math.floor(options.prefetch ?? this.concurrency));
+    this.prefetch = Math.max(0, Math.floor(options.prefetch ?? Math.max(4, 2 * this.concurrency)));
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.log = deps.log.child({ workerId: this.id });
+    this.isDebug = this.log.isLevelEnabled('debug');
     this.completer = new Completer(this.store, this.log);
     this.leaseKeeper = new LeaseKeeper(
       this.store,
@@ -209,9 +215,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async loop(): Promise<void> {
     let errorBackoffMs = 0;
     while (!this.isStopping) {
-      const free = this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
-      if (free <= 0) {
-        await this.waitForSlot();
+      const capacity = this.concurrency + this.prefetch;
+      const free = capacity - this.running.size - this.abandoned.size - this.buffer.length;
+      // While buffered work remains, wait until half the capacity is free: claiming one job
+      // per freed slot would cost a transaction per job.
+      if (free <= 0 || (this.buffer.length > 0 && free < Math.ceil(capacity / 2))) {
+        await this.waitForSlot(Math.ceil(capacity / 2));
         continue;
       }
       let claimedCount = 0;
@@ -256,8 +265,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       if (this.isStopping) break;
       if (claimedCount > 0 && claimedCount >= free) {
-        // A full batch: more may be waiting. Claim again once a slot frees up.
-        await this.waitForSlot();
+        // A full batch: more may be waiting. Claim again once enough slots free up.
+        await this.waitForSlot(Math.ceil(capacity / 2));
         continue;
       }
       if (this.wakePending) continue;
@@ -285,7 +294,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const execution = execute({
       job,
       task,
-      log: this.log.child({ jobId: job.id, type: job.type, attempt: job.attempts }),
+      log: () => this.log.child({ jobId: job.id, type: job.type, attempt: job.attempts }),
       loadEvent: (eventId) => this.store.eventGet({ id: eventId }),
       extendLease: async (ms) => {
         const isHeld = await this.leaseKeeper.extend(lease, ms);
@@ -295,7 +304,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const entry: Running = { job, execution, startedAtMs: Date.now(), isSettled: false, isRecorded: false, isLeaseLost: false };
     this.running.set(job.id, entry);
     this.emit('started', job);
-    this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts }, 'job started');
+    if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts }, 'job started');
     void execution.outcome.then((outcome) => this.settle(entry, outcome));
   }
 
@@ -309,7 +318,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
       } else if (outcome.kind === 'done') {
         if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
-          this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, durationMs }, 'job done');
+          if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, durationMs }, 'job done');
           this.emit('completed', job, durationMs);
         }
       } else if (outcome.kind === 'aborted' && this.isStopping) {
@@ -488,10 +497,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return new Promise((resolve) => this.changeWaiters.push(resolve));
   }
 
-  private waitForSlot(): Promise<void> {
-    if (this.running.size + this.abandoned.size + this.buffer.length < this.concurrency + this.prefetch || this.isStopping) {
-      return Promise.resolve();
-    }
+  /** Resolves on the next change once `wanted` slots are free (or the buffer ran dry). */
+  private waitForSlot(wanted = 1): Promise<void> {
+    const free = this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
+    if (this.isStopping || (free >= wanted && free > 0) || (this.buffer.length === 0 && free > 0)) return Promise.resolve();
     return Promise.race([this.nextChange(), this.sleep(this.pollMs)]);
   }
 
