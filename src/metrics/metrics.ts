@@ -1,29 +1,249 @@
-// Every metric Mailroom exports, with its name, help and labels, in one place (prom-client).
-// PLACEHOLDER API (filled in by the operator-surface work): the ingress server calls
-// observeIngress() and serves render() at /metrics; workers are attached for job metrics.
+// Every metric Mailroom exports, with its name, help and labels, in one place (prom-client,
+// a private Registry per MailroomMetrics so two instances or an app's own metrics never
+// collide). The ingress server calls observeIngress() and serves render() at /metrics;
+// workers are attached for job metrics.
+//
+// Where the numbers come from, and why:
+// - Counts by queue and status, the dead count and the oldest pending age come from
+//   `mr.stats()`, cached for `statsCacheMs` (default 5 s) and refreshed at most once per
+//   window however many scrapers there are. stats() reads counters kept in the same
+//   transactions as the jobs (never COUNT(*) over the table), so a scrape is cheap at
+//   any table size.
+// - The store keeps no per-type counters, and counting by type would be a COUNT(*) per
+//   scrape. So by-type numbers are counters of what attached workers did
+//   (`mailroom_job_attempts_total{queue,type,outcome}`, the duration histogram): rates
+//   per type, summed across processes by Prometheus. Backlog by type is a CLI question
+//   (`mailroom jobs --status pending --type T`), not a metric.
+// - Ingress counts come from the server (observeIngress).
+// Lint (`promtool check metrics`): counters end in `_total`, no gauge does, units are
+// base units in the name (`_seconds`).
 
-import type { Mailroom } from '../mailroom.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ClaimedJob } from '../core/types.js';
+import { hasCode } from '../core/errors.js';
+import { JOB_STATUSES } from '../core/types.js';
+import type { Mailroom, MailroomStats } from '../mailroom.js';
 import type { Worker } from '../worker/worker.js';
 
 export interface MetricsOptions {
   /** How long a stats() snapshot is reused between scrapes. @default 5000 */
   readonly statsCacheMs?: number;
+  /** Also export Node.js process metrics (CPU, memory, event loop) prefixed `mailroom_`. @default true */
+  readonly processMetrics?: boolean;
 }
 
+/** 5 s: Prometheus scrapes every 15–60 s; several scrapers (HA pairs) share one snapshot. */
+export const DEFAULT_STATS_CACHE_MS = 5_000;
+
+/**
+ * Handler duration buckets, seconds: webhook forwards take milliseconds, exec deploys and
+ * reports take minutes (the default timeout is 5 minutes).
+ */
+const DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/** How an attempt ended, as the metrics label it. */
+export type AttemptMetricOutcome = 'done' | 'failed' | 'timeout' | 'dead' | 'lost' | 'handed_back';
+
 export class MailroomMetrics {
+  /** The private registry; `render()` serialises it. */
+  readonly registry = new Registry();
+
+  private readonly statsCacheMs: number;
+  private snapshot: MailroomStats | null = null;
+  private snapshotAtMs = 0;
+  private refreshing: Promise<void> | null = null;
+  private readonly workers = new Map<Worker, () => void>();
+  /** Start time (ms) of each job an attached worker is running, for durations. */
+  private readonly startedAtMs = new Map<string, number>();
+  /** Jobs claimed but not finished, for events that carry only ids (handedBack). */
+  private readonly claimed = new Map<string, { queue: string; type: string }>();
+
+  private readonly jobs: Gauge<'queue' | 'status'>;
+  private readonly deadJobs: Gauge;
+  private readonly oldestPendingAge: Gauge<'queue'>;
+  private readonly storeUp: Gauge;
+  private readonly statsAge: Gauge;
+  private readonly attempts: Counter<'queue' | 'type' | 'outcome'>;
+  private readonly duration: Histogram<'queue' | 'type' | 'outcome'>;
+  private readonly runningJobs: Gauge;
+  private readonly ingress: Counter<'source' | 'code'>;
+
   constructor(
     readonly mr: Mailroom,
     readonly options: MetricsOptions = {},
-  ) {}
+  ) {
+    this.statsCacheMs = Math.max(0, options.statsCacheMs ?? DEFAULT_STATS_CACHE_MS);
+    const registers = [this.registry];
+    this.jobs = new Gauge({
+      name: 'mailroom_jobs',
+      help: 'Jobs by queue and status (from a cached stats snapshot).',
+      labelNames: ['queue', 'status'],
+      registers,
+    });
+    this.deadJobs = new Gauge({
+      name: 'mailroom_dead_jobs',
+      help: 'Dead jobs across all queues, waiting for a replay or a purge (alert when it grows).',
+      registers,
+    });
+    this.oldestPendingAge = new Gauge({
+      name: 'mailroom_oldest_pending_age_seconds',
+      help: 'How long the oldest due pending job of each queue has waited; 0 when none is due.',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.storeUp = new Gauge({
+      name: 'mailroom_store_up',
+      help: '1 when the last stats refresh reached the store, 0 when it failed (the job gauges then hold the last good values).',
+      registers,
+    });
+    this.statsAge = new Gauge({
+      name: 'mailroom_stats_age_seconds',
+      help: 'Age of the stats snapshot the job gauges come from.',
+      registers,
+    });
+    this.attempts = new Counter({
+      name: 'mailroom_job_attempts_total',
+      help: 'Job attempts finished by workers in this process, by outcome (done, failed = will retry, timeout = will retry, dead, lost, handed_back).',
+      labelNames: ['queue', 'type', 'outcome'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'mailroom_job_duration_seconds',
+      help: 'Handler run time per attempt, by outcome.',
+      labelNames: ['queue', 'type', 'outcome'],
+      buckets: DURATION_BUCKETS_SECONDS,
+      registers,
+    });
+    this.runningJobs = new Gauge({
+      name: 'mailroom_worker_running_jobs',
+      help: 'Handlers running now in the workers attached in this process.',
+      registers,
+      collect: () => {
+        let running = 0;
+        for (const worker of this.workers.keys()) running += worker.activeCount;
+        this.runningJobs.set(running);
+      },
+    });
+    this.ingress = new Counter({
+      name: 'mailroom_ingress_requests_total',
+      help: 'Webhook requests answered, by source and HTTP status code.',
+      labelNames: ['source', 'code'],
+      registers,
+    });
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'mailroom_' });
+  }
 
   /** Count one ingress answer. */
-  observeIngress(_source: string, _statusCode: number): void {}
+  observeIngress(source: string, statusCode: number): void {
+    this.ingress.inc({ source, code: String(statusCode) });
+  }
 
-  /** Record attempts and durations from a worker's events. */
-  attachWorker(_worker: Worker): void {}
+  /**
+   * Record attempts and durations from a worker's events. Returns a function that stops
+   * listening (also done automatically when the worker stops).
+   */
+  attachWorker(worker: Worker): () => void {
+    const existing = this.workers.get(worker);
+    if (existing) return existing;
+    const onClaimed = (jobs: ClaimedJob[]) => {
+      for (const job of jobs) this.claimed.set(job.id, { queue: job.queue, type: job.type });
+    };
+    const onStarted = (job: ClaimedJob) => {
+      this.startedAtMs.set(job.id, performance.now());
+    };
+    const onCompleted = (job: ClaimedJob) => this.finish(job, 'done');
+    const onFailed = (job: ClaimedJob, error: unknown) => this.finish(job, hasCode(error, 'MR_ERR_TIMEOUT') ? 'timeout' : 'failed');
+    const onDead = (job: ClaimedJob) => this.finish(job, 'dead');
+    const onLeaseLost = (job: ClaimedJob) => this.finish(job, 'lost');
+    const onHandedBack = (ids: string[]) => {
+      for (const id of ids) {
+        const labels = this.claimed.get(id);
+        if (labels) this.finish({ id, ...labels }, 'handed_back');
+      }
+    };
+    const detach = () => {
+      worker.off('claimed', onClaimed);
+      worker.off('started', onStarted);
+      worker.off('completed', onCompleted);
+      worker.off('failed', onFailed);
+      worker.off('dead', onDead);
+      worker.off('leaseLost', onLeaseLost);
+      worker.off('handedBack', onHandedBack);
+      worker.off('stopped', detach);
+      this.workers.delete(worker);
+    };
+    worker.on('claimed', onClaimed);
+    worker.on('started', onStarted);
+    worker.on('completed', onCompleted);
+    worker.on('failed', onFailed);
+    worker.on('dead', onDead);
+    worker.on('leaseLost', onLeaseLost);
+    worker.on('handedBack', onHandedBack);
+    worker.once('stopped', detach);
+    this.workers.set(worker, detach);
+    return detach;
+  }
 
-  /** Prometheus text exposition. */
+  /** Prometheus text exposition (format 0.0.4). */
   async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: 'text/plain; version=0.0.4; charset=utf-8', body: '' };
+    await this.refreshStats();
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** Clear the stats cache: the next render() reads the store again (tests, after a purge). */
+  invalidate(): void {
+    this.snapshotAtMs = 0;
+  }
+
+  private finish(job: { id: string; queue: string; type: string }, outcome: AttemptMetricOutcome): void {
+    const labels = { queue: job.queue, type: job.type, outcome };
+    this.attempts.inc(labels);
+    const startedAt = this.startedAtMs.get(job.id);
+    // Handed-back jobs that never started have no run time to observe.
+    if (startedAt !== undefined) this.duration.observe(labels, (performance.now() - startedAt) / 1_000);
+    this.startedAtMs.delete(job.id);
+    // A failed job may be claimed again by this worker; its next claim re-adds it.
+    this.claimed.delete(job.id);
+  }
+
+  private async refreshStats(): Promise<void> {
+    if (this.snapshot !== null && Date.now() - this.snapshotAtMs < this.statsCacheMs) {
+      this.statsAge.set((Date.now() - this.snapshotAtMs) / 1_000);
+      return;
+    }
+    // One refresh at a time: concurrent scrapes share it.
+    this.refreshing ??= this.mr
+      .stats()
+      .then(
+        (stats) => {
+          this.snapshot = stats;
+          this.snapshotAtMs = Date.now();
+          this.storeUp.set(1);
+          this.applySnapshot(stats);
+        },
+        (error: unknown) => {
+          this.storeUp.set(0);
+          // Keep serving the last good numbers; say so through mailroom_store_up.
+          this.mr.log.warn({ err: error }, 'metrics: stats refresh failed');
+          // Without a snapshot the gauges would be empty; try again on the next scrape.
+          if (this.snapshot !== null) this.snapshotAtMs = Date.now();
+        },
+      )
+      .finally(() => {
+        this.refreshing = null;
+      });
+    await this.refreshing;
+    this.statsAge.set(this.snapshot === null ? 0 : (Date.now() - this.snapshotAtMs) / 1_000);
+  }
+
+  private applySnapshot(stats: MailroomStats): void {
+    // Reset first: a queue that vanished (all its jobs purged) must not linger.
+    this.jobs.reset();
+    this.oldestPendingAge.reset();
+    for (const [queue, counts] of Object.entries(stats.byQueue)) {
+      for (const status of JOB_STATUSES) this.jobs.set({ queue, status }, counts[status]);
+      this.oldestPendingAge.set({ queue }, (stats.oldestPendingAgeMsByQueue[queue] ?? 0) / 1_000);
+    }
+    this.deadJobs.set(stats.byStatus.dead);
   }
 }

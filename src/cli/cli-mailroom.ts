@@ -1,0 +1,114 @@
+// How a command opens Mailroom: the config file (--config, else ./mailroom.config.js/.mjs
+// when present) so CLI-enqueued jobs get the configured task policies, the store URL
+// (--db, then MAILROOM_DB, then the config's db, then the default), and a logger that
+// writes to the command's stderr so it never mixes with --json on stdout.
+
+import { isAbsolute, resolve } from 'node:path';
+import type { MailroomConfig } from '../config/define-config.js';
+import { loadConfig } from '../config/load-config.js';
+import { DEFAULT_DB_URL, openMailroomFromConfig } from '../config/open-mailroom.js';
+import { createLogger } from '../log.js';
+import type { Logger } from '../log.js';
+import type { Mailroom } from '../mailroom.js';
+import type { CommonOptions } from './args.js';
+import type { CliIo } from './command.js';
+
+export interface CliMailroom {
+  readonly mr: Mailroom;
+  readonly config: MailroomConfig | null;
+  readonly log: Logger;
+  /** The store URL in use, for messages (never printed with a password). */
+  readonly db: string;
+}
+
+export interface OpenCliMailroomOptions {
+  /**
+   * Apply migrations on open. Read-only commands pass false, so pointing `jobs` at the
+   * wrong file does not quietly create an empty database there.
+   * @default true
+   */
+  readonly migrate?: boolean;
+  /** With migrate false: refuse a database whose schema is missing or behind. @default true */
+  readonly checkSchema?: boolean;
+  /** Log level when MAILROOM_LOG_LEVEL is unset. One-shot commands stay quiet. @default 'warn' */
+  readonly logLevel?: string;
+  /** Where log lines go. @default io.stderr */
+  readonly logTo?: 'stdout' | 'stderr';
+  /** Human-readable log lines; default: when the stream is a terminal. */
+  readonly prettyLogs?: boolean;
+}
+
+/** The store URL a command uses: --db, MAILROOM_DB, the config's db, the default. */
+export function resolveDbUrl(common: CommonOptions, io: CliIo, config: MailroomConfig | null): string {
+  const url = common.db ?? nonEmpty(io.env.MAILROOM_DB) ?? config?.db ?? DEFAULT_DB_URL;
+  return anchorSqlitePath(url, io.cwd);
+}
+
+/**
+ * Relative SQLite paths are relative to the command's working directory (io.cwd), not to
+ * wherever the process happened to start: tests and wrappers run commands in-process.
+ */
+export function anchorSqlitePath(url: string, cwd: string): string {
+  if (/^postgres(ql)?:\/\//i.test(url)) return url;
+  let rest = url.replace(/^sqlite:/i, '');
+  if (rest.startsWith('//')) rest = rest.slice(2);
+  const queryAt = rest.indexOf('?');
+  const path = queryAt >= 0 ? rest.slice(0, queryAt) : rest;
+  const query = queryAt >= 0 ? rest.slice(queryAt) : '';
+  if (path === '' || path === ':memory:' || isAbsolute(path) || /^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
+  return `sqlite:${resolve(cwd, path)}${query}`;
+}
+
+/** A URL safe to print: the password of a postgres URL is masked. */
+export function describeDbUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+export async function openCliMailroom(common: CommonOptions, io: CliIo, options: OpenCliMailroomOptions = {}): Promise<CliMailroom> {
+  const config = await loadConfig({ path: common.config, cwd: io.cwd });
+  const db = resolveDbUrl(common, io, config);
+  const log = createLogger({
+    level: nonEmpty(io.env.MAILROOM_LOG_LEVEL) ?? options.logLevel ?? 'warn',
+    destination: options.logTo === 'stdout' ? io.stdout : io.stderr,
+    pretty: options.prettyLogs,
+  });
+  const mr = await openMailroomFromConfig({ config, db, logger: log, open: { migrate: options.migrate ?? true } });
+  if (options.migrate === false && options.checkSchema !== false) {
+    const version = await mr.store.schemaVersion().catch(async (error: unknown) => {
+      await mr.close();
+      throw error;
+    });
+    if (version.database < version.code) {
+      await mr.close();
+      const where = describeDbUrl(db);
+      throw new Error(
+        version.database === 0
+          ? `No Mailroom tables at ${where}; check --db / MAILROOM_DB, or run \`mailroom migrate --db ${where}\` to create them.`
+          : `The schema at ${where} is at version ${version.database}, this Mailroom needs ${version.code}; run \`mailroom migrate\` first.`,
+      );
+    }
+  }
+  return { mr, config, log, db };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/**
+ * Opens Mailroom, runs `fn`, and closes it (workers stopped, store closed) however fn ends.
+ * @example return withCliMailroom(opts.common, io, { migrate: false }, async ({ mr }) => { ... });
+ */
+export async function withCliMailroom<T>(
+  common: CommonOptions,
+  io: CliIo,
+  options: OpenCliMailroomOptions,
+  fn: (cli: CliMailroom) => Promise<T>,
+): Promise<T> {
+  const cli = await openCliMailroom(common, io, options);
+  try {
+    return await fn(cli);
+  } finally {
+    await cli.mr.close();
+  }
+}

@@ -1,0 +1,46 @@
+// `mailroom migrate`: apply pending schema migrations (safe to run while serve/worker start:
+// a concurrent migrator waits for the lock and finds nothing to do).
+
+import { parseCommandArgs } from '../args.js';
+import type { CommonOptions } from '../args.js';
+import { describeDbUrl, withCliMailroom } from '../cli-mailroom.js';
+import type { CliCommand } from '../command.js';
+import { writeJson, writeLines } from '../output.js';
+
+export interface MigrateOptions {
+  readonly common: CommonOptions;
+}
+
+const migrate: CliCommand<MigrateOptions> = {
+  name: 'migrate',
+  summary: 'Create or upgrade the database schema',
+  usage: `Usage: mailroom migrate [--db URL] [--json]
+
+Applies every migration the database lacks, each in its own transaction. A database newer
+than this Mailroom is refused. Safe to run while serve or worker start.
+
+Options:
+  --db URL        store URL (or MAILROOM_DB)
+  --config PATH   config file (for its db)
+  --json          print { "applied": [versions], "version": N }`,
+
+  parse(argv) {
+    return { common: parseCommandArgs('migrate', argv, {}).common };
+  },
+
+  async run(options, io) {
+    return withCliMailroom(options.common, io, { migrate: false, checkSchema: false }, async ({ mr, db }) => {
+      const result = await mr.store.migrate();
+      if (options.common.json) {
+        writeJson(io.stdout, { applied: result.applied, version: result.version });
+      } else if (result.applied.length === 0) {
+        writeLines(io.stdout, `${describeDbUrl(db)} is up to date at schema version ${result.version}.`);
+      } else {
+        writeLines(io.stdout, `Applied migration${result.applied.length === 1 ? '' : 's'} ${result.applied.join(', ')} to ${describeDbUrl(db)}; schema version ${result.version}.`);
+      }
+      return 0;
+    });
+  },
+};
+
+export default migrate;

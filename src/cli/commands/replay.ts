@@ -1,0 +1,109 @@
+// `mailroom replay`: put dead jobs back to pending with a fresh attempt budget: one by id,
+// a filtered set, or all of them. History is kept and the replay is recorded (when, why,
+// by whom), so `mailroom job ID` shows what happened.
+
+import { CliUsageError, parseCommandArgs, parseInteger, parseJobId } from '../args.js';
+import type { CommonOptions } from '../args.js';
+import { withCliMailroom } from '../cli-mailroom.js';
+import type { CliCommand } from '../command.js';
+import { writeJson, writeLines } from '../output.js';
+import type { ReplayOptions, ReplayResult, ReplayTarget } from '../../mailroom.js';
+
+export interface ReplayCliOptions {
+  readonly common: CommonOptions;
+  readonly target: ReplayTarget;
+  /** --event with --force: also replay the event's done jobs. */
+  readonly alsoDone: boolean;
+  readonly replay: ReplayOptions;
+}
+
+const replay: CliCommand<ReplayCliOptions> = {
+  name: 'replay',
+  summary: 'Replay dead jobs (one, a filtered set, or all)',
+  usage: `Usage: mailroom replay (--id N | --all-dead | --type T | --error TEXT | --source S | --event ID)
+                       [--reason R] [--by NAME] [--max-attempts N] [--force] [--json]
+
+Moves dead jobs back to pending, due now, with attempts reset; their history is kept and
+the replay is recorded. Filters combine: --type send_email --error "550" replays dead
+send_email jobs whose last error mentions 550.
+
+Options:
+  --id N              one job (dead, or done with --force)
+  --all-dead          every dead job (cancelled ones included)
+  --type T            dead jobs of this type
+  --error TEXT        dead jobs whose last error contains TEXT
+  --source S          dead jobs from this webhook source
+  --event ID          the dead jobs of one stored event (with --force, its done jobs too)
+  --reason R          why, recorded with the replay (recommended)
+  --by NAME           who, recorded (default: $USER)
+  --max-attempts N    a new attempt budget (default: each job keeps its own)
+  --force             allow replaying done jobs (with --id or --event)
+  --db URL, --config PATH
+  --json              print { "count": N, "ids": [...] }`,
+
+  parse(argv, io) {
+    const { values, common } = parseCommandArgs('replay', argv, {
+      id: { type: 'string' },
+      'all-dead': { type: 'boolean' },
+      type: { type: 'string' },
+      error: { type: 'string' },
+      source: { type: 'string' },
+      event: { type: 'string' },
+      reason: { type: 'string' },
+      by: { type: 'string' },
+      'max-attempts': { type: 'string' },
+      force: { type: 'boolean' },
+    });
+    const isFiltered = values.type !== undefined || values.error !== undefined || values.source !== undefined || values.event !== undefined;
+    const force = values.force === true;
+    const by = values.by ?? io.env.USER ?? io.env.LOGNAME ?? 'cli';
+    const replayOptions: ReplayOptions = {
+      reason: values.reason,
+      by,
+      force,
+      maxAttempts: values['max-attempts'] === undefined ? undefined : parseInteger(values['max-attempts'], '--max-attempts', { min: 1, max: 1_000 }),
+    };
+    if (values.id !== undefined) {
+      if (isFiltered || values['all-dead']) throw new CliUsageError('--id replays one job; do not combine it with --all-dead or filters.');
+      return { common, target: { id: parseJobId(values.id, '--id') }, alsoDone: false, replay: replayOptions };
+    }
+    if (!isFiltered && !values['all-dead']) {
+      throw new CliUsageError('Say what to replay: --id N, --all-dead, or a filter (--type, --error, --source, --event). See `mailroom replay --help`.');
+    }
+    if (force && values.event === undefined) throw new CliUsageError('--force applies to --id or --event only; replaying every done job by filter is refused.');
+    return {
+      common,
+      target: {
+        status: 'dead',
+        type: values.type,
+        errorContains: values.error,
+        source: values.source,
+        eventId: values.event === undefined ? undefined : parseJobId(values.event, '--event'),
+      },
+      alsoDone: force,
+      // --all-dead means all: cancelled jobs too (an operator asking for everything back).
+      replay: { ...replayOptions, includeCancelled: values['all-dead'] === true || values.event !== undefined },
+    };
+  },
+
+  async run(options, io) {
+    return withCliMailroom(options.common, io, {}, async ({ mr }) => {
+      let result: ReplayResult = await mr.replay(options.target, options.replay);
+      if (options.alsoDone && 'status' in options.target) {
+        const done = await mr.replay({ ...options.target, status: 'done' }, { ...options.replay, force: true });
+        result = { count: result.count + done.count, ids: [...result.ids, ...done.ids] };
+      }
+      if (options.common.json) {
+        writeJson(io.stdout, { count: result.count, ids: result.ids });
+      } else if (result.count === 0) {
+        writeLines(io.stdout, 'No jobs matched; nothing replayed. (List dead jobs: mailroom dead)');
+      } else {
+        const shown = result.ids.length > 20 ? `${result.ids.slice(0, 20).join(', ')}, …` : result.ids.join(', ');
+        writeLines(io.stdout, `Replayed ${result.count} job${result.count === 1 ? '' : 's'}: ${shown}.`);
+      }
+      return 0;
+    });
+  },
+};
+
+export default replay;

@@ -1,0 +1,121 @@
+// `mailroom worker`: run the configured tasks until SIGTERM/SIGINT, then stop gracefully:
+// no new claims, running handlers get --shutdown-timeout to finish, the rest go back
+// uncharged, exit 0. Also runs the retention purger unless told not to.
+
+import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger, parseList } from '../args.js';
+import type { CommonOptions } from '../args.js';
+import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
+import type { CliCommand } from '../command.js';
+import { startRetention } from '../../maintenance/retention.js';
+import type { StopRetention } from '../../maintenance/retention.js';
+
+export interface WorkerCliOptions {
+  readonly common: CommonOptions;
+  readonly queues?: string[];
+  readonly concurrency?: number;
+  readonly pollMs?: number;
+  readonly leaseMs?: number;
+  readonly shutdownTimeoutMs: number;
+  /** null: retention off; undefined: the config's window, else 7 days. */
+  readonly retentionMs?: number | null;
+}
+
+/** 10 s: under Kubernetes' default 30 s grace period, with room for the hand-back writes. */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+const worker: CliCommand<WorkerCliOptions> = {
+  name: 'worker',
+  summary: 'Run the configured tasks until SIGTERM/SIGINT',
+  usage: `Usage: mailroom worker [--queues a,b] [--concurrency N] [options]
+
+Runs the tasks in the config file (mailroom.config.js/.mjs, or --config PATH). On SIGTERM
+or SIGINT it stops claiming, gives running handlers --shutdown-timeout to finish, hands
+the rest back without charging an attempt, and exits 0. A second signal exits at once.
+Logs are JSON lines on stdout (pretty on a terminal).
+
+Options:
+  --queues a,b               queues to work (default: all)
+  --concurrency N            handlers at once (default 10)
+  --poll DURATION            longest idle wait between claims (default 500ms)
+  --lease DURATION           job lease, extended while a handler runs (default 60s)
+  --shutdown-timeout DURATION  deadline for running handlers on stop (default 10s)
+  --retention DURATION|off   purge done jobs older than this (default: config
+                             retention.doneMs, else 7d); "off" to leave it to another process
+  --db URL, --config PATH
+  --json                     JSON log lines even on a terminal`,
+
+  parse(argv) {
+    const { values, common } = parseCommandArgs('worker', argv, {
+      queues: { type: 'string' },
+      concurrency: { type: 'string' },
+      poll: { type: 'string' },
+      lease: { type: 'string' },
+      'shutdown-timeout': { type: 'string' },
+      retention: { type: 'string' },
+    });
+    const leaseMs = values.lease === undefined ? undefined : parseDurationMs(values.lease, '--lease');
+    if (leaseMs !== undefined && leaseMs < 1_000) throw new CliUsageError('--lease must be at least 1s.');
+    const pollMs = values.poll === undefined ? undefined : parseDurationMs(values.poll, '--poll');
+    if (pollMs !== undefined && pollMs < 1) throw new CliUsageError('--poll must be at least 1ms.');
+    let retentionMs: number | null | undefined;
+    if (values.retention !== undefined) {
+      retentionMs = /^(off|none|0)$/i.test(values.retention) ? null : parseDurationMs(values.retention, '--retention');
+      if (retentionMs === 0) retentionMs = null;
+    }
+    return {
+      common,
+      queues: values.queues === undefined ? undefined : parseList(values.queues, '--queues'),
+      concurrency: values.concurrency === undefined ? undefined : parseInteger(values.concurrency, '--concurrency', { min: 1, max: 10_000 }),
+      pollMs,
+      leaseMs,
+      shutdownTimeoutMs: values['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : parseDurationMs(values['shutdown-timeout'], '--shutdown-timeout'),
+      retentionMs,
+    };
+  },
+
+  async run(options, io) {
+    const { mr, config, log, db } = await openCliMailroom(options.common, io, {
+      logLevel: 'info',
+      logTo: 'stdout',
+      prettyLogs: options.common.json ? false : undefined,
+    });
+    let stopRetention: StopRetention | null = null;
+    try {
+      const types = mr.taskTypes();
+      if (types.length === 0) {
+        throw new Error('No tasks to run: add tasks to mailroom.config.js (or pass --config PATH) so the worker has handlers.');
+      }
+      const workerHandle = mr.work({
+        queues: options.queues,
+        concurrency: options.concurrency,
+        pollMs: options.pollMs,
+        leaseMs: options.leaseMs,
+      });
+      const retentionMs = options.retentionMs === undefined ? config?.retention?.doneMs : options.retentionMs;
+      if (retentionMs !== null) {
+        stopRetention = startRetention(mr, { doneMs: retentionMs, deadMs: config?.retention?.deadMs, log });
+      }
+      log.info(
+        {
+          workerId: workerHandle.id,
+          store: describeDbUrl(db),
+          queues: workerHandle.queues ?? 'all',
+          concurrency: workerHandle.concurrency,
+          types,
+          retentionMs: retentionMs === null ? 'off' : (retentionMs ?? 'default'),
+        },
+        'worker started',
+      );
+      const signal = await io.stopSignal;
+      log.info({ signal, shutdownTimeoutMs: options.shutdownTimeoutMs }, 'stopping: no new claims, waiting for running handlers');
+      await workerHandle.stop({ timeoutMs: options.shutdownTimeoutMs });
+      log.info({ workerId: workerHandle.id }, 'worker stopped');
+      return 0;
+    } finally {
+      await stopRetention?.();
+      await mr.close({ timeoutMs: options.shutdownTimeoutMs });
+    }
+  },
+};
+
+export default worker;

@@ -1,0 +1,143 @@
+// How commands print: readable tables for people, stable JSON for scripts. Every command
+// writes through these to its injected stream, never to process.stdout.
+//
+// JSON is a promise: field names and meanings do not change; new fields may be added.
+// Times are ISO 8601 strings (UTC), ids are decimal strings, absent values are null.
+
+import type { Writable } from 'node:stream';
+import type { Attempt, Job, JobDetail, Replay } from '../core/types.js';
+
+/** Writes one JSON document (pretty-printed, newline-terminated). */
+export function writeJson(out: Writable, value: unknown): void {
+  out.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Writes text lines. */
+export function writeLines(out: Writable, ...lines: string[]): void {
+  out.write(lines.map((line) => `${line}\n`).join(''));
+}
+
+function iso(date: Date | null | undefined): string | null {
+  return date ? date.toISOString() : null;
+}
+
+/** A job as `--json` prints it (no lease token: it is a capability, not information). */
+export function jobToJson(job: Job): Record<string, unknown> {
+  return {
+    id: job.id,
+    type: job.type,
+    queue: job.queue,
+    status: job.status,
+    priority: job.priority,
+    attempts: job.attempts,
+    maxAttempts: job.maxAttempts,
+    lastError: job.lastError,
+    deadReason: job.deadReason,
+    key: job.key,
+    group: job.group,
+    eventId: job.eventId,
+    source: job.source,
+    runAt: iso(job.runAt),
+    createdAt: iso(job.createdAt),
+    startedAt: iso(job.startedAt),
+    finishedAt: iso(job.finishedAt),
+    leaseOwner: job.leaseOwner,
+    leaseExpiresAt: iso(job.leaseExpiresAt),
+    payload: job.payload,
+  };
+}
+
+export function attemptToJson(attempt: Attempt): Record<string, unknown> {
+  return {
+    attempt: attempt.attempt,
+    outcome: attempt.outcome,
+    startedAt: iso(attempt.startedAt),
+    finishedAt: iso(attempt.finishedAt),
+    error: attempt.error,
+    workerId: attempt.workerId,
+  };
+}
+
+export function replayToJson(replay: Replay): Record<string, unknown> {
+  return { at: iso(replay.at), reason: replay.reason, by: replay.by };
+}
+
+export function jobDetailToJson(job: JobDetail): Record<string, unknown> {
+  return {
+    ...jobToJson(job),
+    attemptsLog: job.attemptsLog.map(attemptToJson),
+    replays: job.replays.map(replayToJson),
+  };
+}
+
+export interface Column<Row> {
+  readonly header: string;
+  readonly value: (row: Row) => string;
+  /** Longer cells are cut with an ellipsis. @default 60 */
+  readonly maxWidth?: number;
+  readonly align?: 'left' | 'right';
+}
+
+/** One line of text: newlines and tabs in errors must not break a table row. */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * A plain-text table: a header row, then one row per item, columns padded to fit.
+ * @example renderTable([{ header: 'ID', value: (j) => j.id }], jobs)
+ */
+export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): string {
+  const cells = rows.map((row) =>
+    columns.map((column) => {
+      const text = oneLine(column.value(row));
+      const max = column.maxWidth ?? 60;
+      return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+    }),
+  );
+  const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((row) => row[i]!.length)));
+  const format = (row: readonly string[]) =>
+    row
+      .map((cell, i) => (columns[i]!.align === 'right' ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [format(columns.map((c) => c.header)), ...cells.map(format)].join('\n');
+}
+
+/** `1h 02m`, `3m 12s`, `4.2s`, `250ms`: an age or duration a person reads at a glance. */
+export function formatDurationMs(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  if (ms < 1_000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)}s`;
+  const totalSeconds = Math.floor(ms / 1_000);
+  const days = Math.floor(totalSeconds / 86_400);
+  const hours = Math.floor((totalSeconds % 86_400) / 3_600);
+  const minutes = Math.floor((totalSeconds % 3_600) / 60);
+  const seconds = totalSeconds % 60;
+  if (days > 0) return `${days}d ${String(hours).padStart(2, '0')}h`;
+  if (hours > 0) return `${hours}h ${String(minutes).padStart(2, '0')}m`;
+  return `${minutes}m ${String(seconds).padStart(2, '0')}s`;
+}
+
+/** A timestamp for tables: ISO without milliseconds, or `-`. */
+export function formatTime(date: Date | null | undefined): string {
+  return date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : '-';
+}
+
+/** The standard job list table (jobs, dead). */
+export function renderJobTable(jobs: readonly Job[]): string {
+  if (jobs.length === 0) return '(no jobs match)';
+  return renderTable<Job>(
+    [
+      { header: 'ID', value: (j) => j.id, align: 'right' },
+      { header: 'STATUS', value: (j) => (j.status === 'dead' && j.deadReason ? `dead(${j.deadReason})` : j.status) },
+      { header: 'QUEUE', value: (j) => j.queue, maxWidth: 20 },
+      { header: 'TYPE', value: (j) => j.type, maxWidth: 30 },
+      { header: 'ATTEMPTS', value: (j) => `${j.attempts}/${j.maxAttempts}`, align: 'right' },
+      { header: 'RUN_AT', value: (j) => formatTime(j.runAt) },
+      { header: 'SOURCE', value: (j) => j.source ?? '-', maxWidth: 16 },
+      { header: 'LAST_ERROR', value: (j) => j.lastError ?? '-', maxWidth: 70 },
+    ],
+    jobs,
+  );
+}
