@@ -113,6 +113,8 @@ export class SqliteStore implements Store {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
   private currentSynchronous: 'FULL' | 'NORMAL' | null = null;
+  /** Acknowledgements waiting for the next group commit. */
+  private readonly pendingAcks: Array<{ run: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
   private isClosed = false;
 
   constructor(options: SqliteStoreOptions) {
@@ -224,7 +226,7 @@ export class SqliteStore implements Store {
   // ---- jobs ----
 
   async jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]> {
-    return this.write('ack', () => this.insertJobsSync(params.jobs, params.now, null));
+    return this.ackWrite(() => this.insertJobsSync(params.jobs, params.now, null));
   }
 
   async jobGet(params: JobGetParams): Promise<JobDetail | null> {
@@ -325,11 +327,8 @@ export class SqliteStore implements Store {
     if (params.leases.length === 0) return [];
     return this.write('bookkeeping', () => {
       const now = nowMs(params.now);
-      const completed: string[] = [];
-      for (const lease of params.leases) {
-        const row = this.stmt('jobComplete').get({ id: lease.id, leaseToken: lease.leaseToken, now });
-        if (row) completed.push(lease.id);
-      }
+      const leases = JSON.stringify(params.leases.map((lease) => [Number(lease.id), lease.leaseToken]));
+      const completed = (this.stmt('jobComplete').all({ leases, now }) as Row[]).map((row) => String(row.id));
       return completed;
     });
   }
@@ -472,7 +471,7 @@ export class SqliteStore implements Store {
   // ---- events ----
 
   async eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
-    return this.write('ack', () => {
+    return this.ackWrite(() => {
       const now = nowMs(params.now);
       const { event } = params;
       const row = this.stmt('eventInsertWithJobs').get({
@@ -598,6 +597,48 @@ export class SqliteStore implements Store {
     if (this.db.inTransaction) return this.runInTransaction(fn) as T;
     this.setSynchronous(writeClass === 'ack' ? this.ackSynchronous : 'NORMAL');
     return this.runInTransaction.immediate(fn) as T;
+  }
+
+  /**
+   * Group commit for acknowledgements. With FULL durability every commit costs an fsync,
+   * so acknowledgements asked for in the same turn of the event loop (100 concurrent HTTP
+   * requests, say) share one transaction and one fsync. Each runs in its own savepoint, so
+   * one caller's error (a key conflict) rolls back only its own writes; every caller is
+   * answered only after the shared commit. Inside a caller's open transaction (the outbox)
+   * and with NORMAL durability, writes run at once instead.
+   */
+  private ackWrite<T>(fn: () => T): Promise<T> {
+    if (this.ackSynchronous !== 'FULL' || this.db.inTransaction) return this.write('ack', fn);
+    return new Promise<T>((resolve, reject) => {
+      this.pendingAcks.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
+      if (this.pendingAcks.length === 1) setImmediate(() => void this.flushAcks());
+    });
+  }
+
+  private async flushAcks(): Promise<void> {
+    const batch = this.pendingAcks.splice(0);
+    if (batch.length === 0) return;
+    let results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
+    try {
+      results = await this.write('ack', () =>
+        batch.map((item) => {
+          try {
+            // Nested: better-sqlite3 runs it in a SAVEPOINT inside the shared transaction.
+            return { ok: true as const, value: this.runInTransaction(item.run) };
+          } catch (error) {
+            return { ok: false as const, error };
+          }
+        }),
+      );
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, index) => {
+      const result = results[index]!;
+      if (result.ok) item.resolve(result.value);
+      else item.reject(result.error instanceof MailroomError ? result.error : interpretSqliteError(result.error));
+    });
   }
 
   private async write<T>(writeClass: WriteClass, fn: () => T): Promise<T> {

@@ -90,11 +90,13 @@ RETURNING id;
 -- name: jobComplete
 -- Fenced: a worker whose lease was taken over (new token) or rescued changes nothing.
 -- The successful attempt lives on the row (started_at, finished_at, lease_owner).
-UPDATE mailroom_job
+-- One statement for a whole batch: @leases is a JSON array of [id, lease_token] pairs.
+UPDATE mailroom_job AS j
 SET status = 'done', finished_at = @now, lease_token = NULL, lease_expires_at = NULL,
     last_error = NULL
-WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
-RETURNING id;
+FROM (SELECT value ->> 0 AS id, value ->> 1 AS lease_token FROM json_each(@leases)) AS l
+WHERE j.id = l.id AND j.lease_token = l.lease_token AND j.status = 'running'
+RETURNING mailroom_job.id;
 
 -- name: jobFail
 -- Fenced like jobComplete. @retryAt NULL parks the job as dead.
