@@ -92,7 +92,7 @@ export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly
     columns.map((column) => {
       const text = oneLine(column.value(row));
       const max = column.maxWidth ?? 60;
-      return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+      return text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text;
     }),
   );
   const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((row) => row[i]!.length)));

@@ -1,0 +1,229 @@
+// Every operator command, in-process through the same dispatcher the bin uses, on every
+// store: what it prints (tables and --json), what it changes, and its exit codes.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { storeHarnesses } from '../harness/stores.js';
+import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
+import { insertJob } from '../harness/factory.js';
+import { jobInsert } from '../harness/factory.js';
+import { removeTempDirs, runCommand, runJson } from './run-command.js';
+
+const DAY_MS = 24 * 3_600_000;
+
+describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
+  afterEach(async () => {
+    await closeTestMailrooms(harness);
+    removeTempDirs();
+  });
+
+  it.runIf(harness.isAvailable)('migrate reports an up-to-date schema with its version', async () => {
+    const { url } = await openTestMailroom(harness);
+    const result = await runJson(['migrate', '--db', url]);
+    expect(result.applied).toEqual([]);
+    expect(result.version).toBeGreaterThanOrEqual(1);
+    const human = await runCommand(['migrate', '--db', url]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/up to date at schema version \d+/);
+  });
+
+  it.runIf(harness.isAvailable)('enqueue takes every option and jobs --json lists the job with them', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const before = Date.now();
+    const job = await runJson([
+      'enqueue', 'send_email', '--db', url, '--payload', '{"userId":42}', '--key', 'welcome:42', '--group', 'user:42',
+      '--priority', '3', '--queue', 'email', '--delay', '5m', '--max-attempts', '7',
+    ]);
+    expect(job).toMatchObject({
+      type: 'send_email', status: 'pending', queue: 'email', priority: 3, maxAttempts: 7, attempts: 0,
+      key: 'welcome:42', group: 'user:42', payload: { userId: 42 },
+    });
+    expect(Date.parse(job.runAt)).toBeGreaterThanOrEqual(before + 5 * 60_000 - 2_000);
+    expect((await mr.getJob(job.id))!.payload).toEqual({ userId: 42 });
+
+    const listed = await runJson(['jobs', '--db', url]);
+    expect(listed.jobs.map((j: { id: string }) => j.id)).toEqual([job.id]);
+    expect(Object.keys(listed.jobs[0])).toEqual(Object.keys(job));
+
+    // The same key and payload returns the same job; a different payload is refused in one line.
+    const again = await runJson(['enqueue', 'send_email', '--db', url, '--payload', '{"userId":42}', '--key', 'welcome:42']);
+    expect(again.id).toBe(job.id);
+    const conflict = await runCommand(['enqueue', 'send_email', '--db', url, '--payload', '{"userId":43}', '--key', 'welcome:42']);
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(conflict.stderr).toContain(`job ${job.id}`);
+  });
+
+  it.runIf(harness.isAvailable)('enqueue --run-at schedules at that time and prints a one-line summary', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const result = await runCommand(['enqueue', 'report', '--db', url, '--run-at', '2031-05-01T09:00:00Z']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Job (\d+) \(report\) is pending on queue default, runs at 2031-05-01T09:00:00Z\.\n$/);
+    const id = /^Job (\d+)/.exec(result.stdout)![1]!;
+    expect((await mr.getJob(id))!.payload).toEqual({});
+  });
+
+  it.runIf(harness.isAvailable)('jobs filters by status, type, source and error text, and pages with --limit/--after', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const pending = await insertJob(mr.store, { type: 'send_email', queue: 'outbox' });
+    const smtp = await insertJob(mr.store, { type: 'send_email', status: 'dead', maxAttempts: 2, error: 'Error: SMTP 550 mailbox unavailable' });
+    const other = await insertJob(mr.store, { type: 'report', status: 'dead', maxAttempts: 1, error: 'Error: out of memory' });
+    const done = await insertJob(mr.store, { type: 'report', status: 'done' });
+    const fromStripe = await mr.store.eventInsertWithJobs({
+      event: { source: 'stripe', deliveryId: 'evt_1', type: 'charge.succeeded', headers: {}, rawBody: Buffer.from('{}') },
+      jobs: [jobInsert({ type: 'fulfil_order' })],
+    });
+    const ids = async (...args: string[]) => (await runJson(['jobs', '--db', url, ...args])).jobs.map((j: { id: string }) => j.id);
+
+    expect(await ids('--status', 'dead')).toEqual([smtp.id, other.id]);
+    expect(await ids('--status', 'done')).toEqual([done.id]);
+    expect(await ids('--type', 'send_email')).toEqual([pending.id, smtp.id]);
+    expect(await ids('--error', 'smtp 550')).toEqual([smtp.id]);
+    expect(await ids('--source', 'stripe')).toEqual([fromStripe.jobs[0]!.id]);
+    expect(await ids('--limit', '2')).toEqual([pending.id, smtp.id]);
+    expect(await ids('--limit', '2', '--after', smtp.id)).toEqual([other.id, done.id]);
+    expect(await ids('--newest', '--limit', '1')).toEqual([fromStripe.jobs[0]!.id]);
+
+    const table = await runCommand(['jobs', '--db', url, '--status', 'dead']);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^\s*ID\s+STATUS\s+QUEUE\s+TYPE\s+ATTEMPTS\s+RUN_AT\s+SOURCE\s+LAST_ERROR$/);
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toContain('SMTP 550 mailbox unavailable');
+    expect(lines[1]).toContain('2/2');
+  });
+
+  it.runIf(harness.isAvailable)('dead lists dead jobs only, with their last error', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    await insertJob(mr.store, { type: 'send_email', queue: 'outbox' });
+    const dead = await insertJob(mr.store, { type: 'send_email', status: 'dead', maxAttempts: 3, error: 'Error: template missing' });
+    const listed = await runJson(['dead', '--db', url]);
+    expect(listed.jobs.map((j: { id: string }) => j.id)).toEqual([dead.id]);
+    expect(listed.jobs[0]).toMatchObject({ status: 'dead', deadReason: 'exhausted', lastError: 'Error: template missing' });
+    const human = await runCommand(['dead', '--db', url]);
+    expect(human.stdout).toContain('dead(exhausted)');
+    expect(human.stdout).toContain('Error: template missing');
+  });
+
+  it.runIf(harness.isAvailable)('job shows every attempt and the replays with reason and author', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const dead = await insertJob(mr.store, { type: 'charge', status: 'dead', maxAttempts: 3, error: 'Error: card declined', workerId: 'w-1' });
+    const replayed = await runJson(['replay', '--db', url, '--id', dead.id, '--reason', 'card updated', '--by', 'ops@example']);
+    expect(replayed).toEqual({ count: 1, ids: [dead.id] });
+
+    const detail = await runJson(['job', dead.id, '--db', url]);
+    expect(detail).toMatchObject({ id: dead.id, status: 'pending', attempts: 0, maxAttempts: 3, lastError: null });
+    expect(detail.attemptsLog.map((a: { attempt: number; outcome: string; error: string; workerId: string }) => [a.attempt, a.outcome, a.error, a.workerId])).toEqual([
+      [1, 'failed', 'Error: card declined', 'w-1'],
+      [2, 'failed', 'Error: card declined', 'w-1'],
+      [3, 'failed', 'Error: card declined', 'w-1'],
+    ]);
+    expect(detail.replays).toEqual([{ at: expect.any(String), reason: 'card updated', by: 'ops@example' }]);
+
+    const human = await runCommand(['job', dead.id, '--db', url]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('attempts (3):');
+    expect(human.stdout).toContain('replays (1):');
+    expect(human.stdout).toContain('card updated');
+    expect(human.stdout).toContain('ops@example');
+  });
+
+  it.runIf(harness.isAvailable)('job of an unknown id fails with one line and exit 1', async () => {
+    const { url } = await openTestMailroom(harness);
+    const result = await runCommand(['job', '999999', '--db', url]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('mailroom job: No job with id 999999; run `mailroom jobs` to list ids.\n');
+  });
+
+  it.runIf(harness.isAvailable)('replay by type, by error text and --all-dead put only the matching dead jobs back', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const emailA = await insertJob(mr.store, { type: 'send_email', status: 'dead', maxAttempts: 1, error: 'Error: SMTP 421 try later' });
+    const emailB = await insertJob(mr.store, { type: 'send_email', status: 'dead', maxAttempts: 1, error: 'Error: bad address' });
+    const report = await insertJob(mr.store, { type: 'report', status: 'dead', maxAttempts: 1, error: 'Error: SMTP 421 try later' });
+    const cancelled = await insertJob(mr.store, { type: 'report', status: 'dead', deadReason: 'cancelled' });
+    const done = await insertJob(mr.store, { type: 'send_email', status: 'done' });
+
+    expect(await runJson(['replay', '--db', url, '--type', 'send_email', '--error', '421'])).toEqual({ count: 1, ids: [emailA.id] });
+    expect(await runJson(['replay', '--db', url, '--error', 'SMTP 421'])).toEqual({ count: 1, ids: [report.id] });
+    const all = await runJson(['replay', '--db', url, '--all-dead', '--reason', 'smtp back']);
+    expect(all.ids.sort()).toEqual([emailB.id, cancelled.id].sort());
+    expect((await mr.getJob(done.id))!.status).toBe('done');
+    expect((await runCommand(['replay', '--db', url, '--all-dead'])).stdout).toContain('No jobs matched');
+  });
+
+  it.runIf(harness.isAvailable)('replay of a done job needs --force and says so in one line', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const done = await insertJob(mr.store, { type: 'send_email', status: 'done' });
+    const refused = await runCommand(['replay', '--db', url, '--id', done.id]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toContain('force');
+    expect(await runJson(['replay', '--db', url, '--id', done.id, '--force'])).toEqual({ count: 1, ids: [done.id] });
+  });
+
+  it.runIf(harness.isAvailable)('cancel moves a pending job to dead and refuses a running one', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const pending = await insertJob(mr.store, { type: 'send_email' });
+    const running = await insertJob(mr.store, { type: 'send_email', status: 'running', queue: 'other' });
+    const cancelled = await runJson(['cancel', '--db', url, '--id', pending.id, '--reason', 'customer left']);
+    expect(cancelled).toMatchObject({ id: pending.id, status: 'dead', deadReason: 'cancelled' });
+    expect((await mr.getJob(pending.id))!.status).toBe('dead');
+
+    const refused = await runCommand(['cancel', '--db', url, '--id', running.id]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`mailroom cancel: Job ${running.id} is running; cannot cancel it.\n`);
+    expect((await mr.getJob(running.id))!.status).toBe('running');
+  });
+
+  it.runIf(harness.isAvailable)('purge deletes old done jobs and their unreferenced events, never dead or pending ones', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const monthAgo = new Date(Date.now() - 30 * DAY_MS);
+    const oldDone = await insertJob(mr.store, { status: 'done', now: monthAgo });
+    const oldDead = await insertJob(mr.store, { status: 'dead', now: monthAgo });
+    const oldPending = await insertJob(mr.store, { now: monthAgo });
+    const newDone = await insertJob(mr.store, { status: 'done' });
+    const oldEvent = await mr.store.eventInsertWithJobs({
+      event: { source: 'github', deliveryId: 'd-1', type: 'push', headers: {}, rawBody: Buffer.from('{}') },
+      jobs: [],
+      now: monthAgo,
+    });
+
+    expect(await runJson(['purge', '--db', url, '--older-than', '7d'])).toEqual({ jobs: 1, events: 1 });
+    expect(await mr.getJob(oldDone.id)).toBeNull();
+    expect(await mr.store.eventGet({ id: oldEvent.event.id })).toBeNull();
+    for (const kept of [oldDead, oldPending, newDone]) expect((await mr.getJob(kept.id))!.status).toBe(kept.status);
+
+    const human = await runCommand(['purge', '--db', url, '--older-than', '7d']);
+    expect(human.stdout).toBe('Purged 0 jobs done more than 7d 00h ago, and 0 events.\n');
+  });
+
+  it.runIf(harness.isAvailable)('stats --json gives counts by status and queue and the oldest pending age', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    await insertJob(mr.store, { queue: 'email', now: new Date(Date.now() - 60_000) });
+    await insertJob(mr.store, { queue: 'email', status: 'dead' });
+    await insertJob(mr.store, { queue: 'reports', status: 'done' });
+    const stats = await runJson(['stats', '--db', url]);
+    expect(stats.byStatus).toEqual({ pending: 1, running: 0, done: 1, dead: 1 });
+    expect(stats.byQueue.email).toEqual({ pending: 1, running: 0, done: 0, dead: 1 });
+    expect(stats.byQueue.reports).toEqual({ pending: 0, running: 0, done: 1, dead: 0 });
+    expect(stats.oldestPendingAgeMs).toBeGreaterThanOrEqual(55_000);
+    expect(stats.oldestPendingAgeMsByQueue.email).toBe(stats.oldestPendingAgeMs);
+    expect(typeof stats.durability).toBe('object');
+
+    const human = await runCommand(['stats', '--db', url]);
+    const lines = human.stdout.split('\n');
+    expect(lines[0]).toMatch(/^QUEUE\s+PENDING\s+RUNNING\s+DONE\s+DEAD\s+OLDEST_PENDING$/);
+    expect(lines.find((l) => l.startsWith('email'))).toMatch(/^email\s+1\s+0\s+0\s+1\s+1m 0\ds$/);
+    expect(lines.find((l) => l.startsWith('ALL'))).toMatch(/^ALL\s+1\s+0\s+1\s+1\s/);
+  });
+
+  it.runIf(harness.isAvailable)('MAILROOM_DB is used when --db is absent, and --db wins over it', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    await insertJob(mr.store, { type: 'via_env' });
+    const viaEnv = await runJson(['jobs'], { env: { MAILROOM_DB: url } });
+    expect(viaEnv.jobs.map((j: { type: string }) => j.type)).toEqual(['via_env']);
+    const wrong = await runCommand(['jobs', '--db', 'sqlite::memory:'], { env: { MAILROOM_DB: url } });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/^mailroom jobs: No Mailroom tables at sqlite::memory:; .*mailroom migrate/);
+  });
+});
