@@ -138,6 +138,41 @@ export class TimeoutError extends MailroomError {
   }
 }
 
+/** A webhook arrived for a source the config does not name (ingress: 404). */
+export class UnknownSourceError extends MailroomError {
+  constructor(readonly source: string) {
+    super('MR_ERR_UNKNOWN_SOURCE', `No webhook source named "${source}" is configured.`, { httpStatus: 404 });
+  }
+}
+
+/** A request body went past the limit; reading stopped there (ingress: 413). */
+export class PayloadTooLargeError extends MailroomError {
+  constructor(readonly limitBytes: number) {
+    super('MR_ERR_PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${limitBytes} bytes.`, { httpStatus: 413 });
+  }
+}
+
+/** The content type says JSON and the body does not parse (ingress: 400). */
+export class BodyMalformedError extends MailroomError {
+  constructor(message: string) {
+    super('MR_ERR_BODY_MALFORMED', message, { httpStatus: 400 });
+  }
+}
+
+/** The route exists but not for this method (ingress: 405 with Allow). */
+export class MethodNotAllowedError extends MailroomError {
+  constructor(readonly method: string, readonly allowed: readonly string[]) {
+    super('MR_ERR_METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allowed.join(', ')}.`, { httpStatus: 405 });
+  }
+}
+
+/** No route matches the request path (ingress: 404). */
+export class RouteNotFoundError extends MailroomError {
+  constructor(readonly path: string) {
+    super('MR_ERR_NOT_FOUND', 'No route matches this path.', { httpStatus: 404 });
+  }
+}
+
 /**
  * Throw from a handler to park the job as `dead` at once, without further retries.
  * Recognised by its `code`, so a copy from another install of the package works too.

@@ -1,0 +1,180 @@
+// `mailroom serve`: the webhook ingress, a worker for every configured task, /healthz,
+// /readyz and /metrics in one process. Prints where it listens and a send-test line to
+// try it; on SIGTERM/SIGINT stops accepting, lets in-flight requests and handlers finish
+// within --shutdown-timeout, hands the rest back uncharged, and exits 0.
+
+import { relative } from 'node:path';
+import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger } from '../args.js';
+import type { CommonOptions } from '../args.js';
+import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
+import type { CliCommand, CliIo } from '../command.js';
+import type { MailroomConfig } from '../../config/define-config.js';
+import { createIngressServer } from '../../ingress/server.js';
+import { startRetention } from '../../maintenance/retention.js';
+import type { StopRetention } from '../../maintenance/retention.js';
+import { MailroomMetrics } from '../../metrics/metrics.js';
+import type { Worker } from '../../worker/worker.js';
+
+export interface ServeCliOptions {
+  readonly common: CommonOptions;
+  readonly host?: string;
+  readonly port?: number;
+  readonly concurrency?: number;
+  readonly shutdownTimeoutMs: number;
+  /** null: retention off; undefined: the config's window, else 7 days. */
+  readonly retentionMs?: number | null;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8080;
+/** 10 s: under Kubernetes' default 30 s grace period, with room for the hand-back writes. */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+const serve: CliCommand<ServeCliOptions> = {
+  name: 'serve',
+  summary: 'Run the webhook ingress and a worker (plus /healthz, /readyz, /metrics)',
+  usage: `Usage: mailroom serve [--host H] [--port N] [options]
+
+Receives webhooks at POST /hooks/<source> for the sources in the config file
+(mailroom.config.js/.mjs, or --config PATH), stores each event with the jobs it fans out
+to before answering, and runs those jobs. Binds 127.0.0.1:8080 unless told otherwise.
+On SIGTERM or SIGINT it stops accepting requests, lets running handlers finish within
+--shutdown-timeout, hands the rest back uncharged, and exits 0.
+
+Options:
+  --host HOST                address to bind (default: config server.host, else 127.0.0.1)
+  --port N                   port (default: PORT, then config server.port, else 8080; 0 picks one)
+  --concurrency N            handlers at once (default: config worker.concurrency, else 10)
+  --shutdown-timeout DURATION  deadline for in-flight work on stop (default 10s)
+  --retention DURATION|off   purge done jobs older than this (default: config
+                             retention.doneMs, else 7d)
+  --db URL, --config PATH
+  --json                     JSON log lines even on a terminal`,
+
+  parse(argv, io) {
+    const { values, common } = parseCommandArgs('serve', argv, {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      concurrency: { type: 'string' },
+      'shutdown-timeout': { type: 'string' },
+      retention: { type: 'string' },
+    });
+    const portText = values.port ?? nonEmpty(io.env.PORT);
+    let retentionMs: number | null | undefined;
+    if (values.retention !== undefined) {
+      retentionMs = /^(off|none|0)$/i.test(values.retention) ? null : parseDurationMs(values.retention, '--retention');
+    }
+    if (values.host !== undefined && values.host.trim() === '') throw new CliUsageError('--host must not be empty.');
+    return {
+      common,
+      host: values.host,
+      port: portText === undefined ? undefined : parseInteger(portText, values.port !== undefined ? '--port' : 'PORT', { min: 0, max: 65_535 }),
+      concurrency: values.concurrency === undefined ? undefined : parseInteger(values.concurrency, '--concurrency', { min: 1, max: 10_000 }),
+      shutdownTimeoutMs:
+        values['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : parseDurationMs(values['shutdown-timeout'], '--shutdown-timeout'),
+      retentionMs,
+    };
+  },
+
+  async run(options, io) {
+    const { mr, config, log, db } = await openCliMailroom(options.common, io, {
+      logLevel: 'info',
+      logTo: 'stdout',
+      prettyLogs: options.common.json ? false : undefined,
+    });
+    const effective: MailroomConfig = config ?? {};
+    let worker: Worker | null = null;
+    let stopRetention: StopRetention | null = null;
+    let ingress: ReturnType<typeof createIngressServer> | null = null;
+    try {
+      const metrics = new MailroomMetrics(mr);
+      const types = mr.taskTypes();
+      warnAboutFanOut(effective, types, (message, detail) => log.warn(detail, message));
+      if (types.length > 0) {
+        worker = mr.work({
+          concurrency: options.concurrency ?? effective.worker?.concurrency,
+          queues: effective.worker?.queues,
+          pollMs: effective.worker?.pollMs,
+          leaseMs: effective.worker?.leaseMs,
+        });
+        metrics.attachWorker(worker);
+      }
+      const retentionMs = options.retentionMs === undefined ? effective.retention?.doneMs : options.retentionMs;
+      if (retentionMs !== null) stopRetention = startRetention(mr, { doneMs: retentionMs, deadMs: effective.retention?.deadMs, log });
+
+      const runningWorker = worker;
+      ingress = createIngressServer({ mr, config: effective, metrics, logger: log, onJobsStored: () => runningWorker?.wake() });
+      const host = options.host ?? effective.server?.host ?? DEFAULT_HOST;
+      const port = options.port ?? effective.server?.port ?? DEFAULT_PORT;
+      const url = await ingress.listen(port, host);
+      const sourceNames = Object.keys(effective.sources ?? {});
+      log.info(
+        { url, store: describeDbUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: types, workerId: worker?.id ?? null },
+        'mailroom serving',
+      );
+      io.stdout.write(banner(url, sourceNames, options, io));
+
+      const signal = await io.stopSignal;
+      log.info({ signal, shutdownTimeoutMs: options.shutdownTimeoutMs }, 'stopping: no new requests, waiting for in-flight work');
+      await ingress.close({ timeoutMs: options.shutdownTimeoutMs });
+      await worker?.stop({ timeoutMs: options.shutdownTimeoutMs });
+      log.info('mailroom stopped');
+      return 0;
+    } finally {
+      await ingress?.close({ timeoutMs: 1_000 }).catch(() => undefined);
+      await stopRetention?.();
+      await mr.close({ timeoutMs: options.shutdownTimeoutMs });
+    }
+  },
+};
+
+/** The lines a person reads first: where to post, where to look, and one command to try. */
+function banner(url: string, sources: string[], options: ServeCliOptions, io: CliIo): string {
+  const lines = [
+    '',
+    `Mailroom is listening on ${url}`,
+    `  webhooks  POST ${url}/hooks/<source>${sources.length > 0 ? `   sources: ${sources.join(', ')}` : '   (no sources configured yet)'}`,
+    `  health    ${url}/healthz   ready: ${url}/readyz`,
+    `  metrics   ${url}/metrics`,
+  ];
+  if (sources.length > 0) {
+    const source = sources.includes('demo') ? 'demo' : sources[0]!;
+    const args = [`send-test --source ${source}`];
+    if (url !== `http://${DEFAULT_HOST}:${DEFAULT_PORT}`) args.push(`--url ${url}`);
+    if (options.common.config !== undefined) args.push(`--config ${options.common.config}`);
+    lines.push('', 'Send a signed test event (in another terminal):', `  ${cliInvocation(io)} ${args.join(' ')}`);
+  }
+  lines.push('', 'Stop with Ctrl-C (finishes running jobs first).', '');
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * How to run this same CLI again: `node dist/cli/main.js` inside a checkout of Mailroom
+ * itself (where `npx mailroom` would fetch from the registry), `npx mailroom` elsewhere.
+ */
+function cliInvocation(io: CliIo): string {
+  const script = process.argv[1];
+  if (script && /dist[\\/]cli[\\/]main\.js$/.test(script)) {
+    const shown = relative(io.cwd, script);
+    if (!shown.startsWith('..') && !shown.includes('node_modules')) return `node ${shown}`;
+  }
+  return 'npx mailroom';
+}
+
+/** A fan-out to a task this process cannot run would pile up pending jobs: say so at start. */
+function warnAboutFanOut(config: MailroomConfig, types: readonly string[], warn: (message: string, detail: object) => void): void {
+  for (const [name, source] of Object.entries(config.sources ?? {})) {
+    for (const entry of source.tasks ?? []) {
+      const task = typeof entry === 'string' ? entry : entry.task;
+      if (!types.includes(task)) {
+        warn('source fans out to a task with no handler in this process; its jobs wait for a worker that has one', { source: name, task });
+      }
+    }
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+export default serve;

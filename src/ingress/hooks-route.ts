@@ -1,0 +1,196 @@
+// POST /hooks/:source — read the raw body (bounded), verify it with the source's provider,
+// and store the event with the jobs it fans out to in ONE store call, deduped on
+// (source, delivery id). Only after that commits does the sender get 202 (or 200 for a
+// redelivery). Anything that stops short of the commit answers with an error and has
+// written nothing.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BodyMalformedError, StoreUnavailableError } from '../core/errors.js';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../core/retry-policy.js';
+import type { TaskRegistry } from '../core/task-registry.js';
+import type { Logger } from '../log.js';
+import type { Mailroom } from '../mailroom.js';
+import { idText, readJsonPath } from '../providers/json-path.js';
+import type { RequestHeaders } from '../providers/provider.js';
+import type { JobInsert } from '../store/store.js';
+import { httpErrorFromError, httpErrorFromVerifyFailure, sendHttpError, sendJson } from './http-errors.js';
+import type { HttpError } from './http-errors.js';
+import { readBody, RequestAbortedError } from './read-body.js';
+import type { FanOutRule, IngressSource } from './sources.js';
+
+export interface HooksRouteDeps {
+  readonly mr: Mailroom;
+  readonly sources: ReadonlyMap<string, IngressSource>;
+  readonly log: Logger;
+  /** Called once per answered request (metrics). */
+  readonly onAnswer: (source: string, status: number) => void;
+  /** Queue and attempt budget of a task type, as its registered policy says. */
+  readonly taskDefaults: (type: string) => TaskInsertDefaults;
+  /** Called after an event with jobs commits (wake this process's idle worker). */
+  readonly onJobsStored?: () => void;
+  /** The time signatures are judged at. @default () => new Date() */
+  readonly now?: () => Date;
+}
+
+/** What a job fanned out from an event inherits from its task's policy. */
+export interface TaskInsertDefaults {
+  readonly queue?: string;
+  readonly maxAttempts?: number;
+}
+
+/**
+ * Task defaults read from the Mailroom's registry. The facade resolves these only inside
+ * its private enqueue path, so the route reads the registry the same way enqueue does.
+ */
+export function taskDefaultsFrom(mr: Mailroom): (type: string) => TaskInsertDefaults {
+  const registry = (mr as unknown as { registry: TaskRegistry }).registry;
+  return (type) => {
+    const task = registry.get(type);
+    return { queue: task?.queue, maxAttempts: task?.maxAttempts };
+  };
+}
+
+/** What a stored (or redelivered) event answers. */
+export interface HookAcceptance {
+  readonly id: string;
+  readonly duplicate: boolean;
+}
+
+/** A job from an event references it: the executor hands the handler the parsed event body. */
+const EVENT_PAYLOAD_JSON = 'null';
+
+/** Handle one request to `/hooks/<sourceName>`; never throws. */
+export async function handleHook(req: IncomingMessage, res: ServerResponse, sourceName: string, deps: HooksRouteDeps): Promise<void> {
+  const source = deps.sources.get(sourceName);
+  // An unknown name is counted under one label so a scanner cannot grow the metric's cardinality.
+  const metricSource = source ? source.name : '(unknown)';
+  const refuse = (error: HttpError, detail: Record<string, unknown> = {}) => {
+    const headers: Record<string, string> = {};
+    // A body we did not read to its end must not be mistaken for the next request.
+    if (!req.complete) headers.connection = 'close';
+    sendHttpError(res, error, headers);
+    deps.onAnswer(metricSource, error.status);
+    const level = error.status >= 500 ? 'warn' : 'info';
+    deps.log[level]({ source: sourceName.slice(0, 100), status: error.status, code: error.code, ...detail }, 'webhook refused');
+  };
+
+  if (!source) {
+    refuse({ status: 404, code: 'MR_ERR_UNKNOWN_SOURCE', message: `No webhook source named "${sourceName.slice(0, 100)}" is configured.` });
+    return;
+  }
+
+  let rawBody: Buffer;
+  try {
+    rawBody = await readBody(req, source.bodyLimitBytes);
+  } catch (error) {
+    if (error instanceof RequestAbortedError) {
+      deps.log.debug({ source: source.name }, 'webhook abandoned by the client mid-body');
+      return;
+    }
+    refuse(httpErrorFromError(error), { limitBytes: source.bodyLimitBytes });
+    return;
+  }
+
+  const verified = source.provider.verify({ headers: req.headers, rawBody, now: deps.now ? deps.now() : new Date() });
+  if (!verified.ok) {
+    refuse(httpErrorFromVerifyFailure(verified), { reason: verified.reason });
+    return;
+  }
+
+  const challenge = source.provider.challengeResponse(rawBody);
+  if (challenge !== null) {
+    sendJson(res, 200, { challenge });
+    deps.onAnswer(source.name, 200);
+    deps.log.info({ source: source.name }, 'answered the provider url_verification challenge');
+    return;
+  }
+
+  let body: unknown;
+  try {
+    body = parseBody(req.headers, rawBody, source.fanOut);
+  } catch (error) {
+    refuse(httpErrorFromError(error));
+    return;
+  }
+
+  try {
+    const jobs = fanOut(deps.taskDefaults, source.fanOut, verified.eventType, body);
+    const result = await deps.mr.store.eventInsertWithJobs({
+      event: {
+        source: source.name,
+        deliveryId: verified.deliveryId,
+        type: verified.eventType,
+        headers: storableHeaders(req.headers, source.secretHeaders),
+        rawBody,
+      },
+      jobs,
+    });
+    const status = result.isDuplicate ? 200 : 202;
+    const answer: HookAcceptance = { id: result.event.id, duplicate: result.isDuplicate };
+    sendJson(res, status, answer);
+    deps.onAnswer(source.name, status);
+    if (!result.isDuplicate && result.jobs.length > 0) deps.onJobsStored?.();
+    deps.log.debug(
+      { source: source.name, eventId: result.event.id, deliveryId: verified.deliveryId, type: verified.eventType, jobs: result.jobs.length, duplicate: result.isDuplicate },
+      result.isDuplicate ? 'webhook redelivered: already stored' : 'webhook stored',
+    );
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) deps.log.error({ source: source.name, err: error }, 'webhook could not be stored');
+    refuse(httpErrorFromError(error));
+  }
+}
+
+/**
+ * The parsed body when something needs it (a JSON content type, which must parse, or a
+ * group path), else undefined. Non-JSON bodies (form-encoded, binary) are stored as they are.
+ * @throws BodyMalformedError when the content type says JSON and the body does not parse.
+ */
+function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly FanOutRule[]): unknown {
+  const contentType = headers['content-type'];
+  const mime = (typeof contentType === 'string' ? contentType : '').split(';', 1)[0]!.trim().toLowerCase();
+  const isJson = mime === 'application/json' || mime.endsWith('+json');
+  if (isJson) {
+    try {
+      return JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      throw new BodyMalformedError('The body is not valid JSON, but its Content-Type says it is.');
+    }
+  }
+  if (!rules.some((rule) => rule.groupPath !== null)) return undefined;
+  try {
+    return JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The jobs an event of `eventType` fans out to, with each task's queue and attempt budget. */
+function fanOut(taskDefaults: (type: string) => TaskInsertDefaults, rules: readonly FanOutRule[], eventType: string | null, body: unknown): JobInsert[] {
+  const jobs: JobInsert[] = [];
+  for (const rule of rules) {
+    if (rule.events !== null && (eventType === null || !rule.events.has(eventType))) continue;
+    const defaults = taskDefaults(rule.task);
+    jobs.push({
+      type: rule.task,
+      payloadJson: EVENT_PAYLOAD_JSON,
+      queue: defaults.queue ?? DEFAULT_QUEUE,
+      priority: rule.priority,
+      maxAttempts: defaults.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      runAt: null,
+      delayMs: 0,
+      key: null,
+      group: rule.groupPath ? idText(readJsonPath(body, rule.groupPath)) : null,
+    });
+  }
+  return jobs;
+}
+
+/** Request headers as stored: one string per name, signatures and credentials dropped. */
+function storableHeaders(headers: RequestHeaders, secretHeaders: ReadonlySet<string>): Record<string, string> {
+  const stored: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || secretHeaders.has(name)) continue;
+    stored[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return stored;
+}

@@ -1,0 +1,82 @@
+// The one mapping from typed errors and verification reasons to an HTTP status and the
+// JSON body `{ "error": { "code", "message" } }`. Messages come from errors and providers
+// that never include secrets or signatures; unexpected errors get a generic message.
+
+import type { ServerResponse } from 'node:http';
+import { hasCode, MailroomError, MethodNotAllowedError, StoreUnavailableError } from '../core/errors.js';
+import type { ErrorCode } from '../core/errors.js';
+import type { VerifyFailure, VerifyFailureReason } from '../providers/provider.js';
+
+/** An answer to refuse a request with. */
+export interface HttpError {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Every verification failure is a 401 except a source without a usable secret (our fault). */
+const VERIFY_STATUS: Record<VerifyFailureReason, number> = {
+  missing_header: 401,
+  malformed_header: 401,
+  bad_signature: 401,
+  stale_timestamp: 401,
+  future_timestamp: 401,
+  missing_secret: 500,
+};
+
+/** The answer to a request whose signature did not verify. */
+export function httpErrorFromVerifyFailure(failure: VerifyFailure): HttpError {
+  const status = VERIFY_STATUS[failure.reason];
+  return {
+    status,
+    code: status === 500 ? 'MR_ERR_CONFIG_INVALID' : 'MR_ERR_SIGNATURE_INVALID',
+    message: status === 500 ? 'The source has no usable secret configured.' : `${failure.reason}: ${failure.message}`,
+  };
+}
+
+/**
+ * The answer for anything thrown while handling a request. A store that cannot commit —
+ * or any failure we did not anticipate on the way to committing — is a 503 with
+ * Retry-After: the event was not acknowledged, so the sender must retry (SPEC §1.1).
+ */
+export function httpErrorFromError(error: unknown): HttpError {
+  if (error instanceof StoreUnavailableError || hasCode(error, 'MR_ERR_STORE_UNAVAILABLE')) {
+    const retryAfterMs = (error as StoreUnavailableError).retryAfterMs ?? 1_000;
+    return {
+      status: 503,
+      code: 'MR_ERR_STORE_UNAVAILABLE',
+      message: 'The store is busy or unavailable; nothing was stored. Retry later.',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1_000))) },
+    };
+  }
+  if (error instanceof MethodNotAllowedError) {
+    return { status: 405, code: error.code, message: error.message, headers: { allow: error.allowed.join(', ') } };
+  }
+  if (error instanceof MailroomError && error.httpStatus !== undefined && error.httpStatus < 500) {
+    return { status: error.httpStatus, code: error.code, message: error.message };
+  }
+  return {
+    status: 503,
+    code: 'MR_ERR_STORE_UNAVAILABLE',
+    message: 'The event could not be stored; nothing was acknowledged. Retry later.',
+    headers: { 'retry-after': '1' },
+  };
+}
+
+/** Write `error` as the response (JSON body, its extra headers). */
+export function sendHttpError(res: ServerResponse, error: HttpError, extraHeaders: Readonly<Record<string, string>> = {}): void {
+  sendJson(res, error.status, { error: { code: error.code, message: error.message } }, { ...error.headers, ...extraHeaders });
+}
+
+/** Write a JSON response. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}

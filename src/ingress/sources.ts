@@ -1,0 +1,85 @@
+// Turns the config's `sources` into what the hooks route needs per request: a provider
+// bound to its secrets, the body limit, and a compiled fan-out (event filter, group path),
+// so nothing is parsed or looked up by name while a webhook waits.
+
+import { configureProvider } from '../providers/index.js';
+import type { ConfiguredProvider } from '../providers/index.js';
+import { parseJsonPath } from '../providers/json-path.js';
+import type { JsonPathStep } from '../providers/json-path.js';
+import type { MailroomConfig, SourceConfig } from '../config/define-config.js';
+import type { Logger } from '../log.js';
+
+/** 1 MiB: larger than any provider's documented payload cap (Stripe, GitHub: 25 MB is the outlier; set it per source). */
+export const DEFAULT_BODY_LIMIT_BYTES = 1_048_576;
+
+/** One fan-out entry, ready to match. */
+export interface FanOutRule {
+  readonly task: string;
+  /** Event types that fan out to the task; null means every event. */
+  readonly events: ReadonlySet<string> | null;
+  /** Steps of the group JSON path, or null for no group. */
+  readonly groupPath: readonly JsonPathStep[] | null;
+  readonly priority: number;
+}
+
+/** A configured source as the hooks route uses it. */
+export interface IngressSource {
+  readonly name: string;
+  readonly provider: ConfiguredProvider;
+  readonly bodyLimitBytes: number;
+  readonly fanOut: readonly FanOutRule[];
+  /** Lower-cased request headers never stored (signatures and credentials). */
+  readonly secretHeaders: ReadonlySet<string>;
+}
+
+/** Headers that carry a signature or a credential for some provider; never stored. */
+const SIGNATURE_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'stripe-signature',
+  'x-hub-signature',
+  'x-hub-signature-256',
+  'webhook-signature',
+  'svix-signature',
+  'x-shopify-hmac-sha256',
+  'x-slack-signature',
+];
+
+/**
+ * Compile every source in `config`. Warns (once, at start) about sources that verify
+ * nothing (`none`) or cannot dedupe.
+ * @throws ConfigError naming the bad key (the config is normally validated before this).
+ */
+export function compileSources(config: MailroomConfig, log?: Logger): Map<string, IngressSource> {
+  const sources = new Map<string, IngressSource>();
+  const defaultLimit = config.server?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  for (const [name, source] of Object.entries(config.sources ?? {})) {
+    const compiled = compileSource(name, source, defaultLimit);
+    if (compiled.provider.name === 'none') {
+      log?.warn({ source: name }, "source uses provider 'none': requests are NOT verified; anyone who can reach the server can post events");
+    }
+    if (!compiled.provider.hasDeliveryId) {
+      log?.warn({ source: name }, 'source has no delivery id (set options.idHeader or options.idPath): redeliveries will not be deduped');
+    }
+    sources.set(name, compiled);
+  }
+  return sources;
+}
+
+function compileSource(name: string, source: SourceConfig, defaultLimit: number): IngressSource {
+  const provider = configureProvider(source, `sources.${name}`);
+  const secretHeaders = new Set(SIGNATURE_HEADERS);
+  const configuredHeader = (provider.options as { header?: unknown } | null)?.header;
+  if (typeof configuredHeader === 'string') secretHeaders.add(configuredHeader.toLowerCase());
+  const fanOut = (source.tasks ?? []).map((entry): FanOutRule => {
+    if (typeof entry === 'string') return { task: entry, events: null, groupPath: null, priority: 0 };
+    return {
+      task: entry.task,
+      events: entry.events ? new Set(entry.events) : null,
+      groupPath: entry.group ? parseJsonPath(entry.group) : null,
+      priority: entry.priority ?? 0,
+    };
+  });
+  return { name, provider, bodyLimitBytes: source.bodyLimitBytes ?? defaultLimit, fanOut, secretHeaders };
+}
