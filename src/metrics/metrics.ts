@@ -130,7 +130,15 @@ export class MailroomMetrics {
       labelNames: ['source', 'code'],
       registers,
     });
-    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'mailroom_' });
+    if (options.processMetrics !== false) {
+      collectDefaultMetrics({ register: this.registry, prefix: 'mailroom_' });
+      // prom-client's defaults include gauges named *_total (nodejs_active_handles_total…),
+      // which `promtool check metrics` rejects; their per-type siblings carry the same data.
+      for (const metric of this.registry.getMetricsAsArray()) {
+        const name = (metric as { name?: string }).name ?? '';
+        if (name.endsWith('_total') && !(metric instanceof Counter)) this.registry.removeSingleMetric(name);
+      }
+    }
   }
 
   /** Count one ingress answer. */
