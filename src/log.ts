@@ -2,7 +2,8 @@
 // cover the places a secret could reach a log line: headers, configured secrets, tokens.
 
 import pino from 'pino';
-import type { Logger } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -27,6 +28,21 @@ export const REDACT_PATHS: readonly string[] = [
   'headers["x-slack-signature"]',
   '*.headers.authorization',
   '*.headers.cookie',
+  // Nested one level (a request or event object carrying its headers): signatures and
+  // credentials are equally secret there.
+  '*.headers["stripe-signature"]',
+  '*.headers["x-hub-signature-256"]',
+  '*.headers["x-hub-signature"]',
+  '*.headers["webhook-signature"]',
+  '*.headers["svix-signature"]',
+  '*.headers["x-shopify-hmac-sha256"]',
+  '*.headers["x-slack-signature"]',
+  'headers["set-cookie"]',
+  '*.headers["set-cookie"]',
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
+  'apiKey',
+  '*.apiKey',
 ];
 
 export interface LoggerOptions {
@@ -34,17 +50,32 @@ export interface LoggerOptions {
   readonly level?: string;
   /** Human-readable output (pino-pretty); by default only when stdout is a terminal. */
   readonly pretty?: boolean;
-  /** Extra paths to redact (configured payload paths). */
+  /** Extra paths to redact (configured payload paths, e.g. `payload.card.number`). */
   readonly redactPaths?: readonly string[];
+  /**
+   * Where lines go instead of stdout (the CLI passes its injected stream). Pretty output,
+   * when on, is formatted in-process onto it; by default only when it is a terminal.
+   */
+  readonly destination?: NodeJS.WritableStream;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.MAILROOM_LOG_LEVEL ?? 'info';
-  const pretty = options.pretty ?? (process.stdout.isTTY === true && process.env.NODE_ENV !== 'production');
-  return pino({
+  const isTerminal = ((options.destination ?? process.stdout) as { isTTY?: boolean }).isTTY === true;
+  const pretty = options.pretty ?? (isTerminal && process.env.NODE_ENV !== 'production');
+  const settings = {
     name: 'mailroom',
     level,
     redact: { paths: [...REDACT_PATHS, ...(options.redactPaths ?? [])], censor: '[redacted]' },
+  };
+  if (options.destination) {
+    const stream: DestinationStream = pretty
+      ? pinoPretty({ colorize: isTerminal, translateTime: 'SYS:HH:MM:ss.l', destination: options.destination, sync: true })
+      : (options.destination as DestinationStream);
+    return pino(settings, stream);
+  }
+  return pino({
+    ...settings,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
   });
 }

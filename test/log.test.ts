@@ -1,0 +1,123 @@
+// Structured logs: JSON lines, secrets and signatures redacted wherever the common shapes
+// put them, configured payload paths redacted, pretty output only on a terminal, and one
+// line per job state change carrying the job's id, type and attempt.
+
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
+import { Mailroom } from '../src/mailroom.js';
+import { Permanent } from '../src/core/errors.js';
+import { closeTestMailrooms } from './harness/mailroom.js';
+import { sqliteHarness } from './harness/sqlite.js';
+
+const SIGNATURE = 't=1700000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd';
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+/** A stream that keeps what was written; `isTTY` to pretend to be a terminal. */
+function sink(isTTY = false): Writable & { text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _encoding, callback) {
+      text += String(chunk);
+      callback();
+    },
+  }) as Writable & { text: () => string; isTTY?: boolean };
+  stream.isTTY = isTTY;
+  stream.text = () => text;
+  return stream;
+}
+
+function jsonLines(text: string): Array<Record<string, any>> {
+  return text.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
+describe('log redaction', () => {
+  it('removes signature headers, authorization, cookies and secrets from a logged request', () => {
+    const out = sink();
+    const log = createLogger({ destination: out, level: 'info' });
+    log.info(
+      {
+        source: 'stripe',
+        headers: { 'stripe-signature': SIGNATURE, authorization: 'Bearer tok_live_123', cookie: 'mr_session=abc', 'content-type': 'application/json' },
+        req: { headers: { 'x-hub-signature-256': `sha256=${'a'.repeat(64)}`, 'webhook-signature': 'v1,c2lnbmF0dXJl', 'x-slack-signature': 'v0=deadbeef' } },
+        config: { secret: SECRET, secrets: [SECRET], token: 'dash_token_1' },
+        secret: SECRET,
+      },
+      'webhook received',
+    );
+    const text = out.text();
+    for (const leaked of [SIGNATURE, 'tok_live_123', 'mr_session=abc', SECRET, 'a'.repeat(64), 'c2lnbmF0dXJl', 'deadbeef', 'dash_token_1']) {
+      expect(text).not.toContain(leaked);
+    }
+    const [line] = jsonLines(text);
+    expect(line!.headers).toEqual({ 'stripe-signature': '[redacted]', authorization: '[redacted]', cookie: '[redacted]', 'content-type': 'application/json' });
+    expect(line!.req.headers['x-hub-signature-256']).toBe('[redacted]');
+    expect(line!.msg).toBe('webhook received');
+  });
+
+  it('redacts configured payload paths and leaves the rest of the payload readable', () => {
+    const out = sink();
+    const log = createLogger({ destination: out, redactPaths: ['payload.card.number', 'payload.customer.email'] });
+    log.info({ jobId: '7', payload: { card: { number: '4242424242424242', brand: 'visa' }, customer: { email: 'ada@example.com' } } }, 'job payload');
+    const text = out.text();
+    expect(text).not.toContain('4242424242424242');
+    expect(text).not.toContain('ada@example.com');
+    expect(jsonLines(text)[0]!.payload.card).toEqual({ number: '[redacted]', brand: 'visa' });
+  });
+
+  it('writes pretty lines to a terminal and JSON to anything else, redacting both', () => {
+    const terminal = sink(true);
+    createLogger({ destination: terminal }).info({ headers: { 'stripe-signature': SIGNATURE } }, 'to a person');
+    expect(terminal.text()).toContain('to a person');
+    expect(terminal.text()).not.toContain(SIGNATURE);
+    expect(() => JSON.parse(terminal.text().trim().split('\n')[0]!)).toThrow();
+
+    const pipe = sink(false);
+    createLogger({ destination: pipe }).info('to a machine');
+    expect(jsonLines(pipe.text())[0]).toMatchObject({ msg: 'to a machine', name: 'mailroom', level: 30 });
+  });
+});
+
+describe('job state change lines', () => {
+  afterEach(async () => closeTestMailrooms(sqliteHarness));
+
+  it('logs each transition with job id, type and attempt, and the duration of a success', async () => {
+    const out = sink();
+    const { store } = await sqliteHarness.open();
+    const mr = await Mailroom.open({ store, logger: createLogger({ destination: out, level: 'debug' }) });
+    try {
+      let calls = 0;
+      mr.task('flaky', { maxAttempts: 3, backoff: { baseMs: 1, capMs: 1, jitter: 'none' }, async run() {
+        calls++;
+        if (calls === 1) throw new Error('smtp 421');
+      } });
+      mr.task('doomed', async () => {
+        throw new Permanent('no such order');
+      });
+      const flaky = await mr.enqueue('flaky', { to: 'ada@example.com' });
+      const doomed = await mr.enqueue('doomed', {});
+      const worker = mr.work({ pollMs: 10 });
+      await worker.drained();
+      await worker.stop();
+      const lines = jsonLines(out.text());
+      const of = (id: string) => lines.filter((l) => l.jobId === id);
+
+      const failed = of(flaky.id).find((l) => l.msg === 'job failed; will retry');
+      expect(failed).toMatchObject({ type: 'flaky', attempt: 1, error: 'Error: smtp 421', level: 30 });
+      const done = of(flaky.id).find((l) => l.msg === 'job done');
+      expect(done).toMatchObject({ type: 'flaky', attempt: 2, level: 20 });
+      expect(typeof done!.durationMs).toBe('number');
+      const dead = of(doomed.id).find((l) => l.msg === 'job dead');
+      expect(dead).toMatchObject({ type: 'doomed', attempt: 1, level: 40 });
+      expect(dead!.error).toContain('no such order');
+      // Payloads are not logged on transitions.
+      expect(out.text()).not.toContain('ada@example.com');
+    } finally {
+      await mr.close();
+    }
+  });
+
+  // The issue asks for outcome and durationMs on every transition line; the worker's
+  // failed/dead lines lack them (src/worker/worker.ts, not owned by the operator work).
+  it.todo('failed and dead lines carry outcome and durationMs like the done line');
+});
