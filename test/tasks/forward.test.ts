@@ -1,0 +1,123 @@
+// The forward task against a real local HTTP server: what it sends, and how each answer
+// (2xx, 4xx, 5xx, 429/503 with Retry-After, a network error, a hang) decides the job's fate.
+
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isPermanent, retryAfterDelayMs } from '../../src/core/errors.js';
+import { createForwardTask } from '../../src/tasks/forward.js';
+import { startReceiver, storedEvent, taskContext } from './task-kit.js';
+import type { Receiver } from './task-kit.js';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+let receiver: Receiver;
+
+async function runForward(extra: { secret?: string; requestTimeoutMs?: number; url?: string; signal?: AbortSignal } = {}): Promise<unknown> {
+  const task = createForwardTask({ kind: 'forward', url: extra.url ?? receiver.url, secret: extra.secret, requestTimeoutMs: extra.requestTimeoutMs });
+  try {
+    await task.run({ ref: 'refs/heads/main' }, taskContext({ event: storedEvent(), attempt: 3, signal: extra.signal }));
+    return 'done';
+  } catch (error) {
+    return error;
+  }
+}
+
+describe('forward task', () => {
+  afterEach(async () => {
+    await receiver?.close();
+  });
+
+  it('posts the original body and content type with the event headers and stable mailroom headers', async () => {
+    receiver = await startReceiver();
+    expect(await runForward()).toBe('done');
+    const [got] = receiver.received;
+    expect(got!.method).toBe('POST');
+    expect(got!.body.toString()).toBe('{"ref":"refs/heads/main"}');
+    expect(got!.headers['content-type']).toBe('application/json');
+    expect(got!.headers['x-github-event']).toBe('push');
+    expect(got!.headers['mailroom-event-id']).toBe('41');
+    expect(got!.headers['mailroom-attempt']).toBe('3');
+    expect(got!.headers.host).not.toBe('example.com');
+    expect(got!.headers['webhook-signature']).toBeUndefined();
+  });
+
+  it('re-signs the hop with Standard Webhooks when the task has a secret', async () => {
+    receiver = await startReceiver();
+    expect(await runForward({ secret: SECRET })).toBe('done');
+    const [got] = receiver.received;
+    const headers = Object.fromEntries(Object.entries(got!.headers).map(([k, v]) => [k, String(v)]));
+    expect(new StandardWebhook(SECRET).verify(got!.body.toString(), headers)).toEqual({ ref: 'refs/heads/main' });
+    expect(headers['webhook-id']).toBe('evt_41');
+  });
+
+  it.each([200, 201, 204, 299])('completes on %i', async (status) => {
+    receiver = await startReceiver();
+    receiver.respond = () => ({ status });
+    expect(await runForward()).toBe('done');
+  });
+
+  it.each([400, 401, 403, 404, 410, 422])('parks the job on %i (permanent)', async (status) => {
+    receiver = await startReceiver();
+    receiver.respond = () => ({ status, body: 'nope' });
+    const error = await runForward();
+    expect(isPermanent(error)).toBe(true);
+    expect(String((error as Error).message)).toContain(`answered ${status}: nope`);
+  });
+
+  it.each([408, 409, 425, 429, 500, 502, 503, 504])('retries on %i (transient)', async (status) => {
+    receiver = await startReceiver();
+    receiver.respond = () => ({ status });
+    const error = await runForward();
+    expect(error).toBeInstanceOf(Error);
+    expect(isPermanent(error)).toBe(false);
+    expect(retryAfterDelayMs(error)).toBeNull();
+  });
+
+  it.each([429, 503])('retries no sooner than Retry-After on %i', async (status) => {
+    receiver = await startReceiver();
+    receiver.respond = () => ({ status, headers: { 'retry-after': '120' } });
+    expect(retryAfterDelayMs(await runForward())).toBe(120_000);
+  });
+
+  it('ignores Retry-After on a plain 500', async () => {
+    receiver = await startReceiver();
+    receiver.respond = () => ({ status: 500, headers: { 'retry-after': '120' } });
+    expect(retryAfterDelayMs(await runForward())).toBeNull();
+  });
+
+  it('treats a refused connection as transient', async () => {
+    receiver = await startReceiver();
+    const url = receiver.url;
+    await receiver.close();
+    const error = await runForward({ url });
+    expect(isPermanent(error)).toBe(false);
+    expect(String((error as Error).message)).toContain('ECONNREFUSED');
+  });
+
+  it('times out a hanging receiver per request, as a transient failure', async () => {
+    receiver = await startReceiver();
+    receiver.respond = () => ({ status: 200, hang: true });
+    const error = await runForward({ requestTimeoutMs: 200 });
+    expect(isPermanent(error)).toBe(false);
+    expect(String((error as Error).message)).toContain('timed out after 200 ms');
+  });
+
+  it('stops at once when the job signal aborts', async () => {
+    receiver = await startReceiver();
+    receiver.respond = () => ({ status: 200, hang: true });
+    const controller = new AbortController();
+    const running = runForward({ signal: controller.signal });
+    await new Promise<void>((resolve) => {
+      const check = () => (receiver.received.length > 0 ? resolve() : setImmediate(check));
+      check();
+    });
+    const reason = new Error('worker stopping');
+    controller.abort(reason);
+    expect(await running).toBe(reason);
+  });
+
+  it('defaults to the Standard Webhooks retry schedule with 8 attempts', () => {
+    const task = createForwardTask({ kind: 'forward', url: 'http://127.0.0.1:1/x' });
+    expect(task.maxAttempts).toBe(8);
+    expect(task.retryScheduleMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+  });
+});

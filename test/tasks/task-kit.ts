@@ -1,0 +1,78 @@
+// A handler context for calling built-in tasks directly, and a real local HTTP receiver
+// that records what it got and answers as each test says.
+
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import type { TaskContext } from '../../src/core/task-registry.js';
+import type { ClaimedJob, InboundEvent } from '../../src/core/types.js';
+
+export function taskContext(overrides: { event?: InboundEvent | null; attempt?: number; signal?: AbortSignal; jobId?: string } = {}): TaskContext {
+  const job = { id: overrides.jobId ?? '7', type: 't', attempts: overrides.attempt ?? 1 } as unknown as ClaimedJob;
+  return {
+    job,
+    attempt: overrides.attempt ?? 1,
+    signal: overrides.signal ?? new AbortController().signal,
+    log: pino({ level: 'silent' }),
+    event: overrides.event ?? null,
+    extendLease: async () => undefined,
+  };
+}
+
+export function storedEvent(overrides: Partial<InboundEvent> = {}): InboundEvent {
+  return {
+    id: '41',
+    source: 'github',
+    deliveryId: 'd-1',
+    type: 'push',
+    headers: { 'content-type': 'application/json', 'x-github-event': 'push', host: 'example.com', 'user-agent': 'GitHub-Hookshot/1' },
+    rawBody: Buffer.from('{"ref":"refs/heads/main"}'),
+    receivedAt: new Date(),
+    ...overrides,
+  };
+}
+
+export interface Received {
+  readonly method: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+export interface Receiver {
+  readonly url: string;
+  readonly received: Received[];
+  /** How the next requests are answered. */
+  respond: (req: Received) => { status: number; headers?: Record<string, string>; body?: string; hang?: boolean };
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const received: Received[] = [];
+  let server: Server;
+  const receiver: Receiver = {
+    url: '',
+    received,
+    respond: () => ({ status: 204 }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const got = { method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      received.push(got);
+      const answer = receiver.respond(got);
+      if (answer.hang) return;
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  (receiver as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
+  return receiver;
+}
