@@ -1,0 +1,149 @@
+// Config files: loading (.mjs, .js, explicit path, none), validation errors that name the
+// exact key, and openMailroomFromConfig registering every task kind with its policy.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineConfig } from '../../src/index.js';
+import { ConfigError } from '../../src/core/errors.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { openMailroomFromConfig } from '../../src/config/open-mailroom.js';
+import { validateConfig } from '../../src/config/validate-config.js';
+import type { Mailroom } from '../../src/mailroom.js';
+import { waitFor } from '../harness/wait.js';
+
+const dirs: string[] = [];
+const opened: Mailroom[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-config-'));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(async () => {
+  for (const mr of opened.splice(0)) await mr.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function configErrorKey(raw: unknown): string {
+  try {
+    validateConfig(raw);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).key;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config validation', () => {
+  it.each([
+    [{ sources: { stripe: { provider: 'strype', secrets: ['x'] } } }, 'sources.stripe.provider'],
+    [{ sources: { stripe: { provider: 'stripe', secrets: [undefined] } } }, 'sources.stripe.secrets[0]'],
+    [{ sources: { stripe: { provider: 'stripe' } } }, 'sources.stripe.secrets'],
+    [{ sources: { ci: { provider: 'hmac', secrets: ['s'], options: { header: 'x', algorithm: 'md5' } } } }, 'sources.ci.options.algorithm'],
+    [{ sources: { gh: { provider: 'github', secrets: ['s'], tasks: [{ task: 'deploy', group: 'customer' }] } } }, 'sources.gh.tasks[0].group'],
+    [{ sources: { gh: { provider: 'github', secrets: ['s'], tasks: [{ events: ['push'] }] } } }, 'sources.gh.tasks[0].task'],
+    [{ sources: { gh: { provider: 'github', secrets: ['s'], bodyLimitBytes: -1 } } }, 'sources.gh.bodyLimitBytes'],
+    [{ sources: { 'a/b': { provider: 'none' } } }, 'sources.a/b'],
+    [{ tasks: { f: { kind: 'forward', url: 'ftp://x' } } }, 'tasks.f.url'],
+    [{ tasks: { f: { kind: 'forward', url: 'http://x', secret: 'plain' } } }, 'tasks.f.secret'],
+    [{ tasks: { e: { kind: 'exec', command: [] } } }, 'tasks.e.command'],
+    [{ tasks: { e: { kind: 'exec', command: ['x'], permanentExitCodes: [0] } } }, 'tasks.e.permanentExitCodes[0]'],
+    [{ tasks: { m: { module: './m.js', maxAttempts: 0 } } }, 'tasks.m.maxAttempts'],
+    [{ tasks: { m: { module: './m.js', backoff: { jitter: 'some' } } } }, 'tasks.m.backoff.jitter'],
+    [{ tasks: { x: { kind: 'cron' } } }, 'tasks.x.kind'],
+    [{ tasks: { f: { kind: 'forward', url: 'http://x', urll: 'typo' } } }, 'tasks.f.urll'],
+    [{ server: { port: 70_000 } }, 'server.port'],
+    [{ sourcess: {} }, 'sourcess'],
+  ])('names the bad key in %j', (raw, key) => {
+    expect(configErrorKey(raw)).toBe(key);
+  });
+
+  it('accepts the SPEC example shape and defineConfig returns its argument', () => {
+    const config = defineConfig({
+      db: 'sqlite:./data/mailroom.db',
+      server: { host: '127.0.0.1', port: 8080, bodyLimitBytes: 1_048_576 },
+      sources: {
+        stripe: { provider: 'stripe', secrets: ['whsec_x'], tasks: ['fulfil_order'] },
+        github: { provider: 'github', secrets: ['g'], tasks: [{ task: 'deploy', events: ['push'] }] },
+      },
+      tasks: {
+        fulfil_order: { kind: 'forward', url: 'http://127.0.0.1:3000/stripe', maxAttempts: 10 },
+        deploy: { kind: 'exec', command: ['./deploy.sh'], timeoutMs: 600_000 },
+        send_email: { module: './tasks/send-email.js', queue: 'email' },
+      },
+      endpoints: { allowlist: [] },
+      dashboard: { token: undefined },
+      retention: { doneMs: 7 * 24 * 3600_000 },
+    });
+    expect(() => validateConfig(config, { baseDir: '/srv/app' })).not.toThrow();
+    expect((validateConfig(config, { baseDir: '/srv/app' }).tasks!.send_email as { module: string }).module).toBe('/srv/app/tasks/send-email.js');
+  });
+});
+
+describe('loadConfig', () => {
+  it('returns null when there is no file and no path', async () => {
+    expect(await loadConfig({ cwd: tempDir() })).toBeNull();
+  });
+
+  it('loads mailroom.config.mjs from the cwd and a plain object default export', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'mailroom.config.mjs'), "export default { sources: { gh: { provider: 'github', secrets: ['s'] } } };\n");
+    const config = await loadConfig({ cwd: dir });
+    expect(config?.sources?.gh?.provider).toBe('github');
+  });
+
+  it('loads an explicit --config path and refuses one that does not exist', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'other.mjs'), 'export default { db: "sqlite::memory:" };\n');
+    expect((await loadConfig({ cwd: dir, path: 'other.mjs' }))?.db).toBe('sqlite::memory:');
+    await expect(loadConfig({ cwd: dir, path: 'missing.mjs' })).rejects.toMatchObject({ key: '--config' });
+  });
+
+  it('fails naming the key when the file holds an invalid config, and names config when it has no default export', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'bad.mjs'), "export default { sources: { s: { provider: 'nope' } } };\n");
+    await expect(loadConfig({ cwd: dir, path: 'bad.mjs' })).rejects.toMatchObject({ key: 'sources.s.provider' });
+    writeFileSync(join(dir, 'empty.mjs'), 'export const x = 1;\n');
+    await expect(loadConfig({ cwd: dir, path: 'empty.mjs' })).rejects.toMatchObject({ key: 'config' });
+  });
+});
+
+describe('openMailroomFromConfig', () => {
+  it('registers forward, exec and module tasks with their policies, and module tasks run', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hello.mjs'), "export default { maxAttempts: 2, queue: 'mail', run: async (payload) => { globalThis.__helloRan = payload; } };\n");
+    writeFileSync(join(dir, 'fn.mjs'), 'export default async () => {};\n');
+    writeFileSync(
+      join(dir, 'mailroom.config.mjs'),
+      `export default {
+        tasks: {
+          hello: { module: './hello.mjs', maxAttempts: 4 },
+          plain: { module: './fn.mjs' },
+          fwd: { kind: 'forward', url: 'http://127.0.0.1:9/x' },
+          sh: { kind: 'exec', command: ['true'], queue: 'ops' },
+        },
+      };\n`,
+    );
+    const config = await loadConfig({ cwd: dir });
+    const mr = await openMailroomFromConfig({ config, db: 'sqlite::memory:' });
+    opened.push(mr);
+    expect(mr.taskTypes().sort()).toEqual(['fwd', 'hello', 'plain', 'sh']);
+    // Config wins over the module's own maxAttempts; the module's queue stays.
+    const hello = await mr.enqueue('hello', { n: 1 });
+    expect(hello.maxAttempts).toBe(4);
+    expect(hello.queue).toBe('mail');
+    expect((await mr.enqueue('fwd', {})).maxAttempts).toBe(8);
+    expect((await mr.enqueue('sh', {})).queue).toBe('ops');
+    const worker = mr.work({ queues: ['mail'], pollMs: 10 });
+    await waitFor(async () => (await mr.getJob(hello.id))?.status === 'done', { description: 'the module task to finish' });
+    expect((globalThis as { __helloRan?: unknown }).__helloRan).toEqual({ n: 1 });
+    await worker.stop();
+  });
+
+  it('names the module key when a task module cannot be loaded', async () => {
+    const config = validateConfig({ tasks: { gone: { module: '/nonexistent/task.mjs' } } });
+    await expect(openMailroomFromConfig({ config, db: 'sqlite::memory:' })).rejects.toMatchObject({ key: 'tasks.gone.module' });
+  });
+});
