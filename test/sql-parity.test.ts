@@ -17,7 +17,14 @@ const POSTGRES_MIGRATIONS = new URL('../src/store/postgres/migrations/', import.
  * deliberate, reviewed difference, never a way to silence a missing statement.
  */
 const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
-  sqlite: new Set<string>(),
+  sqlite: new Set<string>([
+    // SQLite keeps its status counters from the store's own statements, once per batch:
+    // a row trigger cost ~6 µs per status change, a third of a claim. PostgreSQL keeps
+    // them with statement-level triggers over transition tables, which cost per statement.
+    'queueCountAdd',
+    // Replay reads the status it moves a job from, for those counters.
+    'jobReplay.status',
+  ]),
   postgres: new Set<string>(),
 };
 

@@ -65,6 +65,7 @@ import type {
 } from '../store.js';
 import { interpretSqliteError, isSqliteRetryable } from './interpret-error.js';
 import { buildJobFilter } from './job-filter.js';
+import { QueueCountDeltas } from './queue-count-deltas.js';
 
 type Db = Database.Database;
 type Row = Record<string, any>;
@@ -285,9 +286,14 @@ export class SqliteStore implements Store {
         limit: params.limit,
         queues: params.queues === null ? null : JSON.stringify(params.queues),
       };
-      return params.queues === null
-        ? (this.stmt('jobClaim').all(values) as Row[])
-        : (this.stmt('jobClaim.inQueues').all(values) as Row[]);
+      const claimed =
+        params.queues === null
+          ? (this.stmt('jobClaim').all(values) as Row[])
+          : (this.stmt('jobClaim.inQueues').all(values) as Row[]);
+      const counts = new QueueCountDeltas();
+      for (const row of claimed) counts.move(row.queue, 'pending', 'running');
+      this.applyCounts(counts);
+      return claimed;
     });
     // RETURNING order is unspecified; hand jobs out in claim order.
     rows.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id);
@@ -328,8 +334,11 @@ export class SqliteStore implements Store {
     return this.write('bookkeeping', () => {
       const now = nowMs(params.now);
       const leases = JSON.stringify(params.leases.map((lease) => [Number(lease.id), lease.leaseToken]));
-      const completed = (this.stmt('jobComplete').all({ leases, now }) as Row[]).map((row) => String(row.id));
-      return completed;
+      const rows = this.stmt('jobComplete').all({ leases, now }) as Row[];
+      const counts = new QueueCountDeltas();
+      for (const row of rows) counts.move(row.queue, 'running', 'done');
+      this.applyCounts(counts);
+      return rows.map((row) => String(row.id));
     });
   }
 
@@ -338,6 +347,7 @@ export class SqliteStore implements Store {
     return this.write('bookkeeping', () => {
       const now = nowMs(params.now);
       const failed: string[] = [];
+      const counts = new QueueCountDeltas();
       for (const failure of params.failures) {
         const row = this.stmt('jobFail').get({
           id: failure.id,
@@ -348,9 +358,11 @@ export class SqliteStore implements Store {
           error: failure.error,
         }) as Row | undefined;
         if (!row) continue;
+        counts.move(row.queue, 'running', row.status);
         this.logAttempt(row, row.attempts, failure.outcome, failure.error, now);
         failed.push(failure.id);
       }
+      this.applyCounts(counts);
       return failed;
     });
   }
@@ -360,13 +372,16 @@ export class SqliteStore implements Store {
     return this.write('bookkeeping', () => {
       const now = nowMs(params.now);
       const handedBack: string[] = [];
+      const counts = new QueueCountDeltas();
       for (const lease of params.leases) {
         const row = this.stmt('jobHandBack').get({ id: lease.id, leaseToken: lease.leaseToken }) as Row | undefined;
         if (!row) continue;
+        counts.move(row.queue, 'running', 'pending');
         // The attempt number it would have been; it is not charged.
         this.logAttempt(row, row.attempts + 1, 'handed_back', null, now);
         handedBack.push(lease.id);
       }
+      this.applyCounts(counts);
       return handedBack;
     });
   }
@@ -376,10 +391,13 @@ export class SqliteStore implements Store {
       const now = nowMs(params.now);
       const rows = this.stmt('jobRescue').all({ now, limit: params.limit ?? 1_000 }) as Row[];
       const result: JobRescueResult = { requeued: [], dead: [] };
+      const counts = new QueueCountDeltas();
       for (const row of rows) {
+        counts.move(row.queue, 'running', row.status);
         this.logAttempt(row, row.attempts, 'lost', 'lease expired', now);
         (row.status === 'dead' ? result.dead : result.requeued).push(String(row.id));
       }
+      this.applyCounts(counts);
       return result;
     });
   }
@@ -389,8 +407,11 @@ export class SqliteStore implements Store {
       const now = nowMs(params.now);
       const ids = params.ids ?? this.replayCandidates(params);
       const replayed: string[] = [];
+      const counts = new QueueCountDeltas();
       for (const id of ids) {
         if (!DECIMAL_ID.test(String(id))) continue;
+        const before = this.stmt('jobReplay.status').get({ id }) as Row | undefined;
+        if (!before || (before.status !== 'dead' && before.status !== 'done')) continue;
         if (params.force) this.stmt('jobReplay.doneAttempt').run({ id });
         const row = this.stmt('jobReplay').get({
           id,
@@ -398,11 +419,13 @@ export class SqliteStore implements Store {
           force: params.force ? 1 : 0,
           includeCancelled: params.includeCancelled || params.ids !== undefined ? 1 : 0,
           maxAttempts: params.maxAttempts ?? null,
-        });
+        }) as Row | undefined;
         if (!row) continue;
+        counts.move(row.queue, before.status, 'pending');
         this.stmt('jobReplay.record').run({ jobId: id, now, reason: params.reason, by: params.by });
         replayed.push(String(id));
       }
+      this.applyCounts(counts);
       return replayed;
     });
   }
@@ -415,7 +438,11 @@ export class SqliteStore implements Store {
         now: nowMs(params.now),
         reason: params.reason ? `cancelled: ${params.reason}` : 'cancelled',
       }) as Row | undefined;
-      return row ? toJob(row) : null;
+      if (!row) return null;
+      const counts = new QueueCountDeltas();
+      counts.move(row.queue, 'pending', 'dead');
+      this.applyCounts(counts);
+      return toJob(row);
     });
   }
 
@@ -430,6 +457,9 @@ export class SqliteStore implements Store {
         const deleted = await this.write('bookkeeping', () => {
           const rows = this.stmt('jobPurge').all({ status, before: now - olderThanMs }) as Row[];
           if (rows.length > 0) {
+            const counts = new QueueCountDeltas();
+            for (const row of rows) counts.add(row.queue, status, -1);
+            this.applyCounts(counts);
             const ids = JSON.stringify(rows.map((row) => row.id));
             this.stmt('jobPurge.attempts').run({ ids });
             this.stmt('jobPurge.replays').run({ ids });
@@ -512,6 +542,7 @@ export class SqliteStore implements Store {
   ): JobInsertResult[] {
     const nowValue = nowMs(now);
     const results: JobInsertResult[] = [];
+    const counts = new QueueCountDeltas();
     for (const job of jobs) {
       const row = this.stmt('jobInsertMany').get({
         queue: job.queue,
@@ -527,6 +558,7 @@ export class SqliteStore implements Store {
         now: nowValue,
       }) as Row | undefined;
       if (row) {
+        counts.add(row.queue, 'pending', 1);
         results.push({ job: toJob(row), isDuplicate: false });
         continue;
       }
@@ -536,6 +568,7 @@ export class SqliteStore implements Store {
       }
       results.push({ job: toJob(existing), isDuplicate: true });
     }
+    this.applyCounts(counts);
     return results;
   }
 
@@ -559,6 +592,10 @@ export class SqliteStore implements Store {
       error,
       workerId: row.lease_owner ?? null,
     });
+  }
+
+  private applyCounts(counts: QueueCountDeltas): void {
+    counts.flush((row) => this.stmt('queueCountAdd').run(row));
   }
 
   private appliedVersions(): Set<number> {

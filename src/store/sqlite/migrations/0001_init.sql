@@ -1,6 +1,8 @@
 -- The first schema: jobs, their attempt history and replays, inbound events (which are
--- also the dedupe receipts), and per-queue status counters kept by triggers so stats()
--- costs the same with ten rows or ten million. Times are integer milliseconds since epoch.
+-- also the dedupe receipts), and per-queue status counters so stats() costs the same with
+-- ten rows or ten million. The store's own statements keep the counters, once per batch
+-- and in the same transaction: row triggers cost about 6 µs per status change here,
+-- a third of a claim. Times are integer milliseconds since epoch.
 
 CREATE TABLE mailroom_event (
   id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -82,22 +84,3 @@ CREATE TABLE mailroom_queue_count (
   n      INTEGER NOT NULL,
   PRIMARY KEY (queue, status)
 ) WITHOUT ROWID;
-
-CREATE TRIGGER mailroom_job_count_insert AFTER INSERT ON mailroom_job
-BEGIN
-  INSERT INTO mailroom_queue_count (queue, status, n) VALUES (new.queue, new.status, 1)
-    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER mailroom_job_count_update AFTER UPDATE OF status ON mailroom_job
-  WHEN old.status <> new.status
-BEGIN
-  UPDATE mailroom_queue_count SET n = n - 1 WHERE queue = old.queue AND status = old.status;
-  INSERT INTO mailroom_queue_count (queue, status, n) VALUES (new.queue, new.status, 1)
-    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER mailroom_job_count_delete AFTER DELETE ON mailroom_job
-BEGIN
-  UPDATE mailroom_queue_count SET n = n - 1 WHERE queue = old.queue AND status = old.status;
-END;

@@ -96,7 +96,7 @@ SET status = 'done', finished_at = @now, lease_token = NULL, lease_expires_at = 
     last_error = NULL
 FROM (SELECT value ->> 0 AS id, value ->> 1 AS lease_token FROM json_each(@leases)) AS l
 WHERE j.id = l.id AND j.lease_token = l.lease_token AND j.status = 'running'
-RETURNING mailroom_job.id;
+RETURNING mailroom_job.id, mailroom_job.queue;
 
 -- name: jobFail
 -- Fenced like jobComplete. @retryAt NULL parks the job as dead.
@@ -107,7 +107,7 @@ SET status = CASE WHEN @retryAt IS NULL THEN 'dead' ELSE 'pending' END,
     finished_at = CASE WHEN @retryAt IS NULL THEN @now ELSE NULL END,
     last_error = @error, lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
-RETURNING id, attempts, started_at, lease_owner;
+RETURNING id, queue, status, attempts, started_at, lease_owner;
 
 -- name: jobHandBack
 -- A job claimed but not run (or whose handler honoured the abort on shutdown) goes back
@@ -115,7 +115,7 @@ RETURNING id, attempts, started_at, lease_owner;
 UPDATE mailroom_job
 SET status = 'pending', attempts = attempts - 1, lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
-RETURNING id, attempts, started_at, lease_owner;
+RETURNING id, queue, status, attempts, started_at, lease_owner;
 
 -- name: jobRescue
 -- Expired leases: back to pending with the attempt still charged, or dead when it was
@@ -129,7 +129,7 @@ SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
     lease_token = NULL, lease_expires_at = NULL
 WHERE id IN (SELECT id FROM mailroom_job WHERE status = 'running' AND lease_expires_at < @now
              ORDER BY lease_expires_at LIMIT @limit)
-RETURNING id, status, attempts, started_at, lease_owner;
+RETURNING id, queue, status, attempts, started_at, lease_owner;
 
 -- name: attemptInsert
 -- One history row for an attempt that did not end `done` on the row itself.
@@ -146,7 +146,11 @@ SET status = 'pending', attempts = 0, max_attempts = coalesce(@maxAttempts, max_
 WHERE id = @id
   AND (status = 'dead' OR (@force = 1 AND status = 'done'))
   AND (dead_reason IS NULL OR dead_reason <> 'cancelled' OR @includeCancelled = 1)
-RETURNING id;
+RETURNING id, queue;
+
+-- name: jobReplay.status
+-- The status a replay moves the job from (for the counters).
+SELECT status FROM mailroom_job WHERE id = @id;
 
 -- name: jobReplay.doneAttempt
 -- Before a forced replay of a done job, move its row-held success into the history.
@@ -168,7 +172,7 @@ RETURNING *;
 -- keep the write lock short.
 DELETE FROM mailroom_job
 WHERE id IN (SELECT id FROM mailroom_job WHERE status = @status AND finished_at < @before LIMIT 1000)
-RETURNING id;
+RETURNING id, queue;
 
 -- name: jobPurge.attempts
 DELETE FROM mailroom_attempt WHERE job_id IN (SELECT value FROM json_each(@ids));
@@ -185,10 +189,16 @@ WHERE id IN (SELECT e.id FROM mailroom_event e
              LIMIT 1000);
 
 -- name: jobStats
--- Counts come from the trigger-kept counters, not from scanning jobs.
+-- Counts come from the counters, not from scanning jobs.
 SELECT queue, status, n FROM mailroom_queue_count WHERE n <> 0;
 
 -- name: jobStats.oldestPending
 SELECT queue, min(run_at) AS oldest FROM mailroom_job
 WHERE status = 'pending' AND run_at <= @now
 GROUP BY queue;
+
+-- name: queueCountAdd
+-- Applies one status counter delta; the store calls it once per (queue, status) per batch,
+-- in the transaction that changed the jobs. (PostgreSQL does this with statement triggers.)
+INSERT INTO mailroom_queue_count (queue, status, n) VALUES (@queue, @status, @delta)
+ON CONFLICT (queue, status) DO UPDATE SET n = n + excluded.n;
