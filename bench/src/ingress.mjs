@@ -1,0 +1,3 @@
+export async function runIngress() {
+  return { skipped: 'not implemented yet' };
+}
