@@ -65,7 +65,9 @@ describe.each(storeHarnesses)('mailroom worker on $name', (harness) => {
     const { mr, url } = await openTestMailroom(harness);
     const cwd = projectWithTasks();
     const job = await runJson(['enqueue', 'hold', '--db', url], { cwd });
-    const worker = startCommand(['worker', '--db', url, '--queues', 'work', '--poll', '20ms', '--shutdown-timeout', '200ms'], { cwd });
+    // 2 s, not less: the worker aborts handlers a quarter of the deadline before it, and a
+    // loaded machine needs that slice to settle and write the hand-back.
+    const worker = startCommand(['worker', '--db', url, '--queues', 'work', '--poll', '20ms', '--shutdown-timeout', '2s'], { cwd });
     await waitFor(async () => (await mr.getJob(job.id))?.status === 'running', { timeoutMs: 10_000, description: 'the hold job to start' });
     worker.signal('SIGINT');
     const result = await worker.done;
