@@ -17,6 +17,8 @@ export const FAULT_WORKER = fileURLToPath(new URL('../fixtures/faults/fault-work
 export const LOCK_HOLDER = fileURLToPath(new URL('../fixtures/faults/lock-holder.ts', import.meta.url));
 export const HOOK_TASK = fileURLToPath(new URL('../fixtures/faults/hook-task.mjs', import.meta.url));
 export const CLI_MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/** tsx's loader by URL, so a child started in another working directory still finds it. */
+const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 /** The Standard Webhooks secret every fault-suite source uses. */
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -41,7 +43,7 @@ const dirs: string[] = [];
 
 /** Run `script` (TypeScript) with `node --import tsx`. */
 export function spawnTsx(script: string, args: readonly string[], env: Record<string, string>, cwd?: string): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, script, ...args], {
     env: { ...process.env, ...env },
     cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -309,4 +311,25 @@ export function analyseLedger(executions: readonly Execution[], deathMs: Readonl
 export async function countBy(query: (sql: string) => Promise<Record<string, unknown>[]>, sql: string): Promise<number> {
   const [row] = await query(sql);
   return Number(Object.values(row ?? { n: 0 })[0]);
+}
+
+/**
+ * Raw SELECTs on the data behind a store URL (a SQLite file or a PostgreSQL schema), for
+ * checks no Store method answers (events without jobs, duplicate delivery ids). Close it.
+ */
+export async function openRawReader(url: string): Promise<{ query(sql: string): Promise<Record<string, unknown>[]>; close(): Promise<void> }> {
+  if (url.startsWith('postgres')) {
+    const parsed = new URL(url);
+    const schema = parsed.searchParams.get('schema') ?? 'public';
+    parsed.searchParams.delete('schema');
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: parsed.toString() });
+    client.on('error', () => undefined);
+    await client.connect();
+    await client.query(`SET search_path TO "${schema}"`);
+    return { query: async (sql) => (await client.query(sql)).rows, close: () => client.end() };
+  }
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(url.replace(/^sqlite:/, '').replace(/\?.*$/, ''), { readonly: true });
+  return { query: async (sql) => db.prepare(sql).all() as Record<string, unknown>[], close: async () => void db.close() };
 }
