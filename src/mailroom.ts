@@ -12,7 +12,7 @@ import { createLogger } from './log.js';
 import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
-import type { JobInsert, Store, StoreExecutor } from './store/store.js';
+import type { EventInsertWithJobsParams, EventInsertWithJobsResult, JobInsert, Store, StoreExecutor } from './store/store.js';
 import { Worker } from './worker/worker.js';
 import type { WorkerOptions } from './worker/worker.js';
 
@@ -183,6 +183,23 @@ export class Mailroom {
   /** Types with a registered handler in this process. */
   taskTypes(): string[] {
     return this.registry.types();
+  }
+
+  /** Queue and attempt budget a job of `type` gets when its enqueue names neither. */
+  taskDefaults(type: string): { readonly queue: string; readonly maxAttempts: number } {
+    const task = this.registry.get(type);
+    return { queue: task?.queue ?? DEFAULT_QUEUE, maxAttempts: task?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
+  }
+
+  /**
+   * Store an inbound event and the jobs it fans out to in one transaction, deduped on
+   * (source, deliveryId); wakes this process's workers when jobs were created.
+   */
+  async ingest(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
+    this.assertOpen();
+    const result = await this.store.eventInsertWithJobs(params);
+    if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkers();
+    return result;
   }
 
   /**

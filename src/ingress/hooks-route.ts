@@ -7,7 +7,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyMalformedError, StoreUnavailableError } from '../core/errors.js';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../core/retry-policy.js';
-import type { TaskRegistry } from '../core/task-registry.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import { idText, readJsonPath } from '../providers/json-path.js';
@@ -24,10 +23,6 @@ export interface HooksRouteDeps {
   readonly log: Logger;
   /** Called once per answered request (metrics). */
   readonly onAnswer: (source: string, status: number) => void;
-  /** Queue and attempt budget of a task type, as its registered policy says. */
-  readonly taskDefaults: (type: string) => TaskInsertDefaults;
-  /** Called after an event with jobs commits (wake this process's idle worker). */
-  readonly onJobsStored?: () => void;
   /** The time signatures are judged at. @default () => new Date() */
   readonly now?: () => Date;
 }
@@ -36,18 +31,6 @@ export interface HooksRouteDeps {
 export interface TaskInsertDefaults {
   readonly queue?: string;
   readonly maxAttempts?: number;
-}
-
-/**
- * Task defaults read from the Mailroom's registry. The facade resolves these only inside
- * its private enqueue path, so the route reads the registry the same way enqueue does.
- */
-export function taskDefaultsFrom(mr: Mailroom): (type: string) => TaskInsertDefaults {
-  const registry = (mr as unknown as { registry: TaskRegistry }).registry;
-  return (type) => {
-    const task = registry.get(type);
-    return { queue: task?.queue, maxAttempts: task?.maxAttempts };
-  };
 }
 
 /** What a stored (or redelivered) event answers. */
@@ -114,8 +97,9 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
   }
 
   try {
-    const jobs = fanOut(deps.taskDefaults, source.fanOut, verified.eventType, body);
-    const result = await deps.mr.store.eventInsertWithJobs({
+    const jobs = fanOut((type) => deps.mr.taskDefaults(type), source.fanOut, verified.eventType, body);
+    // ingest() commits the event and its jobs together, then wakes this process's workers.
+    const result = await deps.mr.ingest({
       event: {
         source: source.name,
         deliveryId: verified.deliveryId,
@@ -129,7 +113,6 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
     const answer: HookAcceptance = { id: result.event.id, duplicate: result.isDuplicate };
     sendJson(res, status, answer);
     deps.onAnswer(source.name, status);
-    if (!result.isDuplicate && result.jobs.length > 0) deps.onJobsStored?.();
     deps.log.debug(
       { source: source.name, eventId: result.event.id, deliveryId: verified.deliveryId, type: verified.eventType, jobs: result.jobs.length, duplicate: result.isDuplicate },
       result.isDuplicate ? 'webhook redelivered: already stored' : 'webhook stored',

@@ -10,8 +10,8 @@ import type { MailroomConfig } from '../config/define-config.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import type { MailroomMetrics } from '../metrics/metrics.js';
-import { handleHook, taskDefaultsFrom } from './hooks-route.js';
-import type { HooksRouteDeps, TaskInsertDefaults } from './hooks-route.js';
+import { handleHook } from './hooks-route.js';
+import type { HooksRouteDeps } from './hooks-route.js';
 import { httpErrorFromError, sendHttpError, sendJson } from './http-errors.js';
 import { compileSources } from './sources.js';
 
@@ -27,10 +27,6 @@ export interface IngressServerOptions {
   readonly metrics?: MailroomMetrics;
   /** @default mr.log */
   readonly logger?: Logger;
-  /** Called after an event with jobs commits, e.g. `() => worker.wake()`. */
-  readonly onJobsStored?: () => void;
-  /** @default the Mailroom's registered task policies */
-  readonly taskDefaults?: (type: string) => TaskInsertDefaults;
   /** The time signatures are judged at (tests). @default () => new Date() */
   readonly now?: () => Date;
 }
@@ -59,8 +55,6 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
     sources,
     log,
     onAnswer: (source, status) => metrics?.observeIngress(source, status),
-    taskDefaults: options.taskDefaults ?? taskDefaultsFrom(options.mr),
-    onJobsStored: options.onJobsStored,
     now: options.now,
   };
 

@@ -33,8 +33,8 @@ export async function closeAll(harness: StoreHarness): Promise<void> {
 }
 
 /** Start an ingress for `config` on a free port; closed by closeServers(). */
-export async function startIngress(mr: Mailroom, config: MailroomConfig, extra: { onJobsStored?: () => void } = {}): Promise<{ ingress: IngressServer; url: string }> {
-  const ingress = createIngressServer({ mr, config: validateConfig(config), logger: silentLog, ...extra });
+export async function startIngress(mr: Mailroom, config: MailroomConfig): Promise<{ ingress: IngressServer; url: string }> {
+  const ingress = createIngressServer({ mr, config: validateConfig(config), logger: silentLog });
   servers.push(ingress);
   const url = await ingress.listen(0, '127.0.0.1');
   return { ingress, url };

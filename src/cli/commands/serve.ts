@@ -102,8 +102,7 @@ Options:
       const retentionMs = options.retentionMs === undefined ? effective.retention?.doneMs : options.retentionMs;
       if (retentionMs !== null) stopRetention = startRetention(mr, { doneMs: retentionMs, deadMs: effective.retention?.deadMs, log });
 
-      const runningWorker = worker;
-      ingress = createIngressServer({ mr, config: effective, metrics, logger: log, onJobsStored: () => runningWorker?.wake() });
+      ingress = createIngressServer({ mr, config: effective, metrics, logger: log });
       const host = options.host ?? effective.server?.host ?? DEFAULT_HOST;
       const port = options.port ?? effective.server?.port ?? DEFAULT_PORT;
       const url = await ingress.listen(port, host);
