@@ -26,6 +26,8 @@ export interface WorkerProcessOptions {
   readonly concurrency?: number;
   readonly stopTimeoutMs?: number;
   readonly prefetch?: number;
+  /** File the `ledger` task appends its effects to. */
+  readonly ledgerPath?: string;
 }
 
 export function spawnWorker(options: WorkerProcessOptions): WorkerProcess {
@@ -37,6 +39,7 @@ export function spawnWorker(options: WorkerProcessOptions): WorkerProcess {
       MAILROOM_TEST_CONCURRENCY: String(options.concurrency ?? 1),
       MAILROOM_TEST_STOP_TIMEOUT_MS: String(options.stopTimeoutMs ?? 3_000),
       MAILROOM_TEST_PREFETCH: String(options.prefetch ?? 0),
+      MAILROOM_TEST_LEDGER: options.ledgerPath ?? '',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
