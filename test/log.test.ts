@@ -117,7 +117,33 @@ describe('job state change lines', () => {
     }
   });
 
-  // The issue asks for outcome and durationMs on every transition line; the worker's
-  // failed/dead lines lack them (src/worker/worker.ts, not owned by the operator work).
-  it.todo('failed and dead lines carry outcome and durationMs like the done line');
+  it('puts the outcome and the duration on failed, dead and done lines', async () => {
+    const out = sink();
+    const { store } = await sqliteHarness.open();
+    const mr = await Mailroom.open({ store, logger: createLogger({ destination: out, level: 'debug' }) });
+    try {
+      let calls = 0;
+      mr.task('twice', { maxAttempts: 2, backoff: { baseMs: 1, capMs: 1, jitter: 'none' }, async run() {
+        calls++;
+        throw new Error(`boom ${calls}`);
+      } });
+      mr.task('fine', async () => undefined);
+      const twice = await mr.enqueue('twice', {});
+      const fine = await mr.enqueue('fine', {});
+      const worker = mr.work({ pollMs: 10 });
+      await worker.drained();
+      await worker.stop();
+      const lines = jsonLines(out.text());
+      const failed = lines.find((l) => l.jobId === twice.id && l.msg === 'job failed; will retry');
+      expect(failed).toMatchObject({ outcome: 'failed', attempt: 1 });
+      expect(typeof failed!.durationMs).toBe('number');
+      const dead = lines.find((l) => l.jobId === twice.id && l.msg === 'job dead');
+      expect(dead).toMatchObject({ outcome: 'dead', attemptOutcome: 'failed', attempt: 2 });
+      expect(typeof dead!.durationMs).toBe('number');
+      const done = lines.find((l) => l.jobId === fine.id && l.msg === 'job done');
+      expect(done).toMatchObject({ outcome: 'done' });
+    } finally {
+      await mr.close();
+    }
+  });
 });

@@ -318,7 +318,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
       } else if (outcome.kind === 'done') {
         if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
-          if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, durationMs }, 'job done');
+          if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
           this.emit('completed', job, durationMs);
         }
       } else if (outcome.kind === 'aborted' && this.isStopping) {
@@ -329,7 +329,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.emit('handedBack', ids);
         }
       } else {
-        await this.recordFailure(job, outcome);
+        await this.recordFailure(job, outcome, durationMs);
       }
     } finally {
       entry.isRecorded = true;
@@ -345,7 +345,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  private async recordFailure(job: ClaimedJob, outcome: Exclude<Outcome, { kind: 'done' }>): Promise<void> {
+  private async recordFailure(job: ClaimedJob, outcome: Exclude<Outcome, { kind: 'done' }>, durationMs: number): Promise<void> {
     const task = this.registry.get(job.type)!;
     const error = outcome.error;
     const message = describeError(error);
@@ -366,10 +366,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     });
     if (!applied) return;
     if (delayMs === null) {
-      this.log.warn({ jobId: job.id, type: job.type, attempt: job.attempts, error: message }, 'job dead');
+      this.log.warn({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'dead', attemptOutcome: outcome.kind === 'timeout' ? 'timeout' : 'failed', durationMs, error: message }, 'job dead');
       this.emit('dead', job, error);
     } else {
-      this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, retryDelayMs: delayMs, error: message }, 'job failed; will retry');
+      this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: outcome.kind === 'timeout' ? 'timeout' : 'failed', durationMs, retryDelayMs: delayMs, error: message }, 'job failed; will retry');
       this.emit('failed', job, error, delayMs);
     }
   }
