@@ -12,7 +12,7 @@ import { createLogger } from './log.js';
 import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
-import type { EventInsertWithJobsParams, EventInsertWithJobsResult, JobInsert, Store, StoreExecutor } from './store/store.js';
+import type { EventInsertWithJobsParams, EventInsertWithJobsResult, JobInsert, JobListParams, Store, StoreExecutor } from './store/store.js';
 import { Worker } from './worker/worker.js';
 import type { WorkerOptions } from './worker/worker.js';
 
@@ -62,20 +62,8 @@ export interface EnqueueManyItem<T extends string = string> {
   readonly options?: Omit<EnqueueOptions, 'client'>;
 }
 
-export interface ListJobsOptions {
-  readonly status?: JobStatus;
-  readonly type?: string;
-  readonly queue?: string;
-  readonly source?: string;
-  readonly eventId?: string;
-  readonly errorContains?: string;
-  /** @default 100 */
-  readonly limit?: number;
-  /** Keyset pagination: jobs after this id in the listing's order. */
-  readonly after?: string;
-  /** Newest first. @default false */
-  readonly descending?: boolean;
-}
+/** Filters for listJobs: the store's own list parameters (limit defaults to 100). */
+export type ListJobsOptions = JobListParams;
 
 export type ReplayTarget =
   | { readonly id: string }

@@ -67,8 +67,9 @@ export interface JobListParams {
   readonly eventId?: string;
   /** Case-insensitive substring of `last_error`. */
   readonly errorContains?: string;
+  /** @default 100 */
   readonly limit?: number;
-  /** Keyset pagination: only jobs with id greater than this (ascending order) */
+  /** Keyset pagination: only jobs after this id in the listing's order (id > after ascending, id < after descending). */
   readonly after?: string;
   /** Newest first when true (dashboard, CLI); default ascending id. */
   readonly descending?: boolean;
