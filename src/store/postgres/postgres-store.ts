@@ -82,6 +82,11 @@ export class PostgresStore extends PostgresExecutor implements Store {
     // An idle pooled connection that dies (server restart) emits 'error' on the pool; the
     // pool drops it and the next statement connects afresh. Unhandled, it would crash us.
     pool.on('error', () => undefined);
+    // pg-pool drops its own 'error' listener while a client is checked out, and a connection
+    // that dies then (server restart, pg_terminate_backend between two statements) emits
+    // 'error' on the client: unhandled, that crashed the process. The statement in flight
+    // still fails (StoreUnavailableError), and the pool discards the unqueryable client.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const runner = new PoolRunner(pool);
     super(runner, schema);
     this.pool = pool;
