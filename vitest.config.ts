@@ -9,6 +9,6 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: two test files at a time keeps crash and timing tests honest.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
-    reporters: ['default'],
+    reporters: ['default', './test/reporters/summary-line.ts'],
   },
 });
