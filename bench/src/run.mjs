@@ -3,7 +3,7 @@
 //
 //   node src/run.mjs [--n 20000] [--runs 3] [--only mailroom-sqlite,plainjob]
 //                    [--workloads enqueue1,enqueue100,batch,process-c1,process-c10,latency,history,ingress]
-//                    [--cap-s 15] [--latency-s 10] [--rate 200]
+//                    [--cap-s 8] [--latency-s 10] [--rate 200]
 
 import { spawn, execSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ const benchDir = join(here, '..');
 const ALL_WORKLOADS = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'latency', 'history', 'ingress'];
 
 function parseArgs(argv) {
-  const o = { n: 20_000, runs: 3, only: null, workloads: ALL_WORKLOADS, capS: 15, latencyS: 10, rate: 200 };
+  const o = { n: 20_000, runs: 3, only: null, workloads: ALL_WORKLOADS, capS: 8, latencyS: 10, rate: 200 };
   for (let i = 0; i < argv.length; i++) {
     const [k, inline] = argv[i].split('=');
     const v = () => inline ?? argv[++i];

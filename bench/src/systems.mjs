@@ -162,6 +162,10 @@ async function plainjobWorker(loc, { concurrency, handler, shared }) {
     async remaining() {
       return queue.countJobs({ status: 0 }) + queue.countJobs({ status: 1 });
     },
+    halt() {
+      // Called from inside a handler: plainjob's loop never yields to timers while jobs remain.
+      for (const w of workers) void w.stop();
+    },
     async stop() {
       await Promise.all(workers.map((w) => w.stop()));
       if (!shared) queue.close();
@@ -229,6 +233,9 @@ async function litequeWorker(loc, { concurrency, handler, shared }) {
     async remaining() {
       const s = await queue.stats();
       return s.pending + s.pending_retry + s.running;
+    },
+    halt() {
+      runner.stop(); // liteque's loop never yields to timers while jobs remain
     },
     async stop() {
       runner.stop();
