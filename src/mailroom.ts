@@ -14,6 +14,8 @@ import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
 import type { EventInsertWithJobsParams, EventInsertWithJobsResult, JobInsert, JobListParams, Store, StoreExecutor } from './store/store.js';
 import { Worker } from './worker/worker.js';
+import { CronScheduler } from './maintenance/cron-scheduler.js';
+import type { ScheduleOptions } from './maintenance/cron-scheduler.js';
 import type { WorkerOptions } from './worker/worker.js';
 
 export interface MailroomOptions {
@@ -126,6 +128,7 @@ export class Mailroom {
   readonly log: Logger;
   private readonly registry = new TaskRegistry();
   private readonly workers = new Set<Worker>();
+  private readonly scheduler: CronScheduler;
   private readonly ownsStore: boolean;
   private isClosed = false;
 
@@ -133,6 +136,7 @@ export class Mailroom {
     this.store = store;
     this.log = log;
     this.ownsStore = ownsStore;
+    this.scheduler = new CronScheduler((type, payload, options) => this.enqueue(type, payload as never, options), log);
   }
 
   /**
@@ -251,9 +255,23 @@ export class Mailroom {
     throw new UnsupportedError('This store does not support transactions.');
   }
 
+  /**
+   * Enqueue `type` at every slot of a cron schedule, exactly once per slot however many
+   * processes run the same schedule (the slot is the job's idempotency key). Schedules
+   * fire in processes that run a worker (`mr.work()`); a slot missed while none ran is
+   * skipped, not caught up.
+   * @example mr.schedule('nightly-report', { cron: '0 3 * * *', type: 'report', timezone: 'Europe/Berlin' });
+   */
+  schedule(name: string, options: ScheduleOptions): this {
+    this.assertOpen();
+    this.scheduler.add(name, options);
+    return this;
+  }
+
   /** Start a worker now; call again for other queues or concurrency. */
   work(options: WorkerOptions = {}): Worker {
     this.assertOpen();
+    this.scheduler.start();
     const worker = new Worker(
       { store: this.store, registry: this.registry, log: this.log, onStopped: (w) => this.workers.delete(w) },
       options,
@@ -368,6 +386,7 @@ export class Mailroom {
   async close(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.scheduler.stop();
     await Promise.all([...this.workers].map((worker) => worker.stop({ timeoutMs: options.timeoutMs ?? 10_000 })));
     if (this.ownsStore) await this.store.close();
   }

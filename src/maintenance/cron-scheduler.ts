@@ -1,0 +1,120 @@
+// Recurring jobs: at each slot of a cron schedule, enqueue one job whose idempotency key
+// names the schedule and the slot (`cron:<name>:<slot ISO time>`). Any number of
+// schedulers in any number of processes may fire for the same slot; the key makes the
+// store keep exactly one job per slot. A slot missed while no scheduler ran is not caught
+// up: the next one is.
+
+import { CronExpressionParser } from 'cron-parser';
+import { InvalidArgumentError, describeError } from '../core/errors.js';
+import type { Logger } from '../log.js';
+
+export interface ScheduleOptions {
+  /** Cron syntax, 5 fields (minute precision) or 6 (seconds first). */
+  readonly cron: string;
+  /** The job type to enqueue at each slot. */
+  readonly type: string;
+  /** The payload of every job; the same in every scheduler, or the key conflicts. */
+  readonly payload?: unknown;
+  /** IANA time zone the expression is read in. @default 'UTC' */
+  readonly timezone?: string;
+  readonly queue?: string;
+  readonly priority?: number;
+  readonly maxAttempts?: number;
+}
+
+export interface Schedule extends ScheduleOptions {
+  readonly name: string;
+}
+
+export type ScheduledEnqueue = (
+  type: string,
+  payload: unknown,
+  options: { key: string; queue?: string; priority?: number; maxAttempts?: number },
+) => Promise<unknown>;
+
+/** Timers longer than this overflow Node's 32-bit timer; re-arm in steps instead. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The idempotency key of one slot of one schedule. */
+export function slotKey(name: string, slot: Date): string {
+  return `cron:${name}:${slot.toISOString()}`;
+}
+
+/** The first slot of `schedule` strictly after `after`. */
+export function nextSlot(schedule: Pick<ScheduleOptions, 'cron' | 'timezone'>, after: Date): Date {
+  return CronExpressionParser.parse(schedule.cron, { currentDate: after, tz: schedule.timezone ?? 'UTC' }).next().toDate();
+}
+
+export class CronScheduler {
+  private readonly schedules = new Map<string, Schedule>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private isRunning = false;
+
+  constructor(
+    private readonly enqueue: ScheduledEnqueue,
+    private readonly log: Logger,
+  ) {}
+
+  /** Register (or replace) a schedule; validates the expression now. */
+  add(name: string, options: ScheduleOptions): void {
+    if (typeof name !== 'string' || name === '') throw new InvalidArgumentError('a schedule needs a non-empty name');
+    if (typeof options.type !== 'string' || options.type === '') throw new InvalidArgumentError(`schedule "${name}" needs a job type`);
+    try {
+      nextSlot(options, new Date());
+    } catch (cause) {
+      throw new InvalidArgumentError(`schedule "${name}": "${options.cron}" is not a cron expression (${(cause as Error).message})`);
+    }
+    this.schedules.set(name, { ...options, name });
+    if (this.isRunning) this.arm(name);
+  }
+
+  names(): string[] {
+    return [...this.schedules.keys()];
+  }
+
+  start(): void {
+    if (this.isRunning) return;
+    this.isRunning = true;
+    for (const name of this.schedules.keys()) this.arm(name);
+  }
+
+  stop(): void {
+    this.isRunning = false;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  /** Enqueue the job of one slot (what a timer does when it fires). */
+  async fire(name: string, slot: Date): Promise<void> {
+    const schedule = this.schedules.get(name);
+    if (!schedule) return;
+    try {
+      await this.enqueue(schedule.type, schedule.payload ?? null, {
+        key: slotKey(name, slot),
+        queue: schedule.queue,
+        priority: schedule.priority,
+        maxAttempts: schedule.maxAttempts,
+      });
+      this.log.debug({ schedule: name, slot: slot.toISOString() }, 'scheduled job enqueued');
+    } catch (error) {
+      this.log.error({ schedule: name, slot: slot.toISOString(), error: describeError(error) }, 'scheduled job could not be enqueued');
+    }
+  }
+
+  private arm(name: string, after = new Date()): void {
+    const schedule = this.schedules.get(name);
+    if (!schedule || !this.isRunning) return;
+    clearTimeout(this.timers.get(name));
+    const slot = nextSlot(schedule, after);
+    const waitMs = slot.getTime() - Date.now();
+    const timer = setTimeout(
+      () => {
+        if (waitMs > MAX_TIMER_MS) return this.arm(name, after);
+        void this.fire(name, slot).finally(() => this.arm(name, slot));
+      },
+      Math.max(0, Math.min(waitMs, MAX_TIMER_MS)),
+    );
+    timer.unref?.();
+    this.timers.set(name, timer);
+  }
+}
