@@ -52,6 +52,7 @@ export type {
   ForwardTaskConfig,
   ExecTaskConfig,
   ModuleTaskConfig,
+  ScheduleConfig,
   ServerConfig,
   WorkerConfig,
 } from './config/define-config.js';

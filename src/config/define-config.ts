@@ -102,6 +102,18 @@ export interface WorkerConfig {
   readonly leaseMs?: number;
 }
 
+/** A recurring job: at every slot of `cron` (in `timezone`, default UTC) enqueue `task`. */
+export interface ScheduleConfig {
+  /** 5 fields (minutes) or 6 (seconds first). */
+  readonly cron: string;
+  readonly task: string;
+  readonly payload?: unknown;
+  /** IANA zone, e.g. 'Europe/Berlin'. @default 'UTC' */
+  readonly timezone?: string;
+  readonly priority?: number;
+  readonly maxAttempts?: number;
+}
+
 export interface MailroomConfig {
   /** Store URL. `--db` and `MAILROOM_DB` win over it. @default 'sqlite:./data/mailroom.db' */
   readonly db?: string;
@@ -109,6 +121,8 @@ export interface MailroomConfig {
   readonly worker?: WorkerConfig;
   readonly sources?: Readonly<Record<string, SourceConfig>>;
   readonly tasks?: Readonly<Record<string, TaskConfig>>;
+  /** Recurring jobs by name: enqueued once per cron slot by the processes that run workers. */
+  readonly schedules?: Readonly<Record<string, ScheduleConfig>>;
   readonly endpoints?: { readonly allowlist?: readonly string[] };
   readonly dashboard?: { readonly token?: string };
   readonly retention?: { readonly doneMs?: number; readonly deadMs?: number };

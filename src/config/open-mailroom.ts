@@ -41,6 +41,9 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
     ...(options.logger ? { logger: options.logger } : {}),
   });
   for (const [name, definition] of definitions) mr.task(name, definition);
+  for (const [name, schedule] of Object.entries(config.schedules ?? {})) {
+    mr.schedule(name, { cron: schedule.cron, type: schedule.task, payload: schedule.payload, timezone: schedule.timezone, priority: schedule.priority, maxAttempts: schedule.maxAttempts });
+  }
   return mr;
 }
 

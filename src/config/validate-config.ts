@@ -4,6 +4,7 @@
 
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
+import { nextSlot } from '../maintenance/cron-scheduler.js';
 import { configureProvider } from '../providers/index.js';
 import { parseJsonPath } from '../providers/json-path.js';
 import { standardWebhooksKey } from '../providers/standard.js';
@@ -12,6 +13,7 @@ import type {
   ForwardTaskConfig,
   MailroomConfig,
   ModuleTaskConfig,
+  ScheduleConfig,
   SourceConfig,
   SourceTaskConfig,
   TaskConfig,
@@ -19,7 +21,7 @@ import type {
 
 /** Source names become URL path segments (`/hooks/<name>`). */
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'endpoints', 'dashboard', 'retention'];
+const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'retention'];
 const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue'];
 const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
   forward: ['kind', 'url', 'secret', 'headers', 'requestTimeoutMs', ...POLICY_KEYS],
@@ -93,7 +95,32 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
       ...(retention.deadMs !== undefined ? { deadMs: readNumber(retention.deadMs, 'retention.deadMs', 0) } : {}),
     };
   }
+  if (root.schedules !== undefined) {
+    const schedules = readObject(root.schedules, 'schedules');
+    const validated: Record<string, ScheduleConfig> = {};
+    for (const [name, raw] of Object.entries(schedules)) validated[name] = validateSchedule(raw, `schedules.${name}`);
+    config.schedules = validated;
+  }
   return config as MailroomConfig;
+}
+
+function validateSchedule(raw: unknown, key: string): ScheduleConfig {
+  const entry = readObject(raw, key, ['cron', 'task', 'payload', 'timezone', 'priority', 'maxAttempts']);
+  const cron = readString(entry.cron, `${key}.cron`);
+  const timezone = entry.timezone === undefined ? undefined : readString(entry.timezone, `${key}.timezone`);
+  try {
+    nextSlot({ cron, timezone }, new Date());
+  } catch (cause) {
+    throw new ConfigError(`${key}.cron`, `"${cron}" is not a cron expression${timezone ? ` in ${timezone}` : ''} (${(cause as Error).message})`);
+  }
+  return {
+    cron,
+    task: readString(entry.task, `${key}.task`),
+    ...(entry.payload !== undefined ? { payload: entry.payload } : {}),
+    ...(timezone !== undefined ? { timezone } : {}),
+    ...(entry.priority !== undefined ? { priority: readInteger(entry.priority, `${key}.priority`) } : {}),
+    ...(entry.maxAttempts !== undefined ? { maxAttempts: readInteger(entry.maxAttempts, `${key}.maxAttempts`, 1) } : {}),
+  };
 }
 
 function validateSource(raw: unknown, key: string): SourceConfig {

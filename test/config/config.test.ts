@@ -56,6 +56,9 @@ describe('config validation', () => {
     [{ tasks: { f: { kind: 'forward', url: 'http://x', urll: 'typo' } } }, 'tasks.f.urll'],
     [{ server: { port: 70_000 } }, 'server.port'],
     [{ sourcess: {} }, 'sourcess'],
+    [{ schedules: { nightly: { cron: 'every night', task: 'report' } } }, 'schedules.nightly.cron'],
+    [{ schedules: { nightly: { cron: '0 3 * * *' } } }, 'schedules.nightly.task'],
+    [{ schedules: { nightly: { cron: '0 3 * * *', task: 'report', tz: 'UTC' } } }, 'schedules.nightly.tz'],
   ])('names the bad key in %j', (raw, key) => {
     expect(configErrorKey(raw)).toBe(key);
   });
