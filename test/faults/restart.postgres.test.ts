@@ -156,6 +156,6 @@ describe('a PostgreSQL server restart under load', () => {
       expect((await serve.exited).code).toBe(0);
       expect((await worker.exited).code).toBe(0);
     },
-    90_000,
+    60_000,
   );
 });

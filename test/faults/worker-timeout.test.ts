@@ -27,7 +27,7 @@ describe.each(storeHarnesses)('a handler that ignores its timeout on $name', (ha
     const ledger = join(tempDir(), 'ledger.txt');
     const job = await mr.enqueue('stubborn', {});
     const env = { FAULT_TIMEOUT_MS: String(TIMEOUT_MS), FAULT_STUBBORN_MS: String(STUBBORN_MS) };
-    const first = await startFaultWorker({ db: url, ledger, concurrency: 1, prefetch: 0, leaseMs: 2_000, stopTimeoutMs: 1_000, env });
+    const first = await startFaultWorker({ db: url, ledger, concurrency: 1, prefetch: 0, leaseMs: 5_000, stopTimeoutMs: 1_000, env });
 
     const timedOut = await waitFor(
       async () => {
@@ -45,7 +45,7 @@ describe.each(storeHarnesses)('a handler that ignores its timeout on $name', (ha
     expect(timeoutAfterMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
     expect(timeoutAfterMs).toBeLessThan(TIMEOUT_MS + 1_500);
 
-    const second = await startFaultWorker({ db: url, ledger, concurrency: 1, prefetch: 0, leaseMs: 2_000, env });
+    const second = await startFaultWorker({ db: url, ledger, concurrency: 1, prefetch: 0, leaseMs: 5_000, env });
     const dead = await waitFor(
       async () => {
         const detail = await mr.getJob(job.id);
@@ -53,7 +53,7 @@ describe.each(storeHarnesses)('a handler that ignores its timeout on $name', (ha
       },
       { timeoutMs: 10_000, description: 'attempt 2 to park the job' },
     );
-    expect(dead.attemptsLog.map((a) => [a.outcome, a.workerId])).toEqual([
+    expect(dead.attemptsLog.map((a) => [a.outcome, a.workerId]), JSON.stringify({ dead, first: first.lines, second: second.lines })).toEqual([
       ['timeout', first.workerId],
       ['failed', second.workerId],
     ]);
