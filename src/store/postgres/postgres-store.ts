@@ -13,7 +13,23 @@ import pg from 'pg';
 import { InvalidArgumentError, MailroomError, MigrationError, SchemaTooNewError, StoreUrlError } from '../../core/errors.js';
 import { latestVersion, loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
-import type { MigrateResult, Store, StoreCapabilities, StoreExecutor } from '../store.js';
+import type {
+  JobClaimParams,
+  JobCompleteParams,
+  JobExtendLeaseParams,
+  JobFailParams,
+  JobHandBackParams,
+  JobInsert,
+  JobInsertManyParams,
+  JobInsertResult,
+  JobRescueParams,
+  JobRescueResult,
+  MigrateResult,
+  Store,
+  StoreCapabilities,
+  StoreExecutor,
+} from '../store.js';
+import type { ClaimedJob } from '../../core/types.js';
 import { interpretPgError, pgErrorCode } from './interpret-error.js';
 import { PgListener } from './listener.js';
 import { PostgresExecutor } from './postgres-executor.js';
@@ -55,9 +71,14 @@ export class PostgresStore extends PostgresExecutor implements Store {
   readonly durability: Record<string, string>;
 
   private readonly pool: pg.Pool;
+  private readonly bookkeepingPool: pg.Pool;
+  /** Runs worker bookkeeping on the asynchronous-commit pool. */
+  private readonly bookkeeping: PostgresExecutor;
   private readonly poolRunner: PoolRunner;
   private readonly connection: pg.ClientConfig;
   private readonly subscribers = new Set<(queue: string | null) => void>();
+  /** Plain enqueues waiting for the next shared insert (see jobInsertMany). */
+  private pendingInserts: Array<{ jobs: readonly JobInsert[]; resolve: (results: JobInsertResult[]) => void; reject: (error: unknown) => void }> = [];
   private listener: Promise<PgListener> | null = null;
   private isClosed = false;
 
@@ -89,11 +110,33 @@ export class PostgresStore extends PostgresExecutor implements Store {
     pool.on('connect', (client) => client.on('error', () => undefined));
     const runner = new PoolRunner(pool);
     super(runner, schema);
+    // Worker bookkeeping (claim, heartbeat, outcome, rescue) commits on its own pool with
+    // synchronous_commit=off: it returns without waiting for the WAL flush. A server crash
+    // can lose the last few hundred ms of such commits, which only means a job runs again
+    // (at-least-once allows it) — the same trade the SQLite store makes with NORMAL.
+    // Acknowledgements (enqueue, ingress, replay, cancel) stay on the synchronous pool.
+    const bookkeepingPool = new pg.Pool({
+      ...connection,
+      application_name: `mailroom-worker:${schema}`.slice(0, 63),
+      options: '-c synchronous_commit=off',
+      max: Math.max(2, Math.ceil(poolSize / 2)),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      idleTimeoutMillis: IDLE_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    bookkeepingPool.on('error', () => undefined);
+    bookkeepingPool.on('connect', (client) => client.on('error', () => undefined));
+    this.bookkeepingPool = bookkeepingPool;
+    this.bookkeeping = new PostgresExecutor(new PoolRunner(bookkeepingPool), schema);
     this.pool = pool;
     this.poolRunner = runner;
     this.connection = connection;
     this.description = `postgres ${safeUrl} (schema "${schema}", pool ${poolSize})`;
-    this.durability = { store: 'postgres', synchronous_commit: 'server setting (PostgreSQL default: on)' };
+    this.durability = {
+      store: 'postgres',
+      acknowledgements: 'synchronous_commit = server setting (PostgreSQL default: on)',
+      bookkeeping: 'synchronous_commit = off',
+    };
   }
 
   // ---- lifecycle ----
@@ -120,12 +163,69 @@ export class PostgresStore extends PostgresExecutor implements Store {
     await this.poolRunner.run('SELECT 1');
   }
 
+  /**
+   * Group insert: enqueues of plain jobs (no key, no group, no pinned clock) asked for in
+   * the same turn of the event loop — concurrent HTTP handlers, say — share one INSERT and
+   * one commit instead of a round trip and a WAL flush each. One statement is all or
+   * nothing, so every caller is answered after the shared commit or gets its error. Keyed
+   * and grouped jobs keep their own statement: a key conflict or a group lock must stay
+   * the caller's own.
+   */
+  override jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
+    return this.bookkeeping.jobClaim(params);
+  }
+
+  override jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {
+    return this.bookkeeping.jobExtendLease(params);
+  }
+
+  override jobComplete(params: JobCompleteParams): Promise<string[]> {
+    return this.bookkeeping.jobComplete(params);
+  }
+
+  override jobFail(params: JobFailParams): Promise<string[]> {
+    return this.bookkeeping.jobFail(params);
+  }
+
+  override jobHandBack(params: JobHandBackParams): Promise<string[]> {
+    return this.bookkeeping.jobHandBack(params);
+  }
+
+  override jobRescue(params: JobRescueParams): Promise<JobRescueResult> {
+    return this.bookkeeping.jobRescue(params);
+  }
+
+  override async jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]> {
+    if (params.now !== undefined || params.jobs.length === 0 || params.jobs.some((job) => job.key !== null || job.group !== null)) {
+      return super.jobInsertMany(params);
+    }
+    return new Promise((resolve, reject) => {
+      this.pendingInserts.push({ jobs: params.jobs, resolve, reject });
+      if (this.pendingInserts.length === 1) setImmediate(() => void this.flushInserts());
+    });
+  }
+
+  private async flushInserts(): Promise<void> {
+    const batch = this.pendingInserts;
+    this.pendingInserts = [];
+    try {
+      const results = await super.jobInsertMany({ jobs: batch.flatMap((item) => item.jobs) });
+      let offset = 0;
+      for (const item of batch) {
+        item.resolve(results.slice(offset, offset + item.jobs.length));
+        offset += item.jobs.length;
+      }
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
     this.subscribers.clear();
     await this.stopListener();
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.bookkeepingPool.end()]);
   }
 
   // ---- transactions ----
