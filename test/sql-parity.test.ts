@@ -24,6 +24,10 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'queueCountAdd',
     // Replay reads the status it moves a job from, for those counters.
     'jobReplay.status',
+    // SQLite reads a job's history in one read transaction (one snapshot); PostgreSQL folds
+    // it into jobGet's single statement, since its separate statements see separate snapshots.
+    'jobGet.attempts',
+    'jobGet.replays',
   ]),
   postgres: new Set<string>(),
 };

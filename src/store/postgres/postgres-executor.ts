@@ -79,7 +79,7 @@ export class PostgresExecutor implements StoreExecutor {
     if (!isJobId(params.id)) return null;
     const [row] = await this.runner.run(this.stmt('jobGet'), [params.id]);
     if (!row) return null;
-    const attempts = (await this.runner.run(this.stmt('jobGet.attempts'), [params.id])).map(toAttempt);
+    const attempts = (row.attempts_log as Row[]).map(toAttempt);
     if (row.status === 'done') {
       // A success lives on the job row (no attempt row is written for it).
       attempts.push({
@@ -91,7 +91,7 @@ export class PostgresExecutor implements StoreExecutor {
         workerId: row.lease_owner ?? null,
       });
     }
-    const replays = (await this.runner.run(this.stmt('jobGet.replays'), [params.id])).map(toReplay);
+    const replays = (row.replays_log as Row[]).map(toReplay);
     return { ...toJob(row), attemptsLog: attempts, replays };
   }
 
@@ -478,11 +478,12 @@ function toJob(row: Row): Job {
   };
 }
 
+/** From json_agg: timestamps arrive as ISO text, not as Dates. */
 function toAttempt(row: Row): Attempt {
   return {
     attempt: row.attempt,
-    startedAt: row.started_at ?? null,
-    finishedAt: row.finished_at ?? null,
+    startedAt: row.started_at ? new Date(row.started_at) : null,
+    finishedAt: row.finished_at ? new Date(row.finished_at) : null,
     outcome: row.outcome,
     error: row.error ?? null,
     workerId: row.worker_id ?? null,
@@ -490,7 +491,7 @@ function toAttempt(row: Row): Attempt {
 }
 
 function toReplay(row: Row): Replay {
-  return { at: row.at, reason: row.reason ?? null, by: row.by ?? null };
+  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null };
 }
 
 function toEvent(row: Row): InboundEvent {

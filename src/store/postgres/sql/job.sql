@@ -43,17 +43,14 @@ RETURNING *;
 SELECT * FROM mailroom_job WHERE key = ANY($1::text[]);
 
 -- name: jobGet
--- One job by id (read-only).
+-- One job by id with its attempt history and replays, in ONE statement so all three come
+-- from one snapshot (separate statements could show a finished attempt on a job still
+-- running). Read-only.
 -- params: $1 id
-SELECT * FROM mailroom_job WHERE id = $1;
-
--- name: jobGet.attempts
--- params: $1 job_id
-SELECT * FROM mailroom_attempt WHERE job_id = $1 ORDER BY id;
-
--- name: jobGet.replays
--- params: $1 job_id
-SELECT * FROM mailroom_replay WHERE job_id = $1 ORDER BY id;
+SELECT j.*,
+  (SELECT coalesce(json_agg(a ORDER BY a.id), '[]'::json) FROM mailroom_attempt a WHERE a.job_id = j.id) AS attempts_log,
+  (SELECT coalesce(json_agg(r ORDER BY r.id), '[]'::json) FROM mailroom_replay r WHERE r.job_id = j.id) AS replays_log
+FROM mailroom_job j WHERE j.id = $1;
 
 -- name: jobClaim
 -- Leases up to $3 due jobs in one statement: the CTE picks and row-locks them, skipping
