@@ -264,6 +264,7 @@ function ingressTable(ing) {
 
 async function main() {
   const started = Date.now();
+  const versionsAtStart = versions(); // src/ may change (and dist/ be rebuilt) while we run
   log(`systems: ${systems.join(', ')}; workloads: ${opts.workloads.join(', ')}; n=${opts.n}; runs=${opts.runs}`);
   const templates = new Map();
   const runs = [];
@@ -327,7 +328,8 @@ async function main() {
   const meta = {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGB: Math.round(os.totalmem() / 2 ** 30), platform: `${os.platform()} ${os.release()}` },
-    versions: versions(),
+    versions: versionsAtStart,
+    mailroomCommitAtEnd: versions().mailroomCommit,
     servers: await serverVersions(),
     options: opts,
     durationS: Math.round((Date.now() - started) / 1000),
