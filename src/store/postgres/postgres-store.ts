@@ -53,6 +53,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 /** Idle pooled connections close after 30 s, so a quiet worker holds few server slots. */
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_SCHEMA = 'public';
+/** Enough rows for statistics to matter to the claim plan, few enough to be early. */
+const ANALYZE_AFTER_INSERTS = 1_000;
 
 const MIGRATIONS: Migration[] = loadMigrations(new URL('./migrations/', import.meta.url));
 
@@ -81,6 +83,10 @@ export class PostgresStore extends PostgresExecutor implements Store {
   private pendingInserts: Array<{ jobs: readonly JobInsert[]; resolve: (results: JobInsertResult[]) => void; reject: (error: unknown) => void }> = [];
   private listener: Promise<PgListener> | null = null;
   private isClosed = false;
+  /** Jobs inserted through this store, until the statistics check has run. */
+  private insertedCount = 0;
+  /** The one-time statistics check, once started. */
+  private statistics: Promise<void> | null = null;
 
   /** Opens lazily: nothing connects until the first statement (migrate, ping, …). */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
@@ -171,8 +177,11 @@ export class PostgresStore extends PostgresExecutor implements Store {
    * and grouped jobs keep their own statement: a key conflict or a group lock must stay
    * the caller's own.
    */
-  override jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
-    return this.bookkeeping.jobClaim(params);
+  override async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
+    const jobs = await this.bookkeeping.jobClaim(params);
+    // A full batch means a backlog: the moment a plan without statistics hurts most.
+    if (jobs.length >= params.limit && jobs.length >= 10) this.ensureStatistics();
+    return jobs;
   }
 
   override jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {
@@ -196,6 +205,14 @@ export class PostgresStore extends PostgresExecutor implements Store {
   }
 
   override async jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]> {
+    const results = await this.insertGrouped(params);
+    // Counted after the commit, so the analyse sees the rows.
+    this.insertedCount += results.length;
+    if (this.insertedCount >= ANALYZE_AFTER_INSERTS) this.ensureStatistics();
+    return results;
+  }
+
+  private insertGrouped(params: JobInsertManyParams): Promise<JobInsertResult[]> {
     if (params.now !== undefined || params.jobs.length === 0 || params.jobs.some((job) => job.key !== null || job.group !== null)) {
       return super.jobInsertMany(params);
     }
@@ -220,9 +237,26 @@ export class PostgresStore extends PostgresExecutor implements Store {
     }
   }
 
+  /**
+   * Analyse the job table once if it has no statistics yet. A fresh table keeps none until
+   * autovacuum's first analyse, and meanwhile each claim sorts the whole backlog instead of
+   * walking the claim index (measured: 6 ms against 0.6 ms per claim at 5,000 pending
+   * jobs). Runs in the background, once per store; failures are ignored (autovacuum will
+   * get there).
+   */
+  private ensureStatistics(): void {
+    if (this.statistics || this.isClosed) return;
+    const sql = schemaSql(this.schema);
+    this.statistics = (async () => {
+      const [row] = await this.poolRunner.run(sqlBlock(sql, 'tableStats.needsAnalyze'));
+      if (row?.needs_analyze) await this.poolRunner.run(sqlBlock(sql, 'tableStats.analyze'));
+    })().catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    await this.statistics;
     this.subscribers.clear();
     await this.stopListener();
     await Promise.all([this.pool.end(), this.bookkeepingPool.end()]);

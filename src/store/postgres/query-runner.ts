@@ -4,6 +4,7 @@
 // (fromClient) — where an atomic section is a SAVEPOINT so a refused insert (a key
 // conflict) undoes only itself. Every error leaves here interpreted (interpret-error.ts).
 
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { interpretPgError, isPgRetryable, isPgUnavailable, pgErrorCode } from './interpret-error.js';
@@ -22,6 +23,23 @@ export interface QueryRunner {
   atomic<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T>;
 }
 
+const statementNames = new Map<string, string>();
+
+/**
+ * A parameterised statement as a named prepared statement: each connection parses it
+ * once and can reuse the plan, instead of parsing and planning it on every call
+ * (planning a claim cost ~2.5 ms, more than running it). The name is a hash of the text,
+ * which includes the schema, so two schemas never share one.
+ */
+export function preparedQuery(sql: string, values: readonly unknown[]): pg.QueryConfig {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `mr_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    statementNames.set(sql, name);
+  }
+  return { name, text: sql, values: values as unknown[] };
+}
+
 /** 5 tries: a deadlock or serialization failure rarely repeats more than once or twice. */
 const MAX_TRANSACTION_TRIES = 5;
 /** Connecting is retried briefly (nothing was sent yet, so it is always safe). */
@@ -31,7 +49,10 @@ export class PoolRunner implements QueryRunner {
   constructor(private readonly pool: pg.Pool) {}
 
   async run(sql: string, values: readonly unknown[] = []): Promise<Row[]> {
-    return this.withRetry(async (client) => (await client.query(sql, values as unknown[])).rows);
+    // Our own pooled connections: statements with parameters are prepared per connection.
+    return this.withRetry(async (client) =>
+      (values.length > 0 ? await client.query(preparedQuery(sql, values)) : await client.query(sql)).rows,
+    );
   }
 
   async atomic<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
