@@ -642,13 +642,21 @@ export class SqliteStore implements Store {
    * requests, say) share one transaction and one fsync. Each runs in its own savepoint, so
    * one caller's error (a key conflict) rolls back only its own writes; every caller is
    * answered only after the shared commit. Inside a caller's open transaction (the outbox)
-   * and with NORMAL durability, writes run at once instead.
+   * writes run at once instead.
+   *
+   * With FULL the batch closes at the end of the event-loop turn (setImmediate), so
+   * requests arriving in separate I/O callbacks share the fsync. With NORMAL a commit is
+   * cheap and a turn's wait would slow a caller enqueueing one job at a time, so the batch
+   * closes after the current microtasks: callers that enqueue concurrently from promise
+   * continuations (Promise.all, a loop of workers) still share one commit.
    */
   private ackWrite<T>(fn: () => T): Promise<T> {
-    if (this.ackSynchronous !== 'FULL' || this.db.inTransaction) return this.write('ack', fn);
+    if (this.db.inTransaction) return this.write('ack', fn);
     return new Promise<T>((resolve, reject) => {
       this.pendingAcks.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
-      if (this.pendingAcks.length === 1) setImmediate(() => void this.flushAcks());
+      if (this.pendingAcks.length !== 1) return;
+      if (this.ackSynchronous === 'FULL') setImmediate(() => void this.flushAcks());
+      else queueMicrotask(() => void this.flushAcks());
     });
   }
 
