@@ -102,6 +102,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Claimed, not yet started. */
   private readonly buffer: ClaimedJob[] = [];
   private isStopping = false;
+  /** A claim is on its way to or from the store (drained() must not miss its jobs). */
+  private claimsInFlight = 0;
   private isStopped = false;
   private stopPromise: Promise<void> | null = null;
   private loopPromise: Promise<void> | null = null;
@@ -181,13 +183,20 @@ export class Worker extends EventEmitter<WorkerEvents> {
     for (;;) {
       if (this.isStopped) return;
       await this.completer.idle();
-      if (this.running.size === 0 && this.buffer.length === 0 && !this.completer.hasPending) {
+      if (this.isQuiet()) {
         const { hasClaimable } = await this.store.jobClaimable({ types: this.types(), queues: this.queues });
-        if (!hasClaimable && this.running.size === 0 && this.buffer.length === 0) return;
+        // Checked again after the await: a claim that committed meanwhile is in flight or
+        // already running here, and the store no longer shows that job as claimable.
+        if (!hasClaimable && this.isQuiet()) return;
         this.wake();
       }
       await this.nextChange();
     }
+  }
+
+  /** Nothing running, buffered, being claimed or being written. */
+  private isQuiet(): boolean {
+    return this.running.size === 0 && this.buffer.length === 0 && this.claimsInFlight === 0 && !this.completer.hasPending;
   }
 
   /**
@@ -228,13 +237,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
       {
         try {
           this.wakePending = false;
-          const jobs = await this.store.jobClaim({
-            workerId: this.id,
-            types: this.types(),
-            queues: this.queues,
-            limit: free,
-            leaseMs: this.leaseMs,
-          });
+          this.claimsInFlight++;
+          let jobs: ClaimedJob[];
+          try {
+            jobs = await this.store.jobClaim({
+              workerId: this.id,
+              types: this.types(),
+              queues: this.queues,
+              limit: free,
+              leaseMs: this.leaseMs,
+            });
+          } finally {
+            this.claimsInFlight--;
+          }
           errorBackoffMs = 0;
           claimedCount = jobs.length;
           if (jobs.length > 0) {

@@ -276,12 +276,13 @@ export class SqliteStore implements Store {
     if (params.types.length === 0 || params.limit <= 0) return [];
     if (params.queues !== null && params.queues.length === 0) return [];
     const leaseToken = randomUUID();
+    const claimedAt = nowMs(params.now);
     const rows = await this.write('bookkeeping', () => {
       const values = {
         workerId: params.workerId,
         leaseToken,
         leaseMs: params.leaseMs,
-        now: nowMs(params.now),
+        now: claimedAt,
         types: JSON.stringify(params.types),
         limit: params.limit,
         queues: params.queues === null ? null : JSON.stringify(params.queues),
@@ -297,7 +298,7 @@ export class SqliteStore implements Store {
     });
     // RETURNING order is unspecified; hand jobs out in claim order.
     rows.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id);
-    return rows.map((row) => ({ ...toJob(row), leaseToken: row.lease_token }));
+    return rows.map((row) => claimedJob(row, params.workerId, leaseToken, claimedAt, claimedAt + params.leaseMs));
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -544,12 +545,13 @@ export class SqliteStore implements Store {
     const results: JobInsertResult[] = [];
     const counts = new QueueCountDeltas();
     for (const job of jobs) {
+      const runAt = job.runAt ? job.runAt.getTime() : nowValue + Math.max(0, job.delayMs);
       const row = this.stmt('jobInsertMany').get({
         queue: job.queue,
         type: job.type,
         priority: job.priority,
         payload: job.payloadJson,
-        runAt: job.runAt ? job.runAt.getTime() : nowValue + Math.max(0, job.delayMs),
+        runAt,
         maxAttempts: job.maxAttempts,
         key: job.key,
         group: job.group,
@@ -558,8 +560,8 @@ export class SqliteStore implements Store {
         now: nowValue,
       }) as Row | undefined;
       if (row) {
-        counts.add(row.queue, 'pending', 1);
-        results.push({ job: toJob(row), isDuplicate: false });
+        counts.add(job.queue, 'pending', 1);
+        results.push({ job: insertedJob(row.id, job, runAt, nowValue, event), isDuplicate: false });
         continue;
       }
       const existing = this.stmt('jobInsertMany.byKey').get({ key: job.key }) as Row;
@@ -753,6 +755,62 @@ function toJob(row: Row): Job {
     finishedAt: toDate(row.finished_at),
     leaseOwner: row.lease_owner ?? null,
     leaseExpiresAt: toDate(row.lease_expires_at),
+  };
+}
+
+/**
+ * The job just inserted, built from what was inserted: RETURNING * costs about 20 µs a
+ * row in better-sqlite3 (an object of every column), two thirds of an insert.
+ */
+function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: { id: number; source: string } | null): Job {
+  return {
+    id: String(id),
+    queue: job.queue,
+    type: job.type,
+    status: 'pending',
+    priority: job.priority,
+    payload: JSON.parse(job.payloadJson),
+    attempts: 0,
+    maxAttempts: job.maxAttempts,
+    lastError: null,
+    deadReason: null,
+    key: job.key,
+    group: job.group,
+    eventId: event ? String(event.id) : null,
+    source: event?.source ?? null,
+    runAt: new Date(runAt),
+    createdAt: new Date(now),
+    startedAt: null,
+    finishedAt: null,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+  };
+}
+
+/** A claimed row (the columns jobClaim returns) plus the lease the claim just set. */
+function claimedJob(row: Row, workerId: string, leaseToken: string, startedAt: number, leaseExpiresAt: number): ClaimedJob {
+  return {
+    id: String(row.id),
+    queue: row.queue,
+    type: row.type,
+    status: 'running',
+    priority: row.priority,
+    payload: JSON.parse(row.payload),
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    lastError: row.last_error ?? null,
+    deadReason: null,
+    key: row.key ?? null,
+    group: row.group_key ?? null,
+    eventId: row.event_id === null || row.event_id === undefined ? null : String(row.event_id),
+    source: row.source ?? null,
+    runAt: new Date(row.run_at),
+    createdAt: new Date(row.created_at),
+    startedAt: new Date(startedAt),
+    finishedAt: null,
+    leaseOwner: workerId,
+    leaseExpiresAt: new Date(leaseExpiresAt),
+    leaseToken,
   };
 }
 
