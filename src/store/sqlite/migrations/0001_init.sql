@@ -33,7 +33,7 @@ CREATE TABLE mailroom_job (
   lease_expires_at INTEGER,
   last_error       TEXT,
   dead_reason      TEXT CHECK (dead_reason IN ('exhausted', 'permanent', 'cancelled')),
-  key              TEXT UNIQUE,
+  key              TEXT,
   group_key        TEXT,
   event_id         INTEGER,
   source           TEXT,
@@ -47,6 +47,8 @@ CREATE INDEX mailroom_job_claim_queue_idx ON mailroom_job (queue, priority DESC,
   WHERE status = 'pending';
 CREATE INDEX mailroom_job_claim_idx ON mailroom_job (priority DESC, run_at, id)
   WHERE status = 'pending';
+-- Idempotency keys; partial, so the many jobs without a key cost it nothing.
+CREATE UNIQUE INDEX mailroom_job_key_idx ON mailroom_job (key) WHERE key IS NOT NULL;
 -- Group heads: the lowest id among a group's unfinished jobs.
 CREATE INDEX mailroom_job_group_idx ON mailroom_job (group_key, id)
   WHERE group_key IS NOT NULL AND status IN ('pending', 'running');

@@ -9,7 +9,7 @@ INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_at
                           key, group_key, event_id, source, created_at)
 VALUES (@queue, @type, 'pending', @priority, @payload, @runAt, @maxAttempts,
         @key, @group, @eventId, @source, @now)
-ON CONFLICT (key) DO NOTHING
+ON CONFLICT (key) WHERE key IS NOT NULL DO NOTHING
 RETURNING id;
 
 -- name: jobInsertMany.byKey
