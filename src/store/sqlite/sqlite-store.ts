@@ -665,6 +665,12 @@ export class SqliteStore implements Store {
   private async flushAcks(): Promise<void> {
     const batch = this.pendingAcks.splice(0);
     if (batch.length === 0) return;
+    if (batch.length === 1) {
+      // Alone in its transaction: no savepoint needed to keep its failure its own.
+      const [item] = batch;
+      await this.write('ack', item!.run).then(item!.resolve, item!.reject);
+      return;
+    }
     let results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
     try {
       results = await this.write('ack', () =>
