@@ -63,8 +63,6 @@ interface Running {
   readonly startedAtMs: number;
   /** Set once the outcome is decided; the heartbeat no longer covers it. */
   isSettled: boolean;
-  /** Set once the outcome is written (or given up on). */
-  isRecorded: boolean;
   isLeaseLost: boolean;
 }
 
@@ -102,6 +100,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Claimed, not yet started. */
   private readonly buffer: ClaimedJob[] = [];
   private isStopping = false;
+  /** Outcomes being written for handlers that already settled. */
+  private readonly recordings = new Set<Promise<void>>();
   /** A claim is on its way to or from the store (drained() must not miss its jobs). */
   private claimsInFlight = 0;
   private isStopped = false;
@@ -196,7 +196,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Nothing running, buffered, being claimed or being written. */
   private isQuiet(): boolean {
-    return this.running.size === 0 && this.buffer.length === 0 && this.claimsInFlight === 0 && !this.completer.hasPending;
+    return (
+      this.running.size === 0 &&
+      this.buffer.length === 0 &&
+      this.claimsInFlight === 0 &&
+      this.recordings.size === 0 &&
+      !this.completer.hasPending
+    );
   }
 
   /**
@@ -316,7 +322,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!isHeld) throw new LeaseLostError(job.id);
       },
     });
-    const entry: Running = { job, execution, startedAtMs: Date.now(), isSettled: false, isRecorded: false, isLeaseLost: false };
+    const entry: Running = { job, execution, startedAtMs: Date.now(), isSettled: false, isLeaseLost: false };
     this.running.set(job.id, entry);
     this.emit('started', job);
     if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts }, 'job started');
@@ -327,29 +333,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const { job } = entry;
     entry.isSettled = true;
     const durationMs = Date.now() - entry.startedAtMs;
-    try {
-      if (entry.isLeaseLost) {
-        // Someone else may own the job now; anything we wrote would be fenced anyway.
-        this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
-      } else if (outcome.kind === 'done') {
-        if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
-          if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
-          this.emit('completed', job, durationMs);
-        }
-      } else if (outcome.kind === 'aborted' && this.isStopping) {
-        // The handler honoured the shutdown abort: hand it back uncharged.
-        const ids = await this.completer.handBack([{ id: job.id, leaseToken: job.leaseToken }]);
-        if (ids.length > 0) {
-          this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
-          this.emit('handedBack', ids);
-        }
-      } else {
-        await this.recordFailure(job, outcome, durationMs);
-      }
-    } finally {
-      entry.isRecorded = true;
+    // The outcome is written in the background: the slot is free as soon as the handler
+    // is, so the next job does not wait for this one's commit (which the completer batches
+    // with others). stop() and drained() wait for every recording.
+    const recording = this.record(entry, outcome, durationMs).finally(() => {
+      this.recordings.delete(recording);
       this.emitChange();
-    }
+    });
+    this.recordings.add(recording);
     // A handler that outlived its timeout keeps its slot until it really settles.
     if (outcome.kind === 'timeout') await entry.execution.settled;
     this.running.delete(job.id);
@@ -357,6 +348,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (!this.isStopping) {
       this.startBuffered();
       if (this.buffer.length === 0) this.wake();
+    }
+  }
+
+  private async record(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
+    const { job } = entry;
+    if (entry.isLeaseLost) {
+      // Someone else may own the job now; anything we wrote would be fenced anyway.
+      this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
+    } else if (outcome.kind === 'done') {
+      if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
+        if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
+        this.emit('completed', job, durationMs);
+      }
+    } else if (outcome.kind === 'aborted' && this.isStopping) {
+      // The handler honoured the shutdown abort: hand it back uncharged.
+      const ids = await this.completer.handBack([{ id: job.id, leaseToken: job.leaseToken }]);
+      if (ids.length > 0) {
+        this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
+        this.emit('handedBack', ids);
+      }
+    } else {
+      await this.recordFailure(job, outcome, durationMs);
     }
   }
 
@@ -479,7 +492,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.log.warn({ jobIds: ignoring.map((e) => e.job.id) }, 'handlers ignored shutdown; released charged');
     }
     // Outcomes decided before the deadline are written before stop() resolves.
-    while ([...this.running.values()].some((entry) => entry.isSettled && !entry.isRecorded)) await this.nextChange();
+    await Promise.all([...this.recordings]);
     await this.completer.idle();
     this.leaseKeeper.stop();
     this.isStopped = true;
@@ -488,7 +501,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async waitForRunning(untilMs: number): Promise<void> {
-    while ([...this.running.values()].some((entry) => !entry.isRecorded) && Date.now() < untilMs) {
+    const isBusy = () => this.recordings.size > 0 || [...this.running.values()].some((entry) => !entry.isSettled);
+    while (isBusy() && Date.now() < untilMs) {
       await Promise.race([this.nextChange(), delay(untilMs - Date.now())]);
     }
   }
