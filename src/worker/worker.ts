@@ -70,6 +70,8 @@ const DEFAULT_CONCURRENCY = 10;
 const DEFAULT_POLL_MS = 500;
 const DEFAULT_LEASE_MS = 60_000;
 const MIN_LEASE_MS = 1_000;
+/** How long the claim loop may keep the event loop busy before it yields a turn. */
+const YIELD_EVERY_MS = 4;
 /** Longest back-off between claim attempts while the store is failing. */
 const MAX_ERROR_BACKOFF_MS = 5_000;
 
@@ -102,6 +104,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private isStopping = false;
   /** Outcomes being written for handlers that already settled. */
   private readonly recordings = new Set<Promise<void>>();
+  /** When the claim loop last let the event loop turn. */
+  private lastYieldAt = 0;
   /** A claim is on its way to or from the store (drained() must not miss its jobs). */
   private claimsInFlight = 0;
   private isStopped = false;
@@ -242,6 +246,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       let nextRunAt: Date | null = null;
       {
         try {
+          // Yield to the event loop every few ms. With a synchronous store and fast
+          // handlers, claim -> run -> settle -> claim is a chain of microtasks that would
+          // otherwise drain a whole backlog without letting an HTTP request, a timer or the
+          // completer's flush run (measured: a 2 s block on a 10,000-job drain).
+          if (performance.now() - this.lastYieldAt >= YIELD_EVERY_MS) {
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            this.lastYieldAt = performance.now();
+            if (this.isStopping) break;
+          }
           this.wakePending = false;
           this.claimsInFlight++;
           let jobs: ClaimedJob[];
