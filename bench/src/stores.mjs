@@ -83,8 +83,9 @@ const DEAD = 100_000;
 
 /**
  * Seed `done` and `dead` rows with raw SQL into a store whose schema the system already
- * created (the caller ran a `prepare` with n=0 first). Mailroom's counter triggers fire,
- * so stats() stays right.
+ * created (the caller ran a `prepare` with n=0 first). Mailroom's PostgreSQL counter
+ * triggers fire; its SQLite store keeps counters from its own statements, so the SQLite
+ * seeding adds the seeded rows to mailroom_queue_count itself, and stats() stays right.
  */
 export async function seedHistory(system, loc, { done = DONE, dead = DEAD } = {}) {
   if (system.startsWith('mailroom') && loc.path) return seedMailroomSqlite(loc.path, done, dead);
@@ -115,6 +116,12 @@ async function seedMailroomSqlite(path, done, dead) {
      INSERT INTO mailroom_job (queue, type, status, payload, run_at, attempts, max_attempts, last_error, dead_reason, created_at, started_at, finished_at)
      SELECT 'default', 'bench', 'dead', '{"i":0}', ? + x, 5, 5, 'Error: boom', 'exhausted', ? + x, ? + x, ? + x + 1 FROM s`,
   ).run(dead, t, t, t, t);
+  const count = db.prepare(
+    `INSERT INTO mailroom_queue_count (queue, status, n) VALUES ('default', ?, ?)
+     ON CONFLICT (queue, status) DO UPDATE SET n = n + excluded.n`,
+  );
+  count.run('done', done);
+  count.run('dead', dead);
   db.exec('COMMIT');
   db.exec('ANALYZE');
   db.pragma('wal_checkpoint(TRUNCATE)');
