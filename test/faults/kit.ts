@@ -3,22 +3,22 @@
 // overlapping executions, signed webhook posts over a bounded keep-alive agent, and temp
 // dirs. Every child is SIGKILLed and every temp dir removed by `cleanupFaults()`.
 
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { configureProvider } from '../../src/providers/index.js';
+import { killAllChildren, spawnTsx } from '../harness/processes.js';
+import type { Child } from '../harness/processes.js';
+
+export type { Child };
+export { spawnTsx };
 
 export const FAULT_WORKER = fileURLToPath(new URL('../fixtures/faults/fault-worker.ts', import.meta.url));
 export const LOCK_HOLDER = fileURLToPath(new URL('../fixtures/faults/lock-holder.ts', import.meta.url));
 export const HOOK_TASK = fileURLToPath(new URL('../fixtures/faults/hook-task.mjs', import.meta.url));
 export const CLI_MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-/** tsx's loader by URL, so a child started in another working directory still finds it. */
-const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 /** The Standard Webhooks secret every fault-suite source uses. */
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -26,81 +26,7 @@ const signer = configureProvider({ provider: 'standard', secrets: [SECRET] }, 's
 
 // ---- child processes ----
 
-export interface Child {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  readonly lines: string[];
-  stderr(): string;
-  /** Resolves with the first stdout line (now or later) that matches. */
-  waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
-  /** Resolves on exit with the code, the signal and when the test saw the exit. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>;
-  kill(signal: NodeJS.Signals): void;
-}
-
-const children = new Set<ChildProcess>();
 const dirs: string[] = [];
-
-/** Run `script` (TypeScript) with `node --import tsx`. */
-export function spawnTsx(script: string, args: readonly string[], env: Record<string, string>, cwd?: string): Child {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, script, ...args], {
-    env: { ...process.env, ...env },
-    cwd,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  const lines: string[] = [];
-  const listeners = new Set<(line: string) => void>();
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    lines.push(line);
-    for (const listener of [...listeners]) listener(line);
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => {
-    stderr += chunk;
-    if (stderr.length > 100_000) stderr = stderr.slice(-50_000);
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>((resolve) => {
-    child.on('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal, atMs: Date.now() });
-    });
-  });
-  return {
-    child,
-    pid: child.pid!,
-    lines,
-    stderr: () => stderr,
-    exited,
-    kill: (signal) => {
-      child.kill(signal);
-    },
-    waitForLine(match, timeoutMs = 20_000) {
-      const found = lines.find(match);
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const tail = () => `last lines: ${lines.slice(-5).join(' | ')}; stderr: ${stderr.slice(-2_000)}`;
-        const timer = setTimeout(() => {
-          listeners.delete(listener);
-          reject(new Error(`child ${child.pid} printed no matching line within ${timeoutMs} ms; ${tail()}`));
-        }, timeoutMs);
-        const listener = (line: string) => {
-          if (!match(line)) return;
-          clearTimeout(timer);
-          listeners.delete(listener);
-          resolve(line);
-        };
-        listeners.add(listener);
-        void exited.then(() => {
-          if (!listeners.has(listener)) return;
-          clearTimeout(timer);
-          listeners.delete(listener);
-          reject(new Error(`child ${child.pid} exited before a matching line; ${tail()}`));
-        });
-      });
-    },
-  };
-}
 
 export interface FaultWorkerOptions {
   readonly db: string;
@@ -129,11 +55,7 @@ export async function startFaultWorker(options: FaultWorkerOptions): Promise<Chi
 
 /** SIGKILL every child still running and remove every temp dir. */
 export function cleanupFaults(): void {
-  for (const child of children) {
-    child.kill('SIGCONT');
-    child.kill('SIGKILL');
-  }
-  children.clear();
+  killAllChildren();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 

@@ -1,5 +1,6 @@
-// Real child processes for crash tests: a worker process we can SIGKILL, SIGSTOP or SIGTERM.
-// Children run TypeScript through tsx, so the tests need no build step.
+// Real child processes for crash and fault tests: a worker process (or any TypeScript
+// script) we can SIGKILL, SIGSTOP or SIGTERM, with its stdout lines to wait on. Children run
+// TypeScript through tsx, so the tests need no build step.
 
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -7,71 +8,65 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('../fixtures/worker-process.ts', import.meta.url));
+/** tsx's loader by URL, so a child started in another working directory still finds it. */
+const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
-export interface WorkerProcess {
+export interface Child {
   readonly child: ChildProcess;
-  /** Every stdout line so far. */
+  readonly pid: number;
   readonly lines: string[];
-  /** Resolves with the first line (now or later) that matches. */
+  stderr(): string;
+  /** Resolves with the first stdout line (now or later) that matches. */
   waitForLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
-  /** Resolves with the exit code (null when killed) and signal. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves on exit with the code, the signal and when the test saw the exit. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>;
+  kill(signal: NodeJS.Signals): void;
 }
 
 const children = new Set<ChildProcess>();
 
-export interface WorkerProcessOptions {
-  readonly url: string;
-  readonly leaseMs?: number;
-  readonly concurrency?: number;
-  readonly stopTimeoutMs?: number;
-  readonly prefetch?: number;
-  /** File the `ledger` task appends its effects to. */
-  readonly ledgerPath?: string;
-}
-
-export function spawnWorker(options: WorkerProcessOptions): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT], {
-    env: {
-      ...process.env,
-      MAILROOM_TEST_DB: options.url,
-      MAILROOM_TEST_LEASE_MS: String(options.leaseMs ?? 1_000),
-      MAILROOM_TEST_CONCURRENCY: String(options.concurrency ?? 1),
-      MAILROOM_TEST_STOP_TIMEOUT_MS: String(options.stopTimeoutMs ?? 3_000),
-      MAILROOM_TEST_PREFETCH: String(options.prefetch ?? 0),
-      MAILROOM_TEST_LEDGER: options.ledgerPath ?? '',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** Run `script` (TypeScript) with `node --import tsx`. */
+export function spawnTsx(script: string, args: readonly string[], env: Record<string, string>, cwd?: string): Child {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, script, ...args], {
+    env: { ...process.env, ...env },
+    cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.add(child);
   const lines: string[] = [];
   const listeners = new Set<(line: string) => void>();
   createInterface({ input: child.stdout! }).on('line', (line) => {
     lines.push(line);
-    for (const listener of listeners) listener(line);
+    for (const listener of [...listeners]) listener(line);
   });
   let stderr = '';
   child.stderr!.on('data', (chunk) => {
     stderr += chunk;
+    if (stderr.length > 100_000) stderr = stderr.slice(-50_000);
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>((resolve) => {
     child.on('exit', (code, signal) => {
       children.delete(child);
-      if (code !== 0 && code !== null && stderr) process.stderr.write(`worker process stderr:\n${stderr}\n`);
-      resolve({ code, signal });
+      resolve({ code, signal, atMs: Date.now() });
     });
   });
   return {
     child,
+    pid: child.pid!,
     lines,
+    stderr: () => stderr,
     exited,
-    waitForLine(match, timeoutMs = 15_000) {
+    kill: (signal) => {
+      child.kill(signal);
+    },
+    waitForLine(match, timeoutMs = 20_000) {
       const found = lines.find(match);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
+        const tail = () => `last lines: ${lines.slice(-5).join(' | ')}; stderr: ${stderr.slice(-2_000)}`;
         const timer = setTimeout(() => {
           listeners.delete(listener);
-          reject(new Error(`worker process printed no matching line within ${timeoutMs} ms; lines: ${lines.join(' | ')}; stderr: ${stderr}`));
+          reject(new Error(`child ${child.pid} printed no matching line within ${timeoutMs} ms; ${tail()}`));
         }, timeoutMs);
         const listener = (line: string) => {
           if (!match(line)) return;
@@ -84,15 +79,43 @@ export function spawnWorker(options: WorkerProcessOptions): WorkerProcess {
           if (!listeners.has(listener)) return;
           clearTimeout(timer);
           listeners.delete(listener);
-          reject(new Error(`worker process exited before a matching line; lines: ${lines.join(' | ')}; stderr: ${stderr}`));
+          reject(new Error(`child ${child.pid} exited before a matching line; ${tail()}`));
         });
       });
     },
   };
 }
 
-/** SIGKILL any child a test left running. */
-export function killAllWorkers(): void {
-  for (const child of children) child.kill('SIGKILL');
+/** SIGKILL every child a test left running (SIGCONT first, in case it was stopped). */
+export function killAllChildren(): void {
+  for (const child of children) {
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+  }
   children.clear();
+}
+
+/** The crash tests' name for killAllChildren. */
+export const killAllWorkers = killAllChildren;
+
+export interface WorkerProcessOptions {
+  readonly url: string;
+  readonly leaseMs?: number;
+  readonly concurrency?: number;
+  readonly stopTimeoutMs?: number;
+  readonly prefetch?: number;
+  /** File the `ledger` task appends its effects to. */
+  readonly ledgerPath?: string;
+}
+
+/** A test/fixtures/worker-process.ts child on the store at `url`. */
+export function spawnWorker(options: WorkerProcessOptions): Child {
+  return spawnTsx(WORKER_SCRIPT, [], {
+    MAILROOM_TEST_DB: options.url,
+    MAILROOM_TEST_LEASE_MS: String(options.leaseMs ?? 1_000),
+    MAILROOM_TEST_CONCURRENCY: String(options.concurrency ?? 1),
+    MAILROOM_TEST_STOP_TIMEOUT_MS: String(options.stopTimeoutMs ?? 3_000),
+    MAILROOM_TEST_PREFETCH: String(options.prefetch ?? 0),
+    MAILROOM_TEST_LEDGER: options.ledgerPath ?? '',
+  });
 }
