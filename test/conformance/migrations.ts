@@ -35,8 +35,10 @@ export function migrationsConformance(harness: StoreHarness): void {
         `INSERT INTO mailroom_migration (version, name, applied_at) ` +
           `SELECT ${FUTURE_VERSION}, 'from_a_newer_release', applied_at FROM mailroom_migration WHERE version = 1`,
       );
-      for (const attempt of [ctx.store.migrate(), ctx.store.schemaVersion()]) {
-        const error = await rejectionOf(attempt);
+      // Each call is made only when awaited: a second promise made up front could reject
+      // before anything listens to it (an unhandled rejection fails the whole run).
+      for (const attempt of [() => ctx.store.migrate(), () => ctx.store.schemaVersion()]) {
+        const error = await rejectionOf(attempt());
         expect(error).toBeInstanceOf(SchemaTooNewError);
         expect(error.code).toBe('MR_ERR_SCHEMA_TOO_NEW');
         expect(error.databaseVersion).toBe(FUTURE_VERSION);
