@@ -2,12 +2,7 @@
 // and turns whatever the handler did into an Outcome. It writes nothing; the worker hands
 // the outcome to the completer, fenced by the job's lease token.
 
-import {
-  TimeoutError,
-  describeError,
-  isPermanent,
-  retryAfterDelayMs,
-} from '../core/errors.js';
+import { TimeoutError, isPermanent, retryAfterDelayMs } from '../core/errors.js';
 import type { ClaimedJob, InboundEvent } from '../core/types.js';
 import type { RegisteredTask, TaskContext } from '../core/task-registry.js';
 import type { Logger } from '../log.js';
@@ -27,7 +22,6 @@ export interface Execution {
   readonly settled: Promise<void>;
   /** Abort the handler's signal (shutdown, lost lease). */
   abort(reason: unknown): void;
-  readonly isAborted: () => boolean;
 }
 
 export interface ExecuteOptions {
@@ -97,7 +91,6 @@ export function execute(options: ExecuteOptions): Execution {
       abortedByWorker = true;
       controller.abort(reason);
     },
-    isAborted: () => controller.signal.aborted,
   };
 }
 
@@ -128,5 +121,3 @@ export function parseEventBody(event: InboundEvent): unknown {
   }
   return text;
 }
-
-export { describeError };
