@@ -59,7 +59,8 @@ export interface JobGetParams {
   readonly id: string;
 }
 
-export interface JobListParams {
+/** The optional job filters every dialect's filter builder understands (list, replay). */
+export interface JobFilter {
   readonly status?: JobStatus;
   readonly type?: string;
   readonly queue?: string;
@@ -67,6 +68,9 @@ export interface JobListParams {
   readonly eventId?: string;
   /** Case-insensitive substring of `last_error`. */
   readonly errorContains?: string;
+}
+
+export interface JobListParams extends JobFilter {
   /** @default 100 */
   readonly limit?: number;
   /** Keyset pagination: only jobs after this id in the listing's order (id > after ascending, id < after descending). */

@@ -2,14 +2,8 @@
 // dashboard): the dialect twin of sqlite/job-filter.ts. Columns come from this allow-list
 // and values are always bound ($n), so each combination gets a plan that can use its index.
 
-export interface JobFilterInput {
-  readonly status?: string;
-  readonly type?: string;
-  readonly queue?: string;
-  readonly source?: string;
-  readonly eventId?: string;
-  readonly errorContains?: string;
-}
+import type { JobFilter } from '../store.js';
+
 
 export interface BuiltJobFilter {
   readonly clauses: string[];
@@ -27,7 +21,7 @@ export function isJobId(id: unknown): id is string {
 }
 
 /** Clauses numbered from `$${firstParam}`; append further values after `values`. */
-export function buildJobFilter(input: JobFilterInput, firstParam = 1): BuiltJobFilter {
+export function buildJobFilter(input: JobFilter, firstParam = 1): BuiltJobFilter {
   const clauses: string[] = [];
   const values: unknown[] = [];
   let matchesNothing = false;
@@ -35,7 +29,7 @@ export function buildJobFilter(input: JobFilterInput, firstParam = 1): BuiltJobF
     values.push(value);
     return `$${firstParam + values.length - 1}`;
   };
-  const equal = (column: string, name: keyof JobFilterInput) => {
+  const equal = (column: string, name: keyof JobFilter) => {
     const value = input[name];
     if (value === undefined || value === null || value === '') return;
     clauses.push(`${column} = ${bind(value)}`);

@@ -3,24 +3,18 @@
 // combination gets a plan that can use its index — a `(@x IS NULL OR col = @x)` statement
 // would defeat SQLite's planner.
 
-export interface JobFilterInput {
-  readonly status?: string;
-  readonly type?: string;
-  readonly queue?: string;
-  readonly source?: string;
-  readonly eventId?: string;
-  readonly errorContains?: string;
-}
+import type { JobFilter } from '../store.js';
+
 
 export interface BuiltJobFilter {
   readonly clauses: string[];
   readonly values: Record<string, unknown>;
 }
 
-export function buildJobFilter(input: JobFilterInput): BuiltJobFilter {
+export function buildJobFilter(input: JobFilter): BuiltJobFilter {
   const clauses: string[] = [];
   const values: Record<string, unknown> = {};
-  const equal = (column: string, name: keyof JobFilterInput) => {
+  const equal = (column: string, name: keyof JobFilter) => {
     const value = input[name];
     if (value === undefined || value === null || value === '') return;
     clauses.push(`${column} = @${name}`);
