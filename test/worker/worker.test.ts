@@ -182,6 +182,26 @@ describe.each(storeHarnesses)('worker on $name', (harness) => {
     expect(dead.attemptsLog.map((a) => a.outcome)).toEqual(['timeout']);
   });
 
+  it.runIf(harness.isAvailable)('hands an already-aborted signal to a handler that first reads it after its timeout', async () => {
+    const { mr } = await openTestMailroom(harness);
+    const release = gate();
+    let seen: { aborted: boolean; code: unknown } | null = null;
+    mr.task('late_reader', {
+      timeoutMs: 100,
+      maxAttempts: 1,
+      async run(_payload, ctx) {
+        await release.promise; // the signal is made on first read, after the timeout
+        seen = { aborted: ctx.signal.aborted, code: (ctx.signal.reason as { code?: string }).code };
+      },
+    });
+    await mr.enqueue('late_reader', {});
+    const worker = mr.work({ pollMs: 10 });
+    await waitForEvent(worker, 'dead');
+    release.open();
+    await waitFor(() => seen !== null);
+    expect(seen).toEqual({ aborted: true, code: 'MR_ERR_TIMEOUT' });
+  });
+
   it.runIf(harness.isAvailable)('aborts the handler signal when its lease is lost to a rescue', async () => {
     const { mr } = await openTestMailroom(harness);
     const started = gate<TaskContext>();
