@@ -100,6 +100,8 @@ export interface WorkerConfig {
   readonly pollMs?: number;
   /** @default 60000 */
   readonly leaseMs?: number;
+  /** Jobs claimed ahead of free slots (see docs/operating.md, Throughput). @default 4 × concurrency */
+  readonly prefetch?: number;
 }
 
 /** A recurring job: at every slot of `cron` (in `timezone`, default UTC) enqueue `task`. */

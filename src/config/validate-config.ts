@@ -53,12 +53,13 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
     };
   }
   if (root.worker !== undefined) {
-    const worker = readObject(root.worker, 'worker', ['concurrency', 'queues', 'pollMs', 'leaseMs']);
+    const worker = readObject(root.worker, 'worker', ['concurrency', 'queues', 'pollMs', 'leaseMs', 'prefetch']);
     config.worker = {
       ...(worker.concurrency !== undefined ? { concurrency: readInteger(worker.concurrency, 'worker.concurrency', 1) } : {}),
       ...(worker.queues !== undefined ? { queues: readStringArray(worker.queues, 'worker.queues') } : {}),
       ...(worker.pollMs !== undefined ? { pollMs: readInteger(worker.pollMs, 'worker.pollMs', 1) } : {}),
       ...(worker.leaseMs !== undefined ? { leaseMs: readInteger(worker.leaseMs, 'worker.leaseMs', 1_000) } : {}),
+      ...(worker.prefetch !== undefined ? { prefetch: readInteger(worker.prefetch, 'worker.prefetch', 0, 100_000) } : {}),
     };
   }
   if (root.tasks !== undefined) {

@@ -61,6 +61,28 @@ describe.each(storeHarnesses)('mailroom worker on $name', (harness) => {
     expect(lines.find((l) => l.msg === 'worker started')).toMatchObject({ concurrency: 2, types: ['echo', 'hold'] });
   });
 
+  it.runIf(harness.isAvailable)("takes the config's worker block, with flags winning over it", async () => {
+    const { url } = await openTestMailroom(harness);
+    const cwd = projectWithTasks();
+    writeFileSync(
+      join(cwd, 'mailroom.config.mjs'),
+      `export default {
+        worker: { concurrency: 3, prefetch: 7, queues: ['work'] },
+        tasks: { echo: { module: './echo.mjs', queue: 'work' } },
+      };\n`,
+    );
+    const started = async (args: string[]) => {
+      const worker = startCommand(['worker', '--db', url, ...args], { cwd, env: { MAILROOM_LOG_LEVEL: 'info' } });
+      await waitFor(() => worker.stdout().includes('worker started'), { timeoutMs: 10_000, description: 'worker started' });
+      worker.signal('SIGTERM');
+      const result = await worker.done;
+      expect(result.code).toBe(0);
+      return result.stdout.trim().split('\n').map((line) => JSON.parse(line)).find((l) => l.msg === 'worker started');
+    };
+    expect(await started([])).toMatchObject({ concurrency: 3, prefetch: 7, queues: ['work'] });
+    expect(await started(['--prefetch', '500', '--concurrency', '5'])).toMatchObject({ concurrency: 5, prefetch: 500, queues: ['work'] });
+  });
+
   it.runIf(harness.isAvailable)('hands a running job back uncharged when its handler honours the stop deadline', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const cwd = projectWithTasks();

@@ -55,6 +55,8 @@ describe('config validation', () => {
     [{ tasks: { x: { kind: 'cron' } } }, 'tasks.x.kind'],
     [{ tasks: { f: { kind: 'forward', url: 'http://x', urll: 'typo' } } }, 'tasks.f.urll'],
     [{ server: { port: 70_000 } }, 'server.port'],
+    [{ worker: { prefetch: -1 } }, 'worker.prefetch'],
+    [{ worker: { concurrency: 0 } }, 'worker.concurrency'],
     [{ sourcess: {} }, 'sourcess'],
     [{ schedules: { nightly: { cron: 'every night', task: 'report' } } }, 'schedules.nightly.cron'],
     [{ schedules: { nightly: { cron: '0 3 * * *' } } }, 'schedules.nightly.task'],

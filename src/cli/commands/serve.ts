@@ -96,6 +96,7 @@ Options:
           queues: effective.worker?.queues,
           pollMs: effective.worker?.pollMs,
           leaseMs: effective.worker?.leaseMs,
+          prefetch: effective.worker?.prefetch,
         });
         metrics.attachWorker(worker);
       }

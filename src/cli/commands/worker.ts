@@ -13,6 +13,7 @@ export interface WorkerCliOptions {
   readonly common: CommonOptions;
   readonly queues?: string[];
   readonly concurrency?: number;
+  readonly prefetch?: number;
   readonly pollMs?: number;
   readonly leaseMs?: number;
   readonly shutdownTimeoutMs: number;
@@ -36,6 +37,8 @@ Logs are JSON lines on stdout (pretty on a terminal).
 Options:
   --queues a,b               queues to work (default: all)
   --concurrency N            handlers at once (default 10)
+  --prefetch N               jobs claimed ahead of free slots (default 4 x concurrency;
+                             hundreds for many short jobs, see docs/operating.md)
   --poll DURATION            longest idle wait between claims (default 500ms)
   --lease DURATION           job lease, extended while a handler runs (default 60s)
   --shutdown-timeout DURATION  deadline for running handlers on stop (default 10s)
@@ -48,6 +51,7 @@ Options:
     const { values, common } = parseCommandArgs('worker', argv, {
       queues: { type: 'string' },
       concurrency: { type: 'string' },
+      prefetch: { type: 'string' },
       poll: { type: 'string' },
       lease: { type: 'string' },
       'shutdown-timeout': { type: 'string' },
@@ -66,6 +70,7 @@ Options:
       common,
       queues: values.queues === undefined ? undefined : parseList(values.queues, '--queues'),
       concurrency: values.concurrency === undefined ? undefined : parseInteger(values.concurrency, '--concurrency', { min: 1, max: 10_000 }),
+      prefetch: values.prefetch === undefined ? undefined : parseInteger(values.prefetch, '--prefetch', { min: 0, max: 100_000 }),
       pollMs,
       leaseMs,
       shutdownTimeoutMs: values['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : parseDurationMs(values['shutdown-timeout'], '--shutdown-timeout'),
@@ -85,11 +90,14 @@ Options:
       if (types.length === 0) {
         throw new Error('No tasks to run: add tasks to mailroom.config.js (or pass --config PATH) so the worker has handlers.');
       }
+      // Flags win over the config file's `worker` block, which wins over the defaults.
+      const fromConfig = config?.worker;
       const workerHandle = mr.work({
-        queues: options.queues,
-        concurrency: options.concurrency,
-        pollMs: options.pollMs,
-        leaseMs: options.leaseMs,
+        queues: options.queues ?? fromConfig?.queues,
+        concurrency: options.concurrency ?? fromConfig?.concurrency,
+        prefetch: options.prefetch ?? fromConfig?.prefetch,
+        pollMs: options.pollMs ?? fromConfig?.pollMs,
+        leaseMs: options.leaseMs ?? fromConfig?.leaseMs,
       });
       const retentionMs = options.retentionMs === undefined ? config?.retention?.doneMs : options.retentionMs;
       if (retentionMs !== null) {
@@ -101,6 +109,7 @@ Options:
           store: describeDbUrl(db),
           queues: workerHandle.queues ?? 'all',
           concurrency: workerHandle.concurrency,
+          prefetch: workerHandle.prefetch,
           types,
           retentionMs: retentionMs === null ? 'off' : (retentionMs ?? 'default'),
         },
