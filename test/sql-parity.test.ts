@@ -24,6 +24,9 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'queueCountAdd',
     // Replay reads the status it moves a job from, for those counters.
     'jobReplay.status',
+    // A keyless batch is one INSERT over json_each with ids derived from the last rowid;
+    // PostgreSQL's jobInsertMany is already one statement over unnest for every batch.
+    'jobInsertMany.keyless',
     // SQLite reads a job's history in one read transaction (one snapshot); PostgreSQL folds
     // it into jobGet's single statement, since its separate statements see separate snapshots.
     'jobGet.attempts',

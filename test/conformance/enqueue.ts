@@ -161,6 +161,56 @@ export function enqueueConformance(harness: StoreHarness): void {
       expect(await ctx.store.jobList({})).toHaveLength(1);
     });
 
+    it('stores every job of a large mixed batch under the id it returned', async () => {
+      const inserts = Array.from({ length: 600 }, (_, i) =>
+        jobInsert({
+          type: `t${i % 3}`,
+          queue: `q${i % 2}`,
+          priority: i % 5,
+          maxAttempts: 1 + (i % 4),
+          delayMs: (i % 7) * 1_000,
+          group: i % 11 === 0 ? `g${i % 3}` : null,
+          payload: { i, text: `job ${i} "é"` },
+        }),
+      );
+      await enqueueIds(ctx.store, [{}]); // ids need not start at 1
+      const results = await ctx.store.jobInsertMany({ jobs: inserts, now: T0 });
+      const ids = results.map((result) => BigInt(result.job.id));
+      for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
+      for (const [i, result] of results.entries()) {
+        const stored = await ctx.store.jobGet({ id: result.job.id });
+        const expected = { type: `t${i % 3}`, queue: `q${i % 2}`, priority: i % 5, maxAttempts: 1 + (i % 4), group: i % 11 === 0 ? `g${i % 3}` : null, payload: { i, text: `job ${i} "é"` } };
+        expect(result.job).toMatchObject(expected);
+        expect(stored).toMatchObject({ ...expected, status: 'pending', runAt: at((i % 7) * 1_000) });
+      }
+      expect((await ctx.store.jobStats({ now: T0 })).byQueue.q0?.pending).toBe(300);
+    });
+
+    it('gives each of 100 concurrent callers its own jobs, and fails only the one whose key conflicts', async () => {
+      await enqueue(ctx.store, { key: 'taken', payload: { v: 1 } });
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 100 }, (_, i) =>
+          i === 50
+            ? ctx.store.jobInsertMany({ jobs: [jobInsert({ key: 'taken', payload: { v: 2 } })] })
+            : ctx.store.jobInsertMany({ jobs: [jobInsert({ payload: { caller: i, n: 0 } }), jobInsert({ payload: { caller: i, n: 1 } })] }),
+        ),
+      );
+      expect(outcomes[50]).toMatchObject({ status: 'rejected', reason: expect.any(KeyConflictError) });
+      const ids = new Set<string>();
+      for (const [i, outcome] of outcomes.entries()) {
+        if (i === 50) continue;
+        expect(outcome.status).toBe('fulfilled');
+        const results = (outcome as PromiseFulfilledResult<Awaited<ReturnType<typeof ctx.store.jobInsertMany>>>).value;
+        expect(results.map((result) => result.job.payload)).toEqual([{ caller: i, n: 0 }, { caller: i, n: 1 }]);
+        for (const result of results) {
+          ids.add(result.job.id);
+          expect((await ctx.store.jobGet({ id: result.job.id }))!.payload).toEqual(result.job.payload);
+        }
+      }
+      expect(ids.size).toBe(198);
+      expect((await ctx.store.jobStats({})).byQueue.default?.pending).toBe(199);
+    });
+
     it('returns results in the order of the inserts', async () => {
       const results = await ctx.store.jobInsertMany({
         jobs: [jobInsert({ type: 'one' }), jobInsert({ type: 'two' }), jobInsert({ type: 'three' })],
