@@ -3,7 +3,7 @@
 
 import pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import { createRequire } from 'node:module';
 
 export type { Logger };
 
@@ -70,7 +70,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   };
   if (options.destination) {
     const stream: DestinationStream = pretty
-      ? pinoPretty({ colorize: isTerminal, translateTime: 'SYS:HH:MM:ss.l', destination: options.destination, sync: true })
+      ? loadPinoPretty()({ colorize: isTerminal, translateTime: 'SYS:HH:MM:ss.l', destination: options.destination, sync: true })
       : (options.destination as DestinationStream);
     return pino(settings, stream);
   }
@@ -78,4 +78,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     ...settings,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
   });
+}
+
+/**
+ * pino-pretty only when a terminal asks for it: loaded eagerly it cost every worker
+ * process several MB of RSS for output it never printed.
+ */
+function loadPinoPretty(): typeof import('pino-pretty') {
+  return createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
 }
