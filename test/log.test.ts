@@ -9,6 +9,7 @@ import { Mailroom } from '../src/mailroom.js';
 import { Permanent } from '../src/core/errors.js';
 import { closeTestMailrooms } from './harness/mailroom.js';
 import { sqliteHarness } from './harness/sqlite.js';
+import { waitFor, waitForEvent } from './harness/wait.js';
 
 const SIGNATURE = 't=1700000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd';
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -97,6 +98,8 @@ describe('job state change lines', () => {
       const flaky = await mr.enqueue('flaky', { to: 'ada@example.com' });
       const doomed = await mr.enqueue('doomed', {});
       const worker = mr.work({ pollMs: 10 });
+      // drained() does not wait for a retry that is not due yet: wait for the second attempt.
+      await waitFor(async () => (await mr.getJob(flaky.id))?.status === 'done', { description: 'the retry to succeed' });
       await worker.drained();
       await worker.stop();
       const lines = jsonLines(out.text());
@@ -131,6 +134,8 @@ describe('job state change lines', () => {
       const twice = await mr.enqueue('twice', {});
       const fine = await mr.enqueue('fine', {});
       const worker = mr.work({ pollMs: 10 });
+      // drained() does not wait for a retry that is not due yet: wait for the second attempt.
+      await waitForEvent(worker, 'dead');
       await worker.drained();
       await worker.stop();
       const lines = jsonLines(out.text());

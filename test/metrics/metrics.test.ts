@@ -8,6 +8,7 @@ import { MailroomMetrics } from '../../src/metrics/metrics.js';
 import { Permanent } from '../../src/core/errors.js';
 import { insertJob } from '../harness/factory.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
+import { waitForEvent } from '../harness/wait.js';
 import { storeHarnesses } from '../harness/stores.js';
 
 const IS_CI = process.env.CI === 'true';
@@ -76,6 +77,8 @@ describe.each(storeHarnesses)('metrics on $name', (harness) => {
     await mr.enqueue('doomed', {}, { queue: 'orders' });
     const worker = mr.work({ pollMs: 10, queues: ['default', 'orders'] });
     metrics.attachWorker(worker);
+    // drained() does not wait for a retry that is not due yet: wait for the second attempt.
+    await waitForEvent(worker, 'completed');
     await worker.drained();
     const { body } = await metrics.render();
     expect(sample(body, 'mailroom_job_attempts_total{queue="default",type="flaky",outcome="failed"}')).toBe(1);
