@@ -106,6 +106,31 @@ export function eventsConformance(harness: StoreHarness): void {
       expect(await ctx.store.jobList({})).toHaveLength(1);
     });
 
+    it('keeps 40 concurrent deliveries apart, a redelivery among them answered with the first copy\'s jobs', async () => {
+      // No `now`: the store's own clock, so a store may batch these into one commit.
+      const send = (i: number) =>
+        ctx.store.eventInsertWithJobs({
+          event: event({ deliveryId: `d-${i}`, rawBody: Buffer.from(`{"n":${i}}`) }),
+          jobs: [jobInsert({ type: 'a', payload: { n: i } }), jobInsert({ type: 'b', payload: { n: i } })],
+        });
+      const results = await Promise.all([...Array.from({ length: 40 }, (_, i) => send(i)), send(7)]);
+      const [first, again] = [results[7]!, results[40]!];
+      expect(again.isDuplicate).toBe(true);
+      expect(again.event.id).toBe(first.event.id);
+      expect(idsOf(again.jobs)).toEqual(idsOf(first.jobs));
+      for (const [i, result] of results.slice(0, 40).entries()) {
+        expect(result.isDuplicate).toBe(false);
+        expect(result.event.rawBody.toString()).toBe(`{"n":${i}}`);
+        expect(result.jobs.map((job) => [job.type, job.payload, job.eventId])).toEqual([
+          ['a', { n: i }, result.event.id],
+          ['b', { n: i }, result.event.id],
+        ]);
+        for (const job of result.jobs) expect((await ctx.store.jobGet({ id: job.id }))!).toMatchObject({ eventId: result.event.id, source: 'github', payload: { n: i } });
+        expect((await ctx.store.eventGet({ id: result.event.id }))!.deliveryId).toBe(`d-${i}`);
+      }
+      expect(new Set(results.slice(0, 40).flatMap((result) => idsOf(result.jobs))).size).toBe(80);
+    });
+
     it('stores neither the event nor any job when one of its jobs has a key conflict', async () => {
       await enqueue(ctx.store, { key: 'order:1', payload: { v: 1 } });
       const error = await rejectionOf(

@@ -36,6 +36,7 @@ import type { Migration } from '../migrations.js';
 import { StoreUnavailableError } from '../errors.js';
 import type {
   EventGetParams,
+  EventInsert,
   EventInsertWithJobsParams,
   EventInsertWithJobsResult,
   JobCancelParams,
@@ -228,8 +229,8 @@ export class SqliteStore implements Store {
 
   async jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]> {
     // Keyless jobs at the store's own now may share one INSERT with other callers'.
-    const keyless = params.now === undefined && params.jobs.every((job) => job.key === null) ? params.jobs : undefined;
-    return this.ackWrite(() => this.insertJobsSync(params.jobs, params.now, null), keyless);
+    const merge = isMergeable(params) ? { event: null, jobs: params.jobs } : undefined;
+    return this.ackWrite(() => this.insertJobsSync(params.jobs, params.now, null), merge);
   }
 
   async jobGet(params: JobGetParams): Promise<JobDetail | null> {
@@ -504,28 +505,15 @@ export class SqliteStore implements Store {
   // ---- events ----
 
   async eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
+    // An event with keyless jobs may share the group commit's INSERTs with other callers.
+    const merge = isMergeable(params) ? { event: params.event, jobs: params.jobs } : undefined;
     return this.ackWrite(() => {
-      const now = nowMs(params.now);
-      const { event } = params;
-      const row = this.stmt('eventInsertWithJobs').get({
-        source: event.source,
-        deliveryId: event.deliveryId,
-        type: event.type,
-        headers: JSON.stringify(event.headers),
-        body: event.rawBody,
-        now,
-      }) as Row | undefined;
-      if (!row) {
-        const existing = this.stmt('eventInsertWithJobs.existing').get({
-          source: event.source,
-          deliveryId: event.deliveryId,
-        }) as Row;
-        const jobs = (this.stmt('eventInsertWithJobs.jobs').all({ eventId: existing.id }) as Row[]).map(toJob);
-        return { event: toEvent(existing), jobs, isDuplicate: true };
-      }
-      const jobs = this.insertJobsSync(params.jobs, params.now, { id: row.id, source: event.source }).map((r) => r.job);
-      return { event: toEvent(row), jobs, isDuplicate: false };
-    });
+      const stored = this.insertEventSync(params.event, nowMs(params.now));
+      if (!stored) return this.duplicateEventSync(params.event);
+      const link = { id: Number(stored.id), source: stored.source };
+      const jobs = this.insertJobsSync(params.jobs, params.now, link).map((r) => r.job);
+      return { event: stored, jobs, isDuplicate: false };
+    }, merge);
   }
 
   async eventGet(params: EventGetParams): Promise<InboundEvent | null> {
@@ -544,7 +532,9 @@ export class SqliteStore implements Store {
     event: { id: number; source: string } | null,
   ): JobInsertResult[] {
     const nowValue = nowMs(now);
-    if (jobs.every((job) => job.key === null)) return this.insertKeylessSync(jobs, nowValue, event);
+    if (jobs.every((job) => job.key === null)) {
+      return this.insertKeylessSync(jobs.map((job) => ({ job, event })), nowValue).map((job) => ({ job, isDuplicate: false }));
+    }
     const results: JobInsertResult[] = [];
     const counts = new QueueCountDeltas();
     for (const job of jobs) {
@@ -578,32 +568,62 @@ export class SqliteStore implements Store {
   }
 
   /** No keys, so no conflicts: the whole batch is one statement (jobInsertMany.keyless). */
-  private insertKeylessSync(
-    jobs: readonly JobInsert[],
-    nowValue: number,
-    event: { id: number; source: string } | null,
-  ): JobInsertResult[] {
-    if (jobs.length === 0) return [];
-    const runAts = jobs.map((job) => (job.runAt ? job.runAt.getTime() : nowValue + Math.max(0, job.delayMs)));
-    const rows = jobs.map((job, index) => [job.queue, job.type, job.priority, job.payloadJson, runAts[index], job.maxAttempts, job.group]);
-    const info = this.stmt('jobInsertMany.keyless').run({
-      jobs: JSON.stringify(rows),
-      eventId: event?.id ?? null,
-      source: event?.source ?? null,
-      now: nowValue,
-    });
+  private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number): Job[] {
+    if (rows.length === 0) return [];
+    const runAts = rows.map(({ job }) => (job.runAt ? job.runAt.getTime() : nowValue + Math.max(0, job.delayMs)));
+    const values = rows.map(({ job, event }, index) => [
+      job.queue,
+      job.type,
+      job.priority,
+      job.payloadJson,
+      runAts[index],
+      job.maxAttempts,
+      job.group,
+      event?.id ?? null,
+      event?.source ?? null,
+    ]);
+    const info = this.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
     // An internal invariant, not a user error: the ids below are only right if all inserted.
-    if (info.changes !== jobs.length) {
-      throw new Error(`keyless insert wrote ${info.changes} of ${jobs.length} jobs`);
+    if (info.changes !== rows.length) {
+      throw new Error(`keyless insert wrote ${info.changes} of ${rows.length} jobs`);
     }
-    const firstId = Number(info.lastInsertRowid) - jobs.length + 1;
+    const firstId = Number(info.lastInsertRowid) - rows.length + 1;
     const counts = new QueueCountDeltas();
-    const results = jobs.map((job, index) => {
+    const jobs = rows.map(({ job, event }, index) => {
       counts.add(job.queue, 'pending', 1);
-      return { job: insertedJob(firstId + index, job, runAts[index]!, nowValue, event), isDuplicate: false };
+      return insertedJob(firstId + index, job, runAts[index]!, nowValue, event);
     });
     this.applyCounts(counts);
-    return results;
+    return jobs;
+  }
+
+  /** Stores an event; null when (source, deliveryId) is already stored. */
+  private insertEventSync(event: EventInsert, now: number): InboundEvent | null {
+    const row = this.stmt('eventInsertWithJobs').get({
+      source: event.source,
+      deliveryId: event.deliveryId,
+      type: event.type,
+      headers: JSON.stringify(event.headers),
+      body: event.rawBody,
+      now,
+    }) as Row | undefined;
+    if (!row) return null;
+    return {
+      id: String(row.id),
+      source: event.source,
+      deliveryId: event.deliveryId,
+      type: event.type,
+      headers: event.headers,
+      rawBody: event.rawBody,
+      receivedAt: new Date(now),
+    };
+  }
+
+  /** A redelivery: the stored event and the jobs it created the first time. */
+  private duplicateEventSync(event: EventInsert): EventInsertWithJobsResult {
+    const existing = this.stmt('eventInsertWithJobs.existing').get({ source: event.source, deliveryId: event.deliveryId }) as Row;
+    const jobs = (this.stmt('eventInsertWithJobs.jobs').all({ eventId: existing.id }) as Row[]).map(toJob);
+    return { event: toEvent(existing), jobs, isDuplicate: true };
   }
 
   private replayCandidates(params: JobReplayParams): string[] {
@@ -684,10 +704,10 @@ export class SqliteStore implements Store {
    * closes after the current microtasks: callers that enqueue concurrently from promise
    * continuations (Promise.all, a loop of workers) still share one commit.
    */
-  private ackWrite<T>(fn: () => T, keyless?: readonly JobInsert[]): Promise<T> {
+  private ackWrite<T>(fn: () => T, merge?: MergeableAck): Promise<T> {
     if (this.db.inTransaction) return this.write('ack', fn);
     return new Promise<T>((resolve, reject) => {
-      this.pendingAcks.push({ run: fn, resolve: resolve as (value: unknown) => void, reject, keyless });
+      this.pendingAcks.push({ run: fn, resolve: resolve as (value: unknown) => void, reject, merge });
       if (this.pendingAcks.length !== 1) return;
       if (this.ackSynchronous === 'FULL') setImmediate(() => void this.flushAcks());
       else queueMicrotask(() => void this.flushAcks());
@@ -706,10 +726,9 @@ export class SqliteStore implements Store {
     let results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
     try {
       results = await this.write('ack', () => {
-        const merged = this.insertMergedKeyless(batch);
+        const merged = this.insertMerged(batch);
         return batch.map((item) => {
-          const own = merged?.get(item);
-          if (own) return { ok: true as const, value: own };
+          if (merged?.has(item)) return { ok: true as const, value: merged.get(item) };
           try {
             // Nested: better-sqlite3 runs it in a SAVEPOINT inside the shared transaction.
             return { ok: true as const, value: this.runInTransaction(item.run) };
@@ -730,29 +749,48 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * The keyless enqueues of a group commit as ONE insert (one statement instead of a
-   * savepoint, an insert and a counter update per caller: 100 concurrent callers went
-   * from about 50k to 93k jobs/s at FULL). Nothing in it can conflict; if it fails anyway, its
+   * The keyless enqueues and events of a group commit share ONE job insert (instead of a
+   * savepoint, an insert and a counter update per caller: 100 concurrent callers went from
+   * about 50k to 93k jobs/s at FULL). Events still insert one by one (each dedupes), and a
+   * redelivery is answered after the jobs are in, so a copy of an event in the same batch
+   * sees the first one's jobs. Nothing here can conflict; if it fails anyway, its
    * savepoint rolls back and every caller runs alone as before.
    */
-  private insertMergedKeyless(batch: readonly PendingAck[]): Map<PendingAck, JobInsertResult[]> | null {
-    const mergeable = batch.filter((item) => item.keyless !== undefined && item.keyless.length > 0);
+  private insertMerged(batch: readonly PendingAck[]): Map<PendingAck, unknown> | null {
+    const mergeable = batch.filter((item) => item.merge !== undefined);
     if (mergeable.length < 2) return null;
-    let inserted: JobInsertResult[];
     try {
-      inserted = this.runInTransaction(() =>
-        this.insertKeylessSync(mergeable.flatMap((item) => item.keyless!), nowMs(undefined), null),
-      ) as JobInsertResult[];
+      return this.runInTransaction(() => {
+        const now = Date.now();
+        const rows: KeylessRow[] = [];
+        const placed: Array<{ item: PendingAck; start: number; event: InboundEvent | null }> = [];
+        const redeliveries: PendingAck[] = [];
+        for (const item of mergeable) {
+          const { event, jobs } = item.merge!;
+          let stored: InboundEvent | null = null;
+          if (event) {
+            stored = this.insertEventSync(event, now);
+            if (!stored) {
+              redeliveries.push(item);
+              continue;
+            }
+          }
+          placed.push({ item, start: rows.length, event: stored });
+          const link = stored ? { id: Number(stored.id), source: stored.source } : null;
+          for (const job of jobs) rows.push({ job, event: link });
+        }
+        const jobs = this.insertKeylessSync(rows, now);
+        const results = new Map<PendingAck, unknown>();
+        for (const { item, start, event } of placed) {
+          const own = jobs.slice(start, start + item.merge!.jobs.length);
+          results.set(item, event ? { event, jobs: own, isDuplicate: false } : own.map((job) => ({ job, isDuplicate: false })));
+        }
+        for (const item of redeliveries) results.set(item, this.duplicateEventSync(item.merge!.event!));
+        return results;
+      }) as Map<PendingAck, unknown>;
     } catch {
       return null;
     }
-    const byCaller = new Map<PendingAck, JobInsertResult[]>();
-    let offset = 0;
-    for (const item of mergeable) {
-      byCaller.set(item, inserted.slice(offset, offset + item.keyless!.length));
-      offset += item.keyless!.length;
-    }
-    return byCaller;
   }
 
   private async write<T>(writeClass: WriteClass, fn: () => T): Promise<T> {
@@ -829,12 +867,28 @@ function toJob(row: Row): Job {
  * The job just inserted, built from what was inserted: RETURNING * costs about 20 µs a
  * row in better-sqlite3 (an object of every column), two thirds of an insert.
  */
-/** An acknowledgement waiting for the group commit; `keyless` marks a mergeable enqueue. */
+/** An acknowledgement waiting for the group commit; `merge` marks one that can share its inserts. */
 interface PendingAck {
   readonly run: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
-  readonly keyless: readonly JobInsert[] | undefined;
+  readonly merge: MergeableAck | undefined;
+}
+
+/** Keyless jobs at the store's now, from enqueue (event null) or from an inbound event. */
+interface MergeableAck {
+  readonly event: EventInsert | null;
+  readonly jobs: readonly JobInsert[];
+}
+
+/** A keyless job and the event it fans out from, if any: one row of jobInsertMany.keyless. */
+interface KeylessRow {
+  readonly job: JobInsert;
+  readonly event: { id: number; source: string } | null;
+}
+
+function isMergeable(params: { readonly jobs: readonly JobInsert[]; readonly now?: Date }): boolean {
+  return params.now === undefined && params.jobs.every((job) => job.key === null);
 }
 
 function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: { id: number; source: string } | null): Job {

@@ -1,11 +1,12 @@
 -- Inbound event statements for SQLite; the event row is also the dedupe receipt.
 
 -- name: eventInsertWithJobs
--- Stores one event; a redelivery (same source and delivery id) inserts nothing.
+-- Stores one event; a redelivery (same source and delivery id) inserts nothing. Only the
+-- id comes back: the caller holds the rest, and returning the body copied it twice.
 INSERT INTO mailroom_event (source, delivery_id, type, headers, body, received_at)
 VALUES (@source, @deliveryId, @type, @headers, @body, @now)
 ON CONFLICT (source, delivery_id) WHERE delivery_id IS NOT NULL DO NOTHING
-RETURNING *;
+RETURNING id;
 
 -- name: eventInsertWithJobs.existing
 SELECT * FROM mailroom_event WHERE source = @source AND delivery_id = @deliveryId;

@@ -13,15 +13,16 @@ ON CONFLICT (key) WHERE key IS NOT NULL DO NOTHING
 RETURNING id;
 
 -- name: jobInsertMany.keyless
--- A batch without idempotency keys in one statement: @jobs is a JSON array of
--- [queue, type, priority, payload text, run_at, max_attempts, group_key] in enqueue
--- order. Nothing can conflict, so every row inserts, in array order, and AUTOINCREMENT
+-- Jobs without idempotency keys in one statement: @jobs is a JSON array of
+-- [queue, type, priority, payload text, run_at, max_attempts, group_key, event_id, source]
+-- in enqueue order (one enqueueMany, or every keyless enqueue and event of a group
+-- commit). Nothing can conflict, so every row inserts, in array order, and AUTOINCREMENT
 -- hands out consecutive ids under the write lock: the caller derives them from
 -- last_insert_rowid(). One statement for 1,000 jobs ran 4× faster than 1,000 statements.
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
                           key, group_key, event_id, source, created_at)
 SELECT value ->> 0, value ->> 1, 'pending', value ->> 2, value ->> 3, value ->> 4, value ->> 5,
-       NULL, value ->> 6, @eventId, @source, @now
+       NULL, value ->> 6, value ->> 7, value ->> 8, @now
 FROM json_each(@jobs)
 ORDER BY key;
 
