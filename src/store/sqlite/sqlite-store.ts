@@ -599,17 +599,17 @@ export class SqliteStore implements Store {
 
   /** Stores an event; null when (source, deliveryId) is already stored. */
   private insertEventSync(event: EventInsert, now: number): InboundEvent | null {
-    const row = this.stmt('eventInsertWithJobs').get({
+    const info = this.stmt('eventInsertWithJobs').run({
       source: event.source,
       deliveryId: event.deliveryId,
       type: event.type,
       headers: JSON.stringify(event.headers),
       body: event.rawBody,
       now,
-    }) as Row | undefined;
-    if (!row) return null;
+    });
+    if (info.changes === 0) return null;
     return {
-      id: String(row.id),
+      id: String(info.lastInsertRowid),
       source: event.source,
       deliveryId: event.deliveryId,
       type: event.type,
