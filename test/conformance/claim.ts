@@ -32,6 +32,21 @@ export function claimConformance(harness: StoreHarness): void {
       ]);
     });
 
+    it('hands out claimed jobs that read the same as the stored rows, on the store clock too', async () => {
+      await enqueue(ctx.store, { type: 'test_job', payload: { a: 1 }, key: 'k1', group: 'g1', priority: 3 }, at(-SECOND_MS));
+      await enqueue(ctx.store, { type: 'test_job', payload: { b: [2] } });
+      for (const now of [at(SECOND_MS), undefined]) {
+        const [claimed] = await claim(ctx.store, { limit: 1, workerId: 'w9', leaseMs: 30 * SECOND_MS, ...(now ? { now } : {}) });
+        expect(claimed).toBeDefined();
+        const stored = (await ctx.store.jobGet({ id: claimed!.id }))!;
+        const { attemptsLog: _attempts, replays: _replays, ...row } = stored;
+        const { leaseToken, ...job } = claimed!;
+        expect(leaseToken).toEqual(expect.any(String));
+        expect(job).toEqual(row);
+        expect(job.leaseExpiresAt!.getTime() - job.startedAt!.getTime()).toBe(30 * SECOND_MS);
+      }
+    });
+
     it('charges the attempt at claim time, before any outcome', async () => {
       const { job } = await enqueue(ctx.store);
       const claimed = await claimOne(ctx.store);

@@ -119,23 +119,16 @@ export class PostgresExecutor implements StoreExecutor {
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
     if (params.types.length === 0 || params.limit <= 0) return [];
     if (params.queues !== null && params.queues.length === 0) return [];
-    const values: unknown[] = [
-      params.workerId,
-      [...params.types],
-      Math.floor(params.limit),
-      randomUUID(),
-      Math.round(params.leaseMs),
-      params.now ?? null,
-    ];
+    const leaseToken = randomUUID();
+    const leaseMs = Math.round(params.leaseMs);
+    const values: unknown[] = [params.workerId, [...params.types], Math.floor(params.limit), leaseToken, leaseMs, params.now ?? null];
     const rows =
       params.queues === null
         ? await this.runner.run(this.stmt('jobClaim'), values)
         : await this.runner.run(this.stmt('jobClaim.inQueues'), [...values, [...params.queues]]);
     // RETURNING order is unspecified; hand jobs out in claim order.
-    rows.sort(
-      (a, b) => b.priority - a.priority || a.run_at.getTime() - b.run_at.getTime() || compareIds(a.id, b.id),
-    );
-    return rows.map((row) => ({ ...toJob(row), leaseToken: row.lease_token }));
+    rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || compareIds(a.id, b.id));
+    return rows.map((row) => claimedJob(row, params.workerId, leaseToken, leaseMs));
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -475,6 +468,35 @@ function toJob(row: Row): Job {
     finishedAt: row.finished_at ?? null,
     leaseOwner: row.lease_owner ?? null,
     leaseExpiresAt: row.lease_expires_at ?? null,
+  };
+}
+
+/** A row of jobClaim's slim RETURNING plus what the claim itself set. */
+function claimedJob(row: Row, workerId: string, leaseToken: string, leaseMs: number): ClaimedJob {
+  // Epoch ms from numeric: exact, and new Date() truncates a sub-ms run_at as parsing did.
+  const startedAtMs: number = row.started_at_ms;
+  return {
+    id: String(row.id),
+    queue: row.queue,
+    type: row.type,
+    status: 'running',
+    priority: row.priority,
+    payload: JSON.parse(row.payload),
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    lastError: row.last_error ?? null,
+    deadReason: null,
+    key: row.key ?? null,
+    group: row.group_key ?? null,
+    eventId: row.event_id === null || row.event_id === undefined ? null : String(row.event_id),
+    source: row.source ?? null,
+    runAt: new Date(row.run_at_ms),
+    createdAt: new Date(row.created_at_ms),
+    startedAt: new Date(startedAtMs),
+    finishedAt: null,
+    leaseOwner: workerId,
+    leaseExpiresAt: new Date(startedAtMs + leaseMs),
+    leaseToken,
   };
 }
 
