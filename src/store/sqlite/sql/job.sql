@@ -106,11 +106,15 @@ RETURNING id;
 -- Fenced: a worker whose lease was taken over (new token) or rescued changes nothing.
 -- The successful attempt lives on the row (started_at, finished_at, lease_owner).
 -- One statement for a whole batch: @leases is a JSON array of [id, lease_token] pairs.
+-- Fenced by the token alone: a claim sets it and every statement that moves a job out
+-- of `running` clears it. With `status = 'running'` here, and table statistics from an
+-- ANALYZE, the planner scanned the partial lease index and re-scanned the batch for every
+-- running row instead of probing each id (as PostgreSQL did; see its jobExtendLease).
 UPDATE mailroom_job AS j
 SET status = 'done', finished_at = @now, lease_token = NULL, lease_expires_at = NULL,
     last_error = NULL
 FROM (SELECT value ->> 0 AS id, value ->> 1 AS lease_token FROM json_each(@leases)) AS l
-WHERE j.id = l.id AND j.lease_token = l.lease_token AND j.status = 'running'
+WHERE j.id = l.id AND j.lease_token = l.lease_token
 RETURNING mailroom_job.id, mailroom_job.queue;
 
 -- name: jobFail
