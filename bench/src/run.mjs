@@ -277,6 +277,10 @@ async function main() {
         if (w === 'ingress') continue;
         res[w] = {};
         for (const name of systems) {
+          if (SYSTEMS[name].workloads && !SYSTEMS[name].workloads.includes(w)) {
+            res[w][name] = { skipped: 'not measured for this row' };
+            continue;
+          }
           if (w === 'history' && !SYSTEMS[name].history) {
             res[w][name] = { skipped: 'keeps no finished jobs' };
             continue;

@@ -39,6 +39,18 @@ export const SYSTEMS = {
     producer: (loc) => mailroomProducer(loc, {}),
     worker: (loc, opts) => mailroomWorker(loc, {}, opts),
   },
+  'mailroom-pg-tuned': {
+    store: 'postgres',
+    pkg: 'mailroom',
+    durability: 'fsync on, synchronous_commit on',
+    settings:
+      "as mailroom-pg, with mr.work({ concurrency, prefetch: 500 }): the throughput setting docs/operating.md recommends for many short jobs (like graphile-worker's localQueue preset); processing workloads only",
+    latency: 'separate-worker',
+    history: false,
+    workloads: ['process-c1', 'process-c10'],
+    producer: (loc) => mailroomProducer(loc, {}),
+    worker: (loc, opts) => mailroomWorker(loc, {}, opts, { prefetch: 500 }),
+  },
   plainjob: {
     store: 'sqlite',
     pkg: 'plainjob',
@@ -109,13 +121,13 @@ async function mailroomProducer(loc, extra) {
   };
 }
 
-async function mailroomWorker(loc, extra, { concurrency, handler, shared }) {
+async function mailroomWorker(loc, extra, { concurrency, handler, shared }, workOptions = {}) {
   const mr = shared?.mr ?? (await openMailroom(loc, extra));
   mr.task(TYPE, { run: (payload) => handler(payload) });
   let worker;
   return {
     start() {
-      worker = mr.work({ concurrency });
+      worker = mr.work({ concurrency, ...workOptions });
     },
     async remaining() {
       const s = await mr.stats();
