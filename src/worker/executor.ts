@@ -81,7 +81,7 @@ export function execute(options: ExecuteOptions): Execution {
   };
 
   const invoke = (payload: unknown, event: InboundEvent | null): unknown =>
-    task.run(payload, new JobContext(job, event, signal, options));
+    task.run(payload, jobContext(job, event, signal, options));
   let handler: Promise<unknown>;
   try {
     handler =
@@ -113,33 +113,24 @@ export function execute(options: ExecuteOptions): Execution {
   };
 }
 
-/** The handler's view of its job; the logger and the signal are made on first use. */
-class JobContext implements TaskContext {
-  readonly attempt: number;
-  readonly extendLease: (ms: number) => Promise<void>;
-  readonly #makeSignal: () => AbortSignal;
-  readonly #makeLog: () => Logger;
-  #log: Logger | undefined;
-
-  constructor(
-    readonly job: ClaimedJob,
-    readonly event: InboundEvent | null,
-    makeSignal: () => AbortSignal,
-    options: ExecuteOptions,
-  ) {
-    this.attempt = job.attempts;
-    this.extendLease = options.extendLease;
-    this.#makeSignal = makeSignal;
-    this.#makeLog = options.log;
-  }
-
-  get signal(): AbortSignal {
-    return this.#makeSignal();
-  }
-
-  get log(): Logger {
-    return (this.#log ??= this.#makeLog());
-  }
+/**
+ * The handler's view of its job; the logger and the signal are made on first use. A plain
+ * object with its own getters, so a handler can spread, copy or proxy it.
+ */
+function jobContext(job: ClaimedJob, event: InboundEvent | null, signal: () => AbortSignal, options: ExecuteOptions): TaskContext {
+  let log: Logger | undefined;
+  return {
+    job,
+    attempt: job.attempts,
+    get signal() {
+      return signal();
+    },
+    get log() {
+      return (log ??= options.log());
+    },
+    event,
+    extendLease: options.extendLease,
+  };
 }
 
 /**

@@ -202,6 +202,24 @@ describe.each(storeHarnesses)('worker on $name', (harness) => {
     expect(seen).toEqual({ aborted: true, code: 'MR_ERR_TIMEOUT' });
   });
 
+  it.runIf(harness.isAvailable)('keeps signal and log on a context the handler spreads into its own', async () => {
+    const { mr } = await openTestMailroom(harness);
+    let seen: { keys: string[]; aborted: boolean; hasLog: boolean } | null = null;
+    mr.task('spreads_ctx', {
+      timeoutMs: 100,
+      maxAttempts: 1,
+      async run(_payload, ctx) {
+        const mine = { ...ctx, extra: true };
+        await new Promise((resolve) => mine.signal.addEventListener('abort', resolve, { once: true }));
+        seen = { keys: Object.keys(mine).sort(), aborted: mine.signal.aborted, hasLog: typeof mine.log.info === 'function' };
+      },
+    });
+    await mr.enqueue('spreads_ctx', {});
+    mr.work({ pollMs: 10 });
+    await waitFor(() => seen !== null);
+    expect(seen).toEqual({ keys: ['attempt', 'event', 'extendLease', 'extra', 'job', 'log', 'signal'], aborted: true, hasLog: true });
+  });
+
   it.runIf(harness.isAvailable)('aborts the handler signal when its lease is lost to a rescue', async () => {
     const { mr } = await openTestMailroom(harness);
     const started = gate<TaskContext>();

@@ -726,16 +726,29 @@ export class SqliteStore implements Store {
     let results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
     try {
       results = await this.write('ack', () => {
-        const merged = this.insertMerged(batch);
-        return batch.map((item) => {
-          if (merged?.has(item)) return { ok: true as const, value: merged.get(item) };
-          try {
-            // Nested: better-sqlite3 runs it in a SAVEPOINT inside the shared transaction.
-            return { ok: true as const, value: this.runInTransaction(item.run) };
-          } catch (error) {
-            return { ok: false as const, error };
+        // In call order, so ids follow it across the batch: each run of consecutive
+        // mergeable callers shares one insert, everyone else gets a savepoint of their own.
+        const merged = new Map<PendingAck, unknown>();
+        const out: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+        for (let start = 0; start < batch.length; ) {
+          let end = start;
+          while (end < batch.length && batch[end]!.merge !== undefined) end++;
+          if (end - start >= 2) this.insertMerged(batch.slice(start, end))?.forEach((value, item) => merged.set(item, value));
+          for (const item of batch.slice(start, Math.max(end, start + 1))) {
+            if (merged.has(item)) {
+              out.push({ ok: true, value: merged.get(item) });
+              continue;
+            }
+            try {
+              // Nested: better-sqlite3 runs it in a SAVEPOINT inside the shared transaction.
+              out.push({ ok: true, value: this.runInTransaction(item.run) });
+            } catch (error) {
+              out.push({ ok: false, error });
+            }
           }
-        });
+          start = Math.max(end, start + 1);
+        }
+        return out;
       });
     } catch (error) {
       for (const item of batch) item.reject(error);
@@ -756,9 +769,7 @@ export class SqliteStore implements Store {
    * sees the first one's jobs. Nothing here can conflict; if it fails anyway, its
    * savepoint rolls back and every caller runs alone as before.
    */
-  private insertMerged(batch: readonly PendingAck[]): Map<PendingAck, unknown> | null {
-    const mergeable = batch.filter((item) => item.merge !== undefined);
-    if (mergeable.length < 2) return null;
+  private insertMerged(mergeable: readonly PendingAck[]): Map<PendingAck, unknown> | null {
     try {
       return this.runInTransaction(() => {
         const now = Date.now();
@@ -863,10 +874,6 @@ function toJob(row: Row): Job {
   };
 }
 
-/**
- * The job just inserted, built from what was inserted: RETURNING * costs about 20 µs a
- * row in better-sqlite3 (an object of every column), two thirds of an insert.
- */
 /** An acknowledgement waiting for the group commit; `merge` marks one that can share its inserts. */
 interface PendingAck {
   readonly run: () => unknown;
@@ -891,6 +898,10 @@ function isMergeable(params: { readonly jobs: readonly JobInsert[]; readonly now
   return params.now === undefined && params.jobs.every((job) => job.key === null);
 }
 
+/**
+ * The job just inserted, built from what was inserted: RETURNING * costs about 20 µs a
+ * row in better-sqlite3 (an object of every column), two thirds of an insert.
+ */
 function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: { id: number; source: string } | null): Job {
   return {
     id: String(id),
