@@ -284,15 +284,19 @@ RETURNING j.*;
 -- name: jobPurge
 -- Retention: finished jobs older than the window. Bounded batches keep each transaction
 -- short; the lock-and-recheck in the CTE means a job replayed meanwhile is not deleted.
+-- The repeated `status IN (…)` is the finished index's partial predicate: a generic plan
+-- of `status = $1` alone cannot prove it and would scan the table. The DELETE finds the
+-- rows by primary key, like the claim.
 -- params: $1 status, $2 older_than_ms, $3 now
 WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 doomed AS MATERIALIZED (
   SELECT j.id FROM mailroom_job j, clock
-  WHERE j.status = $1 AND j.finished_at < clock.now - $2::float8 * interval '1 millisecond'
+  WHERE j.status = $1 AND j.status IN ('done', 'dead')
+    AND j.finished_at < clock.now - $2::float8 * interval '1 millisecond'
   LIMIT 1000
   FOR UPDATE OF j SKIP LOCKED
 )
-DELETE FROM mailroom_job j USING doomed WHERE j.id = doomed.id
+DELETE FROM mailroom_job j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed))
 RETURNING j.id;
 
 -- name: jobPurge.attempts

@@ -188,9 +188,14 @@ RETURNING *;
 
 -- name: jobPurge
 -- Retention: finished jobs older than the window, with their history. Bounded batches
--- keep the write lock short.
+-- keep the write lock short. The repeated `status IN (…)` is the partial index's own
+-- predicate: `status = @status` alone does not prove it, so the finished index was
+-- unusable and every run scanned the table until it found 1,000 old rows (all of it when
+-- few are old enough).
 DELETE FROM mailroom_job
-WHERE id IN (SELECT id FROM mailroom_job WHERE status = @status AND finished_at < @before LIMIT 1000)
+WHERE id IN (SELECT id FROM mailroom_job
+             WHERE status = @status AND status IN ('done', 'dead') AND finished_at < @before
+             LIMIT 1000)
 RETURNING id, queue;
 
 -- name: jobPurge.attempts
