@@ -24,6 +24,9 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'queueCountAdd',
     // Replay reads the status it moves a job from, for those counters.
     'jobReplay.status',
+    // SQLite picks and then leases in one write transaction (cheaper than one UPDATE with
+    // a subquery there); PostgreSQL must pick with SKIP LOCKED inside its single UPDATE.
+    'jobClaim.lease',
     // A keyless batch is one INSERT over json_each with ids derived from the last rowid;
     // PostgreSQL's jobInsertMany is already one statement over unnest for every batch.
     'jobInsertMany.keyless',

@@ -281,19 +281,19 @@ export class SqliteStore implements Store {
     const leaseToken = randomUUID();
     const claimedAt = nowMs(params.now);
     const rows = await this.write('bookkeeping', () => {
-      const values = {
+      const pick = { now: claimedAt, types: JSON.stringify(params.types), limit: params.limit };
+      const picked =
+        params.queues === null
+          ? (this.stmt('jobClaim').all(pick) as Row[])
+          : (this.stmt('jobClaim.inQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
+      if (picked.length === 0) return [];
+      const claimed = this.stmt('jobClaim.lease').all({
+        ids: JSON.stringify(picked.map((row) => row.id)),
         workerId: params.workerId,
         leaseToken,
         leaseMs: params.leaseMs,
         now: claimedAt,
-        types: JSON.stringify(params.types),
-        limit: params.limit,
-        queues: params.queues === null ? null : JSON.stringify(params.queues),
-      };
-      const claimed =
-        params.queues === null
-          ? (this.stmt('jobClaim').all(values) as Row[])
-          : (this.stmt('jobClaim.inQueues').all(values) as Row[]);
+      }) as Row[];
       const counts = new QueueCountDeltas();
       for (const row of claimed) counts.move(row.queue, 'pending', 'running');
       this.applyCounts(counts);
