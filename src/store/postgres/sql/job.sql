@@ -34,7 +34,7 @@ FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::timestamptz[]
 CROSS JOIN clock
 WHERE (SELECT count(*) FROM group_locks) >= 0
 ORDER BY i.ord
-ON CONFLICT (key) DO NOTHING
+ON CONFLICT (key) WHERE key IS NOT NULL DO NOTHING
 RETURNING *;
 
 -- name: jobInsertMany.byKey
