@@ -100,7 +100,7 @@ export interface WorkerConfig {
   readonly pollMs?: number;
   /** @default 60000 */
   readonly leaseMs?: number;
-  /** Jobs claimed ahead of free slots (see docs/operating.md, Throughput). @default 4 × concurrency */
+  /** Jobs claimed ahead of free slots (see docs/operating.md, Throughput). @default 4 × concurrency, at least 8 */
   readonly prefetch?: number;
 }
 

@@ -37,8 +37,8 @@ Logs are JSON lines on stdout (pretty on a terminal).
 Options:
   --queues a,b               queues to work (default: all)
   --concurrency N            handlers at once (default 10)
-  --prefetch N               jobs claimed ahead of free slots (default 4 x concurrency;
-                             hundreds for many short jobs, see docs/operating.md)
+  --prefetch N               jobs claimed ahead of free slots (default 4 x concurrency,
+                             at least 8; hundreds for many short jobs, see docs/operating.md)
   --poll DURATION            longest idle wait between claims (default 500ms)
   --lease DURATION           job lease, extended while a handler runs (default 60s)
   --shutdown-timeout DURATION  deadline for running handlers on stop (default 10s)
