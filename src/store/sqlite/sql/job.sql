@@ -70,12 +70,13 @@ LIMIT @limit;
 
 -- name: jobClaim.lease
 -- Leases the picked jobs (@ids, a JSON array). Attempts are charged here, so a job that
--- kills its process still reaches its limit. `status = 'pending'` again: belt and braces,
--- the pick and this run in one write transaction.
+-- kills its process still reaches its limit. No `status = 'pending'` re-check: the pick
+-- ran in this same write transaction, and with it the planner, trusting statistics that
+-- saw no pending rows, scanned the whole partial claim index for every claim.
 UPDATE mailroom_job
 SET status = 'running', attempts = attempts + 1, lease_owner = @workerId,
     lease_token = @leaseToken, lease_expires_at = @now + @leaseMs, started_at = @now
-WHERE id IN (SELECT value FROM json_each(@ids)) AND status = 'pending'
+WHERE id IN (SELECT value FROM json_each(@ids))
 RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, last_error, key, group_key, event_id, source, created_at;
 
 -- name: jobClaimable

@@ -1,0 +1,73 @@
+// SQLite-only: the query plan of every statement the store runs, with and without
+// table statistics. Plans are SQLite's own, so this cannot live in the conformance suite.
+// Three slow paths were found this way: with sqlite_stat1 from an ANALYZE taken when no
+// job was pending or running, the planner drove a batch completion and a claim's lease
+// from a partial index it believed empty and re-scanned for every row, and purge could
+// never use the finished index. A scan of the jobs table is allowed only where it walks a
+// pending-only partial index in claim order (and stops at LIMIT or at the first row).
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { parseSqlBlocks } from '../../src/store/sql-file.js';
+
+const SQL_DIR = new URL('../../src/store/sqlite/sql/', import.meta.url);
+const STATEMENTS = ['job.sql', 'event.sql'].flatMap((file) => [...parseSqlBlocks(readFileSync(new URL(file, SQL_DIR), 'utf8'))]);
+
+/** Statements that walk a pending-only partial index in claim order, on purpose. */
+const ORDERED_PENDING_SCANS = new Set(['jobClaim', 'jobClaimable', 'jobStats.oldestPending']);
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function databaseWithHistory(analyze: boolean): Promise<Database.Database> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-plans-'));
+  dirs.push(dir);
+  const path = join(dir, 'plans.db');
+  const store = new SqliteStore({ path });
+  await store.migrate();
+  await store.close();
+  const db = new Database(path);
+  db.prepare(
+    `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 20000)
+     INSERT INTO mailroom_job (queue, type, status, payload, run_at, attempts, max_attempts, created_at, started_at, finished_at)
+     SELECT 'default', 'old', CASE WHEN x % 10 = 0 THEN 'dead' ELSE 'done' END, '{}', x, 1, 1, x, x, x + 1 FROM s`,
+  ).run();
+  if (analyze) db.exec('ANALYZE');
+  return db;
+}
+
+/** The plan's full scans of the jobs or events table (with or without an index). */
+function tableScans(db: Database.Database, sql: string): string[] {
+  const params = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((match) => [match[1], null]));
+  const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>;
+  return plan.map((step) => step.detail).filter((detail) => /^SCAN (mailroom_job|mailroom_event|j|g|e)\b/.test(detail));
+}
+
+describe.each([
+  ['without statistics', false],
+  ['with statistics from an ANALYZE of a table of finished jobs', true],
+])('SQLite statement plans %s', (_label, analyze) => {
+  it('scan the jobs and events tables only where a claim-ordered walk of pending jobs is meant', async () => {
+    const db = await databaseWithHistory(analyze);
+    try {
+      const offenders: Record<string, string[]> = {};
+      for (const [name, sql] of STATEMENTS) {
+        const scans = tableScans(db, sql);
+        if (ORDERED_PENDING_SCANS.has(name)) {
+          for (const scan of scans) expect(scan, name).toMatch(/USING (COVERING )?INDEX mailroom_job_claim(_queue)?_idx/);
+        } else if (scans.length > 0) {
+          offenders[name] = scans;
+        }
+      }
+      expect(offenders).toEqual({});
+    } finally {
+      db.close();
+    }
+  });
+});
