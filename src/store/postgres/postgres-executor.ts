@@ -19,6 +19,8 @@ import type {
   StatusCounts,
 } from '../../core/types.js';
 import { RetryableStoreError } from '../errors.js';
+import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
+import type { ClaimedRow } from '../claimed-job.js';
 import type {
   EventGetParams,
   EventInsertWithJobsParams,
@@ -127,8 +129,11 @@ export class PostgresExecutor implements StoreExecutor {
         ? await this.runner.run(this.stmt('jobClaim'), values)
         : await this.runner.run(this.stmt('jobClaim.inQueues'), [...values, [...params.queues]]);
     // RETURNING order is unspecified; hand jobs out in claim order.
-    rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || compareIds(a.id, b.id));
-    return rows.map((row) => claimedJob(row, params.workerId, leaseToken, leaseMs));
+    const claimed = (rows as Array<ClaimedRow & { started_at: number }>).sort(compareClaimed);
+    // Every row carries the statement's clock (started_at); the lease runs from it.
+    return claimed.map((row) =>
+      claimedJob(row, { workerId: params.workerId, leaseToken, startedAtMs: row.started_at, leaseExpiresAtMs: row.started_at + leaseMs }),
+    );
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -204,7 +209,7 @@ export class PostgresExecutor implements StoreExecutor {
       await this.logAttempts(runner, rescued);
       return rescued;
     });
-    rows.sort((a, b) => compareIds(a.id, b.id));
+    rows.sort((a, b) => compareJobIds(a.id, b.id));
     const result: JobRescueResult = { requeued: [], dead: [] };
     for (const row of rows) (row.status === 'dead' ? result.dead : result.requeued).push(String(row.id));
     return result;
@@ -358,7 +363,7 @@ export class PostgresExecutor implements StoreExecutor {
       now ?? null,
     ]);
     // Identity values follow the insert order, which is the input order (ORDER BY ord).
-    rows.sort((a, b) => compareIds(a.id, b.id));
+    rows.sort((a, b) => compareJobIds(a.id, b.id));
     const unkeyed = rows.filter((row) => row.key === null);
     const insertedByKey = new Map<string, Row>(rows.filter((row) => row.key !== null).map((row) => [row.key, row]));
     const lookup = [...new Set(jobs.flatMap((job) => (job.key !== null && !insertedByKey.has(job.key) ? [job.key] : [])))];
@@ -429,15 +434,9 @@ function clampLimit(limit: number | undefined): number {
   return Math.max(1, Math.min(10_000, Math.floor(limit)));
 }
 
-function compareIds(a: string, b: string): number {
-  const x = BigInt(a);
-  const y = BigInt(b);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
 /** Leases with ids the database can hold, sorted by id so batch writers lock rows in one order. */
 function validLeases<L extends Lease>(leases: readonly L[]): L[] {
-  return leases.filter((lease) => isJobId(String(lease.id))).sort((a, b) => compareIds(a.id, b.id));
+  return leases.filter((lease) => isJobId(String(lease.id))).sort((a, b) => compareJobIds(a.id, b.id));
 }
 
 /** The ids of `leases` that `rows` report as written, in the caller's order. */
@@ -468,35 +467,6 @@ function toJob(row: Row): Job {
     finishedAt: row.finished_at ?? null,
     leaseOwner: row.lease_owner ?? null,
     leaseExpiresAt: row.lease_expires_at ?? null,
-  };
-}
-
-/** A row of jobClaim's slim RETURNING plus what the claim itself set. */
-function claimedJob(row: Row, workerId: string, leaseToken: string, leaseMs: number): ClaimedJob {
-  // Epoch ms from numeric: exact, and new Date() truncates a sub-ms run_at as parsing did.
-  const startedAtMs: number = row.started_at_ms;
-  return {
-    id: String(row.id),
-    queue: row.queue,
-    type: row.type,
-    status: 'running',
-    priority: row.priority,
-    payload: JSON.parse(row.payload),
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    lastError: row.last_error ?? null,
-    deadReason: null,
-    key: row.key ?? null,
-    group: row.group_key ?? null,
-    eventId: row.event_id === null || row.event_id === undefined ? null : String(row.event_id),
-    source: row.source ?? null,
-    runAt: new Date(row.run_at_ms),
-    createdAt: new Date(row.created_at_ms),
-    startedAt: new Date(startedAtMs),
-    finishedAt: null,
-    leaseOwner: workerId,
-    leaseExpiresAt: new Date(startedAtMs + leaseMs),
-    leaseToken,
   };
 }
 

@@ -34,6 +34,8 @@ import { loadSqlDir, sqlBlock } from '../sql-file.js';
 import { latestVersion, loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
 import { StoreUnavailableError } from '../errors.js';
+import { claimedJob, compareClaimed } from '../claimed-job.js';
+import type { ClaimedRow } from '../claimed-job.js';
 import type {
   EventGetParams,
   EventInsert,
@@ -300,8 +302,8 @@ export class SqliteStore implements Store {
       return claimed;
     });
     // RETURNING order is unspecified; hand jobs out in claim order.
-    rows.sort((a, b) => b.priority - a.priority || a.run_at - b.run_at || a.id - b.id);
-    return rows.map((row) => claimedJob(row, params.workerId, leaseToken, claimedAt, claimedAt + params.leaseMs));
+    const lease = { workerId: params.workerId, leaseToken, startedAtMs: claimedAt, leaseExpiresAtMs: claimedAt + params.leaseMs };
+    return (rows as ClaimedRow[]).sort(compareClaimed).map((row) => claimedJob(row, lease));
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -924,33 +926,6 @@ function insertedJob(id: number, job: JobInsert, runAt: number, now: number, eve
     finishedAt: null,
     leaseOwner: null,
     leaseExpiresAt: null,
-  };
-}
-
-/** A claimed row (the columns jobClaim returns) plus the lease the claim just set. */
-function claimedJob(row: Row, workerId: string, leaseToken: string, startedAt: number, leaseExpiresAt: number): ClaimedJob {
-  return {
-    id: String(row.id),
-    queue: row.queue,
-    type: row.type,
-    status: 'running',
-    priority: row.priority,
-    payload: JSON.parse(row.payload),
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    lastError: row.last_error ?? null,
-    deadReason: null,
-    key: row.key ?? null,
-    group: row.group_key ?? null,
-    eventId: row.event_id === null || row.event_id === undefined ? null : String(row.event_id),
-    source: row.source ?? null,
-    runAt: new Date(row.run_at),
-    createdAt: new Date(row.created_at),
-    startedAt: new Date(startedAt),
-    finishedAt: null,
-    leaseOwner: workerId,
-    leaseExpiresAt: new Date(leaseExpiresAt),
-    leaseToken,
   };
 }
 

@@ -64,8 +64,9 @@ FROM mailroom_job j WHERE j.id = $1;
 -- The UPDATE finds the picked rows through `id = ANY (ARRAY(…))`, a primary-key probe
 -- whatever the statistics say; a join to the CTE let the planner hash-join a sequential
 -- scan of the whole table when LIMIT was large, which grows with history. RETURNING
--- leaves out what the caller knows (status, lease, owner) and sends times as epoch ms:
--- parsing five timestamps a row was the worker's largest single cost after the network.
+-- leaves out what the caller knows (status, lease, owner) and sends times as epoch ms, the
+-- row SQLite's claim returns too (store/claimed-job.ts): parsing five timestamps a row was
+-- the worker's largest single cost after the network.
 -- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now
 WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 picked AS MATERIALIZED (
@@ -86,9 +87,9 @@ FROM clock
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
           j.key, j.group_key, j.event_id, j.source,
-          (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at_ms,
-          (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at_ms,
-          (extract(epoch FROM clock.now) * 1000)::float8 AS started_at_ms;
+          (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
+          (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
+          (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
 
 -- name: jobClaim.inQueues
 -- The same claim restricted to the worker's queues; separate so each plan can use the
@@ -114,9 +115,9 @@ FROM clock
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
           j.key, j.group_key, j.event_id, j.source,
-          (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at_ms,
-          (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at_ms,
-          (extract(epoch FROM clock.now) * 1000)::float8 AS started_at_ms;
+          (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
+          (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
+          (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
 
 -- name: jobClaimable
 -- Whether anything is claimable now by the claim predicate (drained()); read-only.
