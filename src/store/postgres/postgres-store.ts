@@ -99,21 +99,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
     assertSchemaName(schema);
     const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
     const connection: pg.ClientConfig = { connectionString, application_name: `mailroom:${schema}`.slice(0, 63) };
-    const pool = new pg.Pool({
-      ...connection,
-      max: poolSize,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      idleTimeoutMillis: IDLE_TIMEOUT_MS,
-      keepAlive: true,
-    });
-    // An idle pooled connection that dies (server restart) emits 'error' on the pool; the
-    // pool drops it and the next statement connects afresh. Unhandled, it would crash us.
-    pool.on('error', () => undefined);
-    // pg-pool drops its own 'error' listener while a client is checked out, and a connection
-    // that dies then (server restart, pg_terminate_backend between two statements) emits
-    // 'error' on the client: unhandled, that crashed the process. The statement in flight
-    // still fails (StoreUnavailableError), and the pool discards the unqueryable client.
-    pool.on('connect', (client) => client.on('error', () => undefined));
+    const pool = createPool({ ...connection, max: poolSize });
     const runner = new PoolRunner(pool);
     super(runner, schema);
     // Worker bookkeeping (claim, heartbeat, outcome, rescue) commits on its own pool with
@@ -121,17 +107,12 @@ export class PostgresStore extends PostgresExecutor implements Store {
     // can lose the last few hundred ms of such commits, which only means a job runs again
     // (at-least-once allows it) — the same trade the SQLite store makes with NORMAL.
     // Acknowledgements (enqueue, ingress, replay, cancel) stay on the synchronous pool.
-    const bookkeepingPool = new pg.Pool({
+    const bookkeepingPool = createPool({
       ...connection,
       application_name: `mailroom-worker:${schema}`.slice(0, 63),
       options: '-c synchronous_commit=off',
       max: Math.max(2, Math.ceil(poolSize / 2)),
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      idleTimeoutMillis: IDLE_TIMEOUT_MS,
-      keepAlive: true,
     });
-    bookkeepingPool.on('error', () => undefined);
-    bookkeepingPool.on('connect', (client) => client.on('error', () => undefined));
     this.bookkeepingPool = bookkeepingPool;
     this.bookkeeping = new PostgresExecutor(new PoolRunner(bookkeepingPool), schema);
     this.pool = pool;
@@ -169,14 +150,6 @@ export class PostgresStore extends PostgresExecutor implements Store {
     await this.poolRunner.run('SELECT 1');
   }
 
-  /**
-   * Group insert: enqueues of plain jobs (no key, no group, no pinned clock) asked for in
-   * the same turn of the event loop — concurrent HTTP handlers, say — share one INSERT and
-   * one commit instead of a round trip and a WAL flush each. One statement is all or
-   * nothing, so every caller is answered after the shared commit or gets its error. Keyed
-   * and grouped jobs keep their own statement: a key conflict or a group lock must stay
-   * the caller's own.
-   */
   override async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
     const jobs = await this.bookkeeping.jobClaim(params);
     // A full batch means a backlog: the moment a plan without statistics hurts most.
@@ -212,6 +185,14 @@ export class PostgresStore extends PostgresExecutor implements Store {
     return results;
   }
 
+  /**
+   * Group insert: enqueues of plain jobs (no key, no group, no pinned clock) asked for in
+   * the same turn of the event loop — concurrent HTTP handlers, say — share one INSERT and
+   * one commit instead of a round trip and a WAL flush each. One statement is all or
+   * nothing, so every caller is answered after the shared commit or gets its error. Keyed
+   * and grouped jobs keep their own statement: a key conflict or a group lock must stay
+   * the caller's own.
+   */
   private insertGrouped(params: JobInsertManyParams): Promise<JobInsertResult[]> {
     if (params.now !== undefined || params.jobs.length === 0 || params.jobs.some((job) => job.key !== null || job.group !== null)) {
       return super.jobInsertMany(params);
@@ -440,4 +421,23 @@ function parseUrl(url: string): { connectionString: string; schemaFromUrl: strin
   const user = parsed.username ? `${decodeURIComponent(parsed.username)}@` : '';
   const safeUrl = `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
   return { connectionString, schemaFromUrl, safeUrl };
+}
+
+/** A pool with the store's timeouts, and with dead connections unable to crash the process. */
+function createPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool({
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    idleTimeoutMillis: IDLE_TIMEOUT_MS,
+    keepAlive: true,
+    ...config,
+  });
+  // An idle pooled connection that dies (server restart) emits 'error' on the pool; the
+  // pool drops it and the next statement connects afresh. Unhandled, it would crash us.
+  pool.on('error', () => undefined);
+  // pg-pool drops its own 'error' listener while a client is checked out, and a connection
+  // that dies then (server restart, pg_terminate_backend between two statements) emits
+  // 'error' on the client: unhandled, that crashed the process. The statement in flight
+  // still fails (StoreUnavailableError), and the pool discards the unqueryable client.
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
 }
