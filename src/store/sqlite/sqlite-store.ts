@@ -540,7 +540,7 @@ export class SqliteStore implements Store {
     const results: JobInsertResult[] = [];
     const counts = new QueueCountDeltas();
     for (const job of jobs) {
-      const runAt = job.runAt ? job.runAt.getTime() : nowValue + Math.max(0, job.delayMs);
+      const runAt = runAtMs(job, nowValue);
       const row = this.stmt('jobInsertMany').get({
         queue: job.queue,
         type: job.type,
@@ -572,7 +572,7 @@ export class SqliteStore implements Store {
   /** No keys, so no conflicts: the whole batch is one statement (jobInsertMany.keyless). */
   private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number): Job[] {
     if (rows.length === 0) return [];
-    const runAts = rows.map(({ job }) => (job.runAt ? job.runAt.getTime() : nowValue + Math.max(0, job.delayMs)));
+    const runAts = rows.map(({ job }) => runAtMs(job, nowValue));
     const values = rows.map(({ job, event }, index) => [
       job.queue,
       job.type,
@@ -725,30 +725,19 @@ export class SqliteStore implements Store {
       await this.write('ack', item!.run).then(item!.resolve, item!.reject);
       return;
     }
-    let results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
+    let results: AckResult[];
     try {
       results = await this.write('ack', () => {
         // In call order, so ids follow it across the batch: each run of consecutive
         // mergeable callers shares one insert, everyone else gets a savepoint of their own.
-        const merged = new Map<PendingAck, unknown>();
-        const out: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+        const out: AckResult[] = [];
         for (let start = 0; start < batch.length; ) {
           let end = start;
           while (end < batch.length && batch[end]!.merge !== undefined) end++;
-          if (end - start >= 2) this.insertMerged(batch.slice(start, end))?.forEach((value, item) => merged.set(item, value));
-          for (const item of batch.slice(start, Math.max(end, start + 1))) {
-            if (merged.has(item)) {
-              out.push({ ok: true, value: merged.get(item) });
-              continue;
-            }
-            try {
-              // Nested: better-sqlite3 runs it in a SAVEPOINT inside the shared transaction.
-              out.push({ ok: true, value: this.runInTransaction(item.run) });
-            } catch (error) {
-              out.push({ ok: false, error });
-            }
-          }
-          start = Math.max(end, start + 1);
+          const run = batch.slice(start, Math.max(end, start + 1));
+          const merged = run.length >= 2 ? this.insertMerged(run) : null;
+          for (const item of run) out.push(merged ? { ok: true, value: merged.get(item) } : this.runInSavepoint(item));
+          start += run.length;
         }
         return out;
       });
@@ -761,6 +750,15 @@ export class SqliteStore implements Store {
       if (result.ok) item.resolve(result.value);
       else item.reject(result.error instanceof MailroomError ? result.error : interpretSqliteError(result.error));
     });
+  }
+
+  /** One caller of a group commit alone: a SAVEPOINT inside the shared transaction. */
+  private runInSavepoint(item: PendingAck): AckResult {
+    try {
+      return { ok: true, value: this.runInTransaction(item.run) };
+    } catch (error) {
+      return { ok: false, error };
+    }
   }
 
   /**
@@ -884,6 +882,9 @@ interface PendingAck {
   readonly merge: MergeableAck | undefined;
 }
 
+/** What one caller of a group commit gets back. */
+type AckResult = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /** Keyless jobs at the store's now, from enqueue (event null) or from an inbound event. */
 interface MergeableAck {
   readonly event: EventInsert | null;
@@ -894,6 +895,11 @@ interface MergeableAck {
 interface KeylessRow {
   readonly job: JobInsert;
   readonly event: { id: number; source: string } | null;
+}
+
+/** When a job becomes due: its pinned time, or now plus its delay. */
+function runAtMs(job: JobInsert, now: number): number {
+  return job.runAt ? job.runAt.getTime() : now + Math.max(0, job.delayMs);
 }
 
 function isMergeable(params: { readonly jobs: readonly JobInsert[]; readonly now?: Date }): boolean {
