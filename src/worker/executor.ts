@@ -87,7 +87,7 @@ export function execute(options: ExecuteOptions): Execution {
     handler =
       job.eventId === null
         ? Promise.resolve(invoke(job.payload, null))
-        : resolvePayload(job, options.loadEvent).then(({ payload, event }) => invoke(payload, event));
+        : resolvePayload(job, job.eventId, options.loadEvent).then(({ payload, event }) => invoke(payload, event));
   } catch (error) {
     handler = Promise.reject(error);
   }
@@ -139,16 +139,16 @@ function jobContext(job: ClaimedJob, event: InboundEvent | null, signal: () => A
  */
 async function resolvePayload(
   job: ClaimedJob,
+  eventId: string,
   loadEvent: (eventId: string) => Promise<InboundEvent | null>,
 ): Promise<{ payload: unknown; event: InboundEvent | null }> {
-  if (job.eventId === null) return { payload: job.payload, event: null };
-  const event = await loadEvent(job.eventId);
+  const event = await loadEvent(eventId);
   if (!event) return { payload: job.payload, event: null };
   return { payload: parseEventBody(event), event };
 }
 
 /** JSON bodies parse to values; anything else is handed over as text. */
-export function parseEventBody(event: InboundEvent): unknown {
+function parseEventBody(event: InboundEvent): unknown {
   const text = event.rawBody.toString('utf8');
   const contentType = (event.headers['content-type'] ?? '').toLowerCase();
   if (contentType === '' || contentType.includes('json')) {

@@ -114,8 +114,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private isStopping = false;
   /** Outcomes being written for handlers that already settled. */
   private readonly recordings = new Set<Promise<void>>();
-  /** When the claim loop last let the event loop turn. */
+  /** When the claim loop or a settling handler last let the event loop turn. */
   private lastYieldAt = 0;
+  /** Starting buffered jobs is deferred to the next turn (startBufferedNextTurn). */
+  private isStartScheduled = false;
   /** A claim is on its way to or from the store (drained() must not miss its jobs). */
   private claimsInFlight = 0;
   private isStopped = false;
@@ -260,7 +262,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           // handlers, claim -> run -> settle -> claim is a chain of microtasks that would
           // otherwise drain a whole backlog without letting an HTTP request, a timer or the
           // completer's flush run (measured: a 2 s block on a 10,000-job drain).
-          if (performance.now() - this.lastYieldAt >= YIELD_EVERY_MS) {
+          if (this.isDueToYield()) {
             await new Promise<void>((resolve) => setImmediate(resolve));
             this.lastYieldAt = performance.now();
             if (this.isStopping) break;
@@ -371,16 +373,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.isStopping) return;
     // Starting the next buffered job from here chains handlers as microtasks; with a deep
     // buffer and fast handlers that chain would hold the event loop for the whole buffer.
-    if (performance.now() - this.lastYieldAt >= YIELD_EVERY_MS) this.startBufferedNextTurn();
+    if (this.isDueToYield()) this.startBufferedNextTurn();
     else this.startBufferedOrWake();
+  }
+
+  /** The event loop has not turned for YIELD_EVERY_MS: let timers, I/O and flushes run. */
+  private isDueToYield(): boolean {
+    return performance.now() - this.lastYieldAt >= YIELD_EVERY_MS;
   }
 
   private startBufferedOrWake(): void {
     this.startBuffered();
     if (this.buffer.length === 0) this.wake();
   }
-
-  private isStartScheduled = false;
 
   private startBufferedNextTurn(): void {
     if (this.isStartScheduled) return;
