@@ -8,6 +8,7 @@ import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger } from '
 import type { CommonOptions } from '../args.js';
 import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand, CliIo } from '../command.js';
+import { workerOptions } from '../worker-options.js';
 import type { MailroomConfig } from '../../config/define-config.js';
 import { createIngressServer } from '../../ingress/server.js';
 import { startRetention } from '../../maintenance/retention.js';
@@ -91,13 +92,7 @@ Options:
       const types = mr.taskTypes();
       warnAboutFanOut(effective, types, (message, detail) => log.warn(detail, message));
       if (types.length > 0) {
-        worker = mr.work({
-          concurrency: options.concurrency ?? effective.worker?.concurrency,
-          queues: effective.worker?.queues,
-          pollMs: effective.worker?.pollMs,
-          leaseMs: effective.worker?.leaseMs,
-          prefetch: effective.worker?.prefetch,
-        });
+        worker = mr.work(workerOptions(effective.worker, { concurrency: options.concurrency }));
         metrics.attachWorker(worker);
       }
       const retentionMs = options.retentionMs === undefined ? effective.retention?.doneMs : options.retentionMs;

@@ -7,6 +7,7 @@ import type { CommonOptions } from '../args.js';
 import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { startRetention } from '../../maintenance/retention.js';
+import { workerOptions } from '../worker-options.js';
 import type { StopRetention } from '../../maintenance/retention.js';
 
 export interface WorkerCliOptions {
@@ -90,15 +91,7 @@ Options:
       if (types.length === 0) {
         throw new Error('No tasks to run: add tasks to mailroom.config.js (or pass --config PATH) so the worker has handlers.');
       }
-      // Flags win over the config file's `worker` block, which wins over the defaults.
-      const fromConfig = config?.worker;
-      const workerHandle = mr.work({
-        queues: options.queues ?? fromConfig?.queues,
-        concurrency: options.concurrency ?? fromConfig?.concurrency,
-        prefetch: options.prefetch ?? fromConfig?.prefetch,
-        pollMs: options.pollMs ?? fromConfig?.pollMs,
-        leaseMs: options.leaseMs ?? fromConfig?.leaseMs,
-      });
+      const workerHandle = mr.work(workerOptions(config?.worker, options));
       const retentionMs = options.retentionMs === undefined ? config?.retention?.doneMs : options.retentionMs;
       if (retentionMs !== null) {
         stopRetention = startRetention(mr, { doneMs: retentionMs, deadMs: config?.retention?.deadMs, log });
