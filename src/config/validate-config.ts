@@ -4,7 +4,7 @@
 
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
-import { nextSlot } from '../maintenance/cron-scheduler.js';
+import { cronProblem } from '../maintenance/cron-scheduler.js';
 import { configureProvider } from '../providers/index.js';
 import { parseJsonPath } from '../providers/json-path.js';
 import { standardWebhooksKey } from '../providers/standard.js';
@@ -109,11 +109,8 @@ function validateSchedule(raw: unknown, key: string): ScheduleConfig {
   const entry = readObject(raw, key, ['cron', 'task', 'payload', 'timezone', 'priority', 'maxAttempts']);
   const cron = readString(entry.cron, `${key}.cron`);
   const timezone = entry.timezone === undefined ? undefined : readString(entry.timezone, `${key}.timezone`);
-  try {
-    nextSlot({ cron, timezone }, new Date());
-  } catch (cause) {
-    throw new ConfigError(`${key}.cron`, `"${cron}" is not a cron expression${timezone ? ` in ${timezone}` : ''} (${(cause as Error).message})`);
-  }
+  const problem = cronProblem({ cron, timezone });
+  if (problem) throw new ConfigError(`${key}.cron`, problem);
   return {
     cron,
     task: readString(entry.task, `${key}.task`),

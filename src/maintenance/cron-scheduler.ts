@@ -45,6 +45,17 @@ export function nextSlot(schedule: Pick<ScheduleOptions, 'cron' | 'timezone'>, a
   return cronParser().parse(schedule.cron, { currentDate: after, tz: schedule.timezone ?? 'UTC' }).next().toDate();
 }
 
+/** Why an expression cannot be scheduled (in its time zone), or null when it can. */
+export function cronProblem(schedule: Pick<ScheduleOptions, 'cron' | 'timezone'>): string | null {
+  try {
+    nextSlot(schedule, new Date());
+    return null;
+  } catch (cause) {
+    const zone = schedule.timezone ? ` in ${schedule.timezone}` : '';
+    return `"${schedule.cron}" is not a cron expression${zone} (${(cause as Error).message})`;
+  }
+}
+
 export class CronScheduler {
   private readonly schedules = new Map<string, Schedule>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -59,17 +70,10 @@ export class CronScheduler {
   add(name: string, options: ScheduleOptions): void {
     if (typeof name !== 'string' || name === '') throw new InvalidArgumentError('a schedule needs a non-empty name');
     if (typeof options.type !== 'string' || options.type === '') throw new InvalidArgumentError(`schedule "${name}" needs a job type`);
-    try {
-      nextSlot(options, new Date());
-    } catch (cause) {
-      throw new InvalidArgumentError(`schedule "${name}": "${options.cron}" is not a cron expression (${(cause as Error).message})`);
-    }
+    const problem = cronProblem(options);
+    if (problem) throw new InvalidArgumentError(`schedule "${name}": ${problem}`);
     this.schedules.set(name, { ...options, name });
     if (this.isRunning) this.arm(name);
-  }
-
-  names(): string[] {
-    return [...this.schedules.keys()];
   }
 
   start(): void {
