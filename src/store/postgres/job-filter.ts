@@ -4,7 +4,6 @@
 
 import type { JobFilter } from '../store.js';
 
-
 export interface BuiltJobFilter {
   readonly clauses: string[];
   readonly values: unknown[];

@@ -5,7 +5,6 @@
 
 import type { JobFilter } from '../store.js';
 
-
 export interface BuiltJobFilter {
   readonly clauses: string[];
   readonly values: Record<string, unknown>;
