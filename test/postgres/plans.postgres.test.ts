@@ -1,5 +1,5 @@
-// PostgreSQL-only: the plans of the worker's bookkeeping statements, as generic plans (what
-// a named prepared statement settles on after a few runs) over a table whose statistics
+// PostgreSQL-only: the plans of the worker's bookkeeping statements, as generic plans (the
+// bookkeeping pool forces them: plan_cache_mode = force_generic_plan) over a table whose statistics
 // were taken when nothing was pending or running. Plans are PostgreSQL's own, so this
 // cannot live in the conformance suite. Such a plan once drove batch completions from the
 // partial lease index (estimated 1 row) and re-ran the unnest for every row: one batch of
