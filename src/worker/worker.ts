@@ -572,11 +572,36 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return new Promise((resolve) => this.changeWaiters.push(resolve));
   }
 
-  /** Resolves on the next change once `wanted` slots are free (or the buffer ran dry). */
-  private waitForSlot(wanted = 1): Promise<void> {
+  /**
+   * Resolves once `wanted` slots are free (or the buffer ran dry), on wake(), on stop, or
+   * after pollMs. Re-checked on every change with one timer for the whole wait: waking the
+   * claim loop on each change cost a loop turn and a timer for every finished job.
+   */
+  private waitForSlot(wanted: number): Promise<void> {
+    if (this.hasSlots(wanted)) return Promise.resolve();
+    return new Promise((resolve) => {
+      let isDone = false;
+      const finish = () => {
+        if (isDone) return;
+        isDone = true;
+        clearTimeout(timer);
+        if (this.wakeUp === finish) this.wakeUp = null;
+        resolve();
+      };
+      const check = () => {
+        if (isDone) return;
+        if (this.hasSlots(wanted)) finish();
+        else this.changeWaiters.push(check);
+      };
+      const timer = setTimeout(finish, this.pollMs);
+      this.wakeUp = finish;
+      this.changeWaiters.push(check);
+    });
+  }
+
+  private hasSlots(wanted: number): boolean {
     const free = this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
-    if (this.isStopping || (free >= wanted && free > 0) || (this.buffer.length === 0 && free > 0)) return Promise.resolve();
-    return Promise.race([this.nextChange(), this.sleep(this.pollMs)]);
+    return this.isStopping || (free > 0 && (free >= wanted || this.buffer.length === 0));
   }
 
   private sleep(ms: number): Promise<void> {
