@@ -31,6 +31,7 @@ import type {
   StatusCounts,
 } from '../../core/types.js';
 import { loadSqlDir, sqlBlock } from '../sql-file.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 import { latestVersion, loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
 import { StoreUnavailableError } from '../errors.js';
@@ -120,6 +121,8 @@ export class SqliteStore implements Store {
   /** Acknowledgements waiting for the next group commit. */
   private readonly pendingAcks: PendingAck[] = [];
   private isClosed = false;
+  /** Checkpoints between callers; null on a handle the application shares. */
+  private readonly checkpointer: WalCheckpointer | null;
 
   constructor(options: SqliteStoreOptions) {
     const synchronous = options.synchronous ?? 'full';
@@ -136,6 +139,7 @@ export class SqliteStore implements Store {
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))}`);
     // Keep the WAL from growing without bound between checkpoints under a steady load.
     this.db.pragma('journal_size_limit = 67108864');
+    this.checkpointer = this.ownsDatabase ? new WalCheckpointer(this.db) : null;
     this.ackSynchronous = synchronous === 'full' ? 'FULL' : 'NORMAL';
     this.lockDeadlineMs = options.lockDeadlineMs ?? DEFAULT_LOCK_DEADLINE_MS;
     this.runInTransaction = this.db.transaction((fn: () => unknown) => fn());
@@ -198,6 +202,7 @@ export class SqliteStore implements Store {
     if (this.isClosed) return;
     this.isClosed = true;
     this.statements.clear();
+    this.checkpointer?.stop();
     if (this.ownsDatabase) this.db.close();
   }
 
@@ -689,7 +694,9 @@ export class SqliteStore implements Store {
     this.assertOpen();
     if (this.db.inTransaction) return this.runInTransaction(fn) as T;
     this.setSynchronous(writeClass === 'ack' ? this.ackSynchronous : 'NORMAL');
-    return this.runInTransaction.immediate(fn) as T;
+    const result = this.runInTransaction.immediate(fn) as T;
+    this.checkpointer?.afterCommit();
+    return result;
   }
 
   /**
