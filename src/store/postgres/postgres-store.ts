@@ -53,6 +53,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 /** Idle pooled connections close after 30 s, so a quiet worker holds few server slots. */
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_SCHEMA = 'public';
+/** The worker bookkeeping pool's session settings (why: see the constructor). */
+const BOOKKEEPING_SESSION_OPTIONS = '-c synchronous_commit=off -c plan_cache_mode=force_generic_plan';
 /** Enough rows for statistics to matter to the claim plan, few enough to be early. */
 const ANALYZE_AFTER_INSERTS = 1_000;
 
@@ -94,11 +96,15 @@ export class PostgresStore extends PostgresExecutor implements Store {
   }
 
   private constructor(options: PostgresStoreOptions) {
-    const { connectionString, schemaFromUrl, safeUrl } = parseUrl(options.url);
+    const { connectionString, schemaFromUrl, sessionOptions, safeUrl } = parseUrl(options.url);
     const schema = options.schema ?? schemaFromUrl ?? DEFAULT_SCHEMA;
     assertSchemaName(schema);
     const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
-    const connection: pg.ClientConfig = { connectionString, application_name: `mailroom:${schema}`.slice(0, 63) };
+    const connection: pg.ClientConfig = {
+      connectionString,
+      application_name: `mailroom:${schema}`.slice(0, 63),
+      ...(sessionOptions ? { options: sessionOptions } : {}),
+    };
     const pool = createPool({ ...connection, max: poolSize });
     const runner = new PoolRunner(pool);
     super(runner, schema);
@@ -115,7 +121,8 @@ export class PostgresStore extends PostgresExecutor implements Store {
     const bookkeepingPool = createPool({
       ...connection,
       application_name: `mailroom-worker:${schema}`.slice(0, 63),
-      options: '-c synchronous_commit=off -c plan_cache_mode=force_generic_plan',
+      // After the URL's own options, so these two win if it sets them too.
+      options: [sessionOptions, BOOKKEEPING_SESSION_OPTIONS].filter(Boolean).join(' '),
       max: Math.max(2, Math.ceil(poolSize / 2)),
     });
     this.bookkeepingPool = bookkeepingPool;
@@ -412,8 +419,13 @@ function refuseNewerSchema(versions: Set<number>): void {
   if (newest > code) throw new SchemaTooNewError(newest, code);
 }
 
-/** The URL without Mailroom's own `schema` parameter, that parameter, and a password-free form for logs. */
-function parseUrl(url: string): { connectionString: string; schemaFromUrl: string | undefined; safeUrl: string } {
+/**
+ * The URL without Mailroom's own `schema` parameter, that parameter, the URL's `options`
+ * (session settings), and a password-free form for logs. `options` comes out of the URL
+ * because node-postgres lets a URL parameter replace the config's: left in, it silently
+ * dropped the bookkeeping pool's own settings.
+ */
+function parseUrl(url: string): { connectionString: string; schemaFromUrl: string | undefined; sessionOptions: string | undefined; safeUrl: string } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -422,10 +434,12 @@ function parseUrl(url: string): { connectionString: string; schemaFromUrl: strin
   }
   const schemaFromUrl = parsed.searchParams.get('schema') ?? undefined;
   parsed.searchParams.delete('schema');
+  const sessionOptions = parsed.searchParams.get('options') ?? undefined;
+  parsed.searchParams.delete('options');
   const connectionString = parsed.toString();
   const user = parsed.username ? `${decodeURIComponent(parsed.username)}@` : '';
   const safeUrl = `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
-  return { connectionString, schemaFromUrl, safeUrl };
+  return { connectionString, schemaFromUrl, sessionOptions, safeUrl };
 }
 
 /** A pool with the store's timeouts, and with dead connections unable to crash the process. */

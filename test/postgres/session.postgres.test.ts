@@ -1,0 +1,58 @@
+// PostgreSQL-only: the session settings of the store's two pools. Worker bookkeeping
+// commits without waiting for the WAL flush and plans its statements once; the
+// acknowledgement pool keeps the server's settings. A URL's own `options` (session
+// settings) apply to both pools without displacing the bookkeeping pool's: node-postgres
+// lets a URL parameter replace the config's, which once dropped them silently. SQLite has
+// no sessions or pools, so this is not in the conformance suite.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { freshSchemaName, postgresHarness, urlWithSchema } from '../harness/postgres.js';
+
+interface StorePools {
+  readonly pool: pg.Pool;
+  readonly bookkeepingPool: pg.Pool;
+}
+
+const SETTINGS = ['synchronous_commit', 'plan_cache_mode', 'statement_timeout'] as const;
+
+async function sessionSettings(pool: pg.Pool): Promise<Record<string, string>> {
+  const { rows } = await pool.query(
+    'SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])',
+    [[...SETTINGS]],
+  );
+  return Object.fromEntries(rows.map((row: { name: string; setting: string }) => [row.name, row.setting]));
+}
+
+const opened: PostgresStore[] = [];
+
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+async function openWithUrl(url: string): Promise<StorePools> {
+  const store = await PostgresStore.open({ url });
+  opened.push(store);
+  return store as unknown as StorePools;
+}
+
+describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL session settings per pool', () => {
+  it('runs worker bookkeeping with synchronous_commit=off and generic plans, acknowledgements with the defaults', async () => {
+    const { pool, bookkeepingPool } = await openWithUrl(urlWithSchema(freshSchemaName()));
+    expect(await sessionSettings(bookkeepingPool)).toMatchObject({ synchronous_commit: 'off', plan_cache_mode: 'force_generic_plan' });
+    expect(await sessionSettings(pool)).toMatchObject({ synchronous_commit: 'on', plan_cache_mode: 'auto' });
+  });
+
+  it("applies the URL's own options to both pools and keeps the bookkeeping pool's settings", async () => {
+    const url = new URL(urlWithSchema(freshSchemaName()));
+    url.searchParams.set('options', '-c statement_timeout=4321 -c synchronous_commit=on');
+    const { pool, bookkeepingPool } = await openWithUrl(url.toString());
+    expect(await sessionSettings(pool)).toEqual({ synchronous_commit: 'on', plan_cache_mode: 'auto', statement_timeout: '4321' });
+    expect(await sessionSettings(bookkeepingPool)).toEqual({
+      synchronous_commit: 'off',
+      plan_cache_mode: 'force_generic_plan',
+      statement_timeout: '4321',
+    });
+  });
+});
