@@ -95,6 +95,7 @@ export interface ServerConfig {
 export interface WorkerConfig {
   /** @default 10 */
   readonly concurrency?: number;
+  /** Queues to claim from; omitted means every queue (`mailroom worker --all-queues` overrides a list here). */
   readonly queues?: readonly string[];
   /** @default 500 */
   readonly pollMs?: number;

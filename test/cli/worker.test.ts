@@ -81,6 +81,9 @@ describe.each(storeHarnesses)('mailroom worker on $name', (harness) => {
     };
     expect(await started([])).toMatchObject({ concurrency: 3, prefetch: 7, queues: ['work'] });
     expect(await started(['--prefetch', '500', '--concurrency', '5'])).toMatchObject({ concurrency: 5, prefetch: 500, queues: ['work'] });
+    expect(await started(['--all-queues'])).toMatchObject({ concurrency: 3, queues: 'all' });
+    const both = await runCommand(['worker', '--db', url, '--queues', 'work', '--all-queues'], { cwd });
+    expect(both).toMatchObject({ code: 2, stderr: expect.stringContaining('--queues or --all-queues, not both') });
   });
 
   it.runIf(harness.isAvailable)('hands a running job back uncharged when its handler honours the stop deadline', async () => {

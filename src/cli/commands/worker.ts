@@ -36,7 +36,8 @@ the rest back without charging an attempt, and exits 0. A second signal exits at
 Logs are JSON lines on stdout (pretty on a terminal).
 
 Options:
-  --queues a,b               queues to work (default: all)
+  --queues a,b               queues to work (default: the config's worker.queues, else all)
+  --all-queues               every queue, whatever the config's worker.queues says
   --concurrency N            handlers at once (default 10)
   --prefetch N               jobs claimed ahead of free slots (default 4 x concurrency,
                              at least 8; hundreds for many short jobs, see docs/operating.md)
@@ -51,6 +52,7 @@ Options:
   parse(argv) {
     const { values, common } = parseCommandArgs('worker', argv, {
       queues: { type: 'string' },
+      'all-queues': { type: 'boolean' },
       concurrency: { type: 'string' },
       prefetch: { type: 'string' },
       poll: { type: 'string' },
@@ -67,9 +69,12 @@ Options:
       retentionMs = /^(off|none|0)$/i.test(values.retention) ? null : parseDurationMs(values.retention, '--retention');
       if (retentionMs === 0) retentionMs = null;
     }
+    if (values['all-queues'] && values.queues !== undefined) throw new CliUsageError('Give --queues or --all-queues, not both.');
     return {
       common,
-      queues: values.queues === undefined ? undefined : parseList(values.queues, '--queues'),
+      // An empty list is "every queue" to the worker, and unlike undefined it is not
+      // replaced by the config file's worker.queues.
+      queues: values['all-queues'] ? [] : values.queues === undefined ? undefined : parseList(values.queues, '--queues'),
       concurrency: values.concurrency === undefined ? undefined : parseInteger(values.concurrency, '--concurrency', { min: 1, max: 10_000 }),
       prefetch: values.prefetch === undefined ? undefined : parseInteger(values.prefetch, '--prefetch', { min: 0, max: 100_000 }),
       pollMs,
