@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { schemaSql, sqlBlock } from '../../src/store/postgres/schema-sql.js';
+import { BOOKKEEPING_SESSION_OPTIONS } from '../../src/store/postgres/postgres-store.js';
 import { connectClient, freshSchemaName, openPostgresStore, postgresHarness } from '../harness/postgres.js';
 
 const BATCH = 500;
@@ -85,6 +86,39 @@ describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL bookkeeping plans', ()
         }
       }
       expect(offenders).toEqual({});
+    } finally {
+      await client.end();
+    }
+  });
+  it('never JIT-compiles a claim in the bookkeeping session, however large the backlog looks', async () => {
+    // A generic plan costs `LIMIT $n` as a tenth of the pending rows: with a backlog of a
+    // million it passed jit_above_cost and compiled on every run (200+ ms for a 0.5 ms
+    // claim). jit_above_cost = 0 stands in for that backlog here.
+    const schema = freshSchemaName();
+    const store = await openPostgresStore(schema);
+    await store.migrate();
+    const client = await connectClient();
+    try {
+      for (const [, name, value] of BOOKKEEPING_SESSION_OPTIONS.matchAll(/-c (\w+)=(\S+)/g)) {
+        await client.query(`SET ${name} = ${value}`);
+      }
+      await client.query('SET jit_above_cost = 0');
+      await client.query(
+        `INSERT INTO "${schema}".mailroom_job (queue, type, status, payload, run_at, max_attempts, created_at)
+         SELECT 'default', 't', 'pending', '{}', now() - interval '1 minute', 1, now() FROM generate_series(1, 100)`,
+      );
+      const [, args] = STATEMENTS.find(([name]) => name === 'jobClaim')!;
+      await client.query('BEGIN');
+      try {
+        await client.query('DEALLOCATE ALL');
+        await client.query(`PREPARE claim AS ${sqlBlock(schemaSql(schema), 'jobClaim')}`);
+        const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim(${args.map((arg) => literal(client, arg)).join(', ')})`);
+        const explained = (rows[0]['QUERY PLAN'] as Array<Record<string, unknown>>)[0]!;
+        expect(explained['JIT']).toBeUndefined();
+        expect((explained['Plan'] as { 'Actual Rows': number })['Actual Rows']).toBe(100);
+      } finally {
+        await client.query('ROLLBACK');
+      }
     } finally {
       await client.end();
     }

@@ -1,5 +1,5 @@
 // PostgreSQL-only: the session settings of the store's two pools. Worker bookkeeping
-// commits without waiting for the WAL flush and plans its statements once; the
+// commits without waiting for the WAL flush and plans its statements once, without JIT; the
 // acknowledgement pool keeps the server's settings. A URL's own `options` (session
 // settings) apply to both pools without displacing the bookkeeping pool's: node-postgres
 // lets a URL parameter replace the config's, which once dropped them silently. SQLite has
@@ -15,7 +15,7 @@ interface StorePools {
   readonly bookkeepingPool: pg.Pool;
 }
 
-const SETTINGS = ['synchronous_commit', 'plan_cache_mode', 'statement_timeout'] as const;
+const SETTINGS = ['synchronous_commit', 'plan_cache_mode', 'jit', 'statement_timeout'] as const;
 
 async function sessionSettings(pool: pg.Pool): Promise<Record<string, string>> {
   const { rows } = await pool.query(
@@ -40,7 +40,7 @@ async function openWithUrl(url: string): Promise<StorePools> {
 describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL session settings per pool', () => {
   it('runs worker bookkeeping with synchronous_commit=off and generic plans, acknowledgements with the defaults', async () => {
     const { pool, bookkeepingPool } = await openWithUrl(urlWithSchema(freshSchemaName()));
-    expect(await sessionSettings(bookkeepingPool)).toMatchObject({ synchronous_commit: 'off', plan_cache_mode: 'force_generic_plan' });
+    expect(await sessionSettings(bookkeepingPool)).toMatchObject({ synchronous_commit: 'off', plan_cache_mode: 'force_generic_plan', jit: 'off' });
     expect(await sessionSettings(pool)).toMatchObject({ synchronous_commit: 'on', plan_cache_mode: 'auto' });
   });
 
@@ -48,11 +48,24 @@ describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL session settings per p
     const url = new URL(urlWithSchema(freshSchemaName()));
     url.searchParams.set('options', '-c statement_timeout=4321 -c synchronous_commit=on');
     const { pool, bookkeepingPool } = await openWithUrl(url.toString());
-    expect(await sessionSettings(pool)).toEqual({ synchronous_commit: 'on', plan_cache_mode: 'auto', statement_timeout: '4321' });
+    expect(await sessionSettings(pool)).toMatchObject({ synchronous_commit: 'on', plan_cache_mode: 'auto', statement_timeout: '4321' });
     expect(await sessionSettings(bookkeepingPool)).toEqual({
       synchronous_commit: 'off',
       plan_cache_mode: 'force_generic_plan',
+      jit: 'off',
       statement_timeout: '4321',
     });
+  });
+  it('applies PGOPTIONS to both pools when the URL has no options, as node-postgres would', async () => {
+    const saved = process.env.PGOPTIONS;
+    process.env.PGOPTIONS = '-c statement_timeout=2345';
+    try {
+      const { pool, bookkeepingPool } = await openWithUrl(urlWithSchema(freshSchemaName()));
+      expect(await sessionSettings(pool)).toMatchObject({ synchronous_commit: 'on', statement_timeout: '2345' });
+      expect(await sessionSettings(bookkeepingPool)).toMatchObject({ synchronous_commit: 'off', jit: 'off', statement_timeout: '2345' });
+    } finally {
+      if (saved === undefined) delete process.env.PGOPTIONS;
+      else process.env.PGOPTIONS = saved;
+    }
   });
 });

@@ -54,7 +54,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_SCHEMA = 'public';
 /** The worker bookkeeping pool's session settings (why: see the constructor). */
-const BOOKKEEPING_SESSION_OPTIONS = '-c synchronous_commit=off -c plan_cache_mode=force_generic_plan';
+export const BOOKKEEPING_SESSION_OPTIONS = '-c synchronous_commit=off -c plan_cache_mode=force_generic_plan -c jit=off';
 /** Enough rows for statistics to matter to the claim plan, few enough to be early. */
 const ANALYZE_AFTER_INSERTS = 1_000;
 
@@ -96,7 +96,10 @@ export class PostgresStore extends PostgresExecutor implements Store {
   }
 
   private constructor(options: PostgresStoreOptions) {
-    const { connectionString, schemaFromUrl, sessionOptions, safeUrl } = parseUrl(options.url);
+    const { connectionString, schemaFromUrl, urlOptions, safeUrl } = parseUrl(options.url);
+    // node-postgres would fall back to PGOPTIONS only where a pool sets no options; the
+    // bookkeeping pool always does, so the fallback is made here, for both.
+    const sessionOptions = urlOptions ?? process.env.PGOPTIONS;
     const schema = options.schema ?? schemaFromUrl ?? DEFAULT_SCHEMA;
     assertSchemaName(schema);
     const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
@@ -117,7 +120,10 @@ export class PostgresStore extends PostgresExecutor implements Store {
     // claim was planned afresh on every run (its custom plans look cheaper than the
     // generic one), ~0.35 ms of a 1 ms claim round trip, and a worker holding a few times
     // its concurrency waits on that round trip (c=10 drain 13k -> 19k jobs/s). The
-    // generic plans are the ones test/postgres/plans.postgres.test.ts checks.
+    // generic plans are the ones test/postgres/plans.postgres.test.ts checks. And no JIT:
+    // a generic claim plan costs its LIMIT as a tenth of the pending rows, so with a
+    // backlog of a million it passed jit_above_cost and compiled on every run (JIT code
+    // is not cached): 0.5 ms of work became 200+ ms, just when there was most to drain.
     const bookkeepingPool = createPool({
       ...connection,
       application_name: `mailroom-worker:${schema}`.slice(0, 63),
@@ -425,7 +431,7 @@ function refuseNewerSchema(versions: Set<number>): void {
  * because node-postgres lets a URL parameter replace the config's: left in, it silently
  * dropped the bookkeeping pool's own settings.
  */
-function parseUrl(url: string): { connectionString: string; schemaFromUrl: string | undefined; sessionOptions: string | undefined; safeUrl: string } {
+function parseUrl(url: string): { connectionString: string; schemaFromUrl: string | undefined; urlOptions: string | undefined; safeUrl: string } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -434,12 +440,12 @@ function parseUrl(url: string): { connectionString: string; schemaFromUrl: strin
   }
   const schemaFromUrl = parsed.searchParams.get('schema') ?? undefined;
   parsed.searchParams.delete('schema');
-  const sessionOptions = parsed.searchParams.get('options') ?? undefined;
+  const urlOptions = parsed.searchParams.get('options') ?? undefined;
   parsed.searchParams.delete('options');
   const connectionString = parsed.toString();
   const user = parsed.username ? `${decodeURIComponent(parsed.username)}@` : '';
   const safeUrl = `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
-  return { connectionString, schemaFromUrl, sessionOptions, safeUrl };
+  return { connectionString, schemaFromUrl, urlOptions, safeUrl };
 }
 
 /** A pool with the store's timeouts, and with dead connections unable to crash the process. */
