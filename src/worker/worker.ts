@@ -586,6 +586,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         isDone = true;
         clearTimeout(timer);
         if (this.wakeUp === finish) this.wakeUp = null;
+        // Ended by the timer or wake(): drop the re-check, or waits that end that way
+        // (slots held by slow handlers, a NOTIFY per enqueue) would pile up until a change.
+        const index = this.changeWaiters.indexOf(check);
+        if (index >= 0) this.changeWaiters.splice(index, 1);
         resolve();
       };
       const check = () => {

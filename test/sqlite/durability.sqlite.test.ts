@@ -165,13 +165,23 @@ describe('SQLite WAL checkpoints', () => {
     const store = await openStore({ synchronous: 'normal' });
     const backstopPages = store.database.pragma('wal_autocheckpoint', { simple: true }) as number;
     expect(backstopPages).toBeGreaterThan(1000);
+    let checkpoints = 0;
+    const pragma = store.database.pragma.bind(store.database);
+    store.database.pragma = ((source: string, options?: Database.PragmaOptions) => {
+      if (source.startsWith('wal_checkpoint')) checkpoints++;
+      return pragma(source, options);
+    }) as typeof store.database.pragma;
     // One enqueue per turn of the event loop, as separate HTTP requests would arrive.
     for (let i = 0; i < 1000; i++) {
       await new Promise((resolve) => setImmediate(resolve));
+      const before = checkpoints;
       await enqueueOne(store);
+      // Never inside the caller's own write: its answer comes first.
+      expect(checkpoints).toBe(before);
     }
+    expect(checkpoints).toBeGreaterThanOrEqual(5);
     const walBytes = statSync(`${store.database.name}-wal`).size;
-    // About four pages a commit: without the store's checkpoints the WAL reaches the
+    // About five pages a commit: without the store's checkpoints the WAL reaches the
     // backstop (4,000 pages, 16 MB); with them it stays near 128 commits' worth.
     expect(walBytes).toBeLessThan((backstopPages * WAL_PAGE_BYTES) / 2);
     expect((await store.jobList({ type: 'test_job', limit: 2000 })).length).toBe(1000);
