@@ -132,5 +132,23 @@ export function statsConformance(harness: StoreHarness): void {
       expect(stats.now).toEqual(T0);
       expect((await ctx.store.jobStats({ now: at(MINUTE_MS) })).oldestDuePendingAt.later).toEqual(at(MINUTE_MS));
     });
+
+    it('finds the oldest due job whatever its priority, past newer higher-priority, future and running jobs', async () => {
+      // The stores walk each queue's priorities in the claim index instead of reading
+      // every pending row; the oldest due job can sit at any priority level.
+      await enqueueIds(ctx.store, [{ queue: 'a', priority: 9, runAt: at(-10 * MINUTE_MS) }]);
+      await claim(ctx.store, { queues: ['a'] }); // running: no longer pending
+      await enqueueIds(ctx.store, [
+        { queue: 'a', priority: 9, runAt: at(MINUTE_MS) }, // highest, not due
+        { queue: 'a', priority: 5, runAt: at(-MINUTE_MS) },
+        { queue: 'a', priority: -3, runAt: at(-7 * MINUTE_MS) }, // the oldest due one
+        { queue: 'a', priority: -3, runAt: at(-2 * MINUTE_MS) },
+        { queue: 'a', priority: 0, runAt: at(-3 * MINUTE_MS) },
+        { queue: 'b', priority: 1, runAt: at(MINUTE_MS) }, // nothing due in b
+      ]);
+      const stats = await ctx.store.jobStats({ now: T0 });
+      expect(stats.oldestDuePendingAt).toEqual({ a: at(-7 * MINUTE_MS) });
+      expect((await ctx.store.jobStats({ now: at(2 * MINUTE_MS) })).oldestDuePendingAt).toEqual({ a: at(-7 * MINUTE_MS), b: at(MINUTE_MS) });
+    });
   });
 }

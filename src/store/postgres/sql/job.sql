@@ -328,14 +328,35 @@ GROUP BY queue, status
 HAVING sum(n) <> 0;
 
 -- name: jobStats.oldestPending
--- Oldest due pending job per queue (served by the partial claim index), and the clock the
--- ages are computed on: always at least one row, queue null when nothing is due.
+-- Oldest due pending job per queue, and the clock the ages are computed on: always at
+-- least one row, queue null when nothing is due. Not a min(run_at) … GROUP BY queue, which
+-- read every pending row (a parallel sequential scan, 70 ms at 300,000 pending, on every
+-- stats() and metrics scrape, competing with the workers): for each queue with pending
+-- jobs (from the counters), step through its distinct priorities in the per-queue claim
+-- index and take each one's earliest run_at, one index probe per (queue, priority).
 -- params: $1 now
-WITH clock AS (SELECT coalesce($1::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+WITH RECURSIVE clock AS (SELECT coalesce($1::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+queues AS (
+  SELECT c.queue FROM mailroom_queue_count c WHERE c.status = 'pending' GROUP BY c.queue HAVING sum(c.n) > 0
+),
+levels(queue, priority) AS (
+  SELECT q.queue, (SELECT max(j.priority) FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = q.queue)
+  FROM queues q
+  UNION ALL
+  SELECT l.queue, (SELECT max(j.priority) FROM mailroom_job j
+                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority < l.priority)
+  FROM levels l WHERE l.priority IS NOT NULL
+)
 SELECT clock.now, o.queue, o.oldest
 FROM clock
 LEFT JOIN LATERAL (
-  SELECT j.queue, min(j.run_at) AS oldest FROM mailroom_job j
-  WHERE j.status = 'pending' AND j.run_at <= clock.now
-  GROUP BY j.queue
+  SELECT l.queue, min(f.oldest) AS oldest
+  FROM levels l
+  CROSS JOIN LATERAL (
+    SELECT min(j.run_at) AS oldest FROM mailroom_job j
+    WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority = l.priority AND j.run_at <= clock.now
+  ) f
+  WHERE l.priority IS NOT NULL
+  GROUP BY l.queue
+  HAVING min(f.oldest) IS NOT NULL
 ) o ON true;

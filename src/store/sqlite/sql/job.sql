@@ -219,9 +219,28 @@ WHERE id IN (SELECT e.id FROM mailroom_event e
 SELECT queue, status, n FROM mailroom_queue_count WHERE n <> 0;
 
 -- name: jobStats.oldestPending
-SELECT queue, min(run_at) AS oldest FROM mailroom_job
-WHERE status = 'pending' AND run_at <= @now
-GROUP BY queue;
+-- The oldest due pending job per queue, without reading every pending row: a plain
+-- min(run_at) … GROUP BY queue read the whole claim index (23 ms at 300,000 pending,
+-- blocking the event loop on every stats() and metrics scrape). Instead, for each queue
+-- with pending jobs (from the counters), step through its distinct priorities in the
+-- per-queue claim index, and take each priority's earliest run_at: one index probe per
+-- (queue, priority), so the cost follows how many priorities are in use, not the backlog.
+WITH RECURSIVE levels(queue, priority) AS (
+  SELECT c.queue, (SELECT max(j.priority) FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = c.queue)
+  FROM mailroom_queue_count c WHERE c.status = 'pending' AND c.n > 0
+  UNION ALL
+  SELECT l.queue, (SELECT max(j.priority) FROM mailroom_job j
+                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority < l.priority)
+  FROM levels l WHERE l.priority IS NOT NULL
+)
+SELECT queue, min(oldest) AS oldest FROM (
+  SELECT l.queue, (SELECT min(j.run_at) FROM mailroom_job j
+                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority = l.priority
+                     AND j.run_at <= @now) AS oldest
+  FROM levels l WHERE l.priority IS NOT NULL
+)
+GROUP BY queue
+HAVING min(oldest) IS NOT NULL;
 
 -- name: queueCountAdd
 -- Applies one status counter delta; the store calls it once per (queue, status) per batch,
