@@ -150,5 +150,16 @@ export function statsConformance(harness: StoreHarness): void {
       expect(stats.oldestDuePendingAt).toEqual({ a: at(-7 * MINUTE_MS) });
       expect((await ctx.store.jobStats({ now: at(2 * MINUTE_MS) })).oldestDuePendingAt).toEqual({ a: at(-7 * MINUTE_MS), b: at(MINUTE_MS) });
     });
+
+    it('still finds the oldest due job in a queue with more priorities than the walk takes', async () => {
+      // Past 64 priorities a queue is read row by row instead; the answer must not change.
+      await enqueueIds(
+        ctx.store,
+        Array.from({ length: 70 }, (_, i) => ({ queue: 'many', priority: 100 - i, runAt: at(-(i + 1) * SECOND_MS) })),
+      );
+      await enqueueIds(ctx.store, [{ queue: 'few', priority: 2, runAt: at(-SECOND_MS) }, { queue: 'few', priority: 1, runAt: at(-9 * SECOND_MS) }]);
+      const stats = await ctx.store.jobStats({ now: T0 });
+      expect(stats.oldestDuePendingAt).toEqual({ many: at(-70 * SECOND_MS), few: at(-9 * SECOND_MS) });
+    });
   });
 }

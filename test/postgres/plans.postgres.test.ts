@@ -26,6 +26,7 @@ const STATEMENTS: Array<[name: string, args: unknown[]]> = [
   ['jobHandBack', [ids, tokens, null]],
   ['jobRescue', [null, BATCH]],
   ['jobPurge', ['done', 60_000, null]],
+  ['jobStats.oldestPending', [null]],
 ];
 
 interface PlanNode {

@@ -332,31 +332,38 @@ HAVING sum(n) <> 0;
 -- least one row, queue null when nothing is due. Not a min(run_at) … GROUP BY queue, which
 -- read every pending row (a parallel sequential scan, 70 ms at 300,000 pending, on every
 -- stats() and metrics scrape, competing with the workers): for each queue with pending
--- jobs (from the counters), step through its distinct priorities in the per-queue claim
--- index and take each one's earliest run_at, one index probe per (queue, priority).
+-- jobs (from the counter shards, so writes that bypass the triggers are not seen here),
+-- step through its distinct priorities in the per-queue claim index and take each one's
+-- earliest run_at, one index probe per (queue, priority). A queue with more than 64
+-- priorities in use falls back to reading its pending rows (the walk would cost more).
 -- params: $1 now
 WITH RECURSIVE clock AS (SELECT coalesce($1::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 queues AS (
   SELECT c.queue FROM mailroom_queue_count c WHERE c.status = 'pending' GROUP BY c.queue HAVING sum(c.n) > 0
 ),
-levels(queue, priority) AS (
-  SELECT q.queue, (SELECT max(j.priority) FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = q.queue)
+levels(queue, priority, depth) AS (
+  SELECT q.queue, (SELECT max(j.priority) FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = q.queue), 1
   FROM queues q
   UNION ALL
   SELECT l.queue, (SELECT max(j.priority) FROM mailroom_job j
-                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority < l.priority)
-  FROM levels l WHERE l.priority IS NOT NULL
-)
-SELECT clock.now, o.queue, o.oldest
-FROM clock
-LEFT JOIN LATERAL (
+                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority < l.priority), l.depth + 1
+  FROM levels l WHERE l.priority IS NOT NULL AND l.depth < 64
+),
+cut AS (SELECT queue FROM levels WHERE depth = 64 AND priority IS NOT NULL),
+oldest AS (
   SELECT l.queue, min(f.oldest) AS oldest
-  FROM levels l
+  FROM levels l, clock
   CROSS JOIN LATERAL (
     SELECT min(j.run_at) AS oldest FROM mailroom_job j
     WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority = l.priority AND j.run_at <= clock.now
   ) f
-  WHERE l.priority IS NOT NULL
+  WHERE l.priority IS NOT NULL AND l.queue NOT IN (SELECT queue FROM cut)
   GROUP BY l.queue
   HAVING min(f.oldest) IS NOT NULL
-) o ON true;
+  UNION ALL
+  SELECT j.queue, min(j.run_at) FROM mailroom_job j, clock
+  WHERE j.status = 'pending' AND j.run_at <= clock.now AND j.queue IN (SELECT queue FROM cut)
+  GROUP BY j.queue
+)
+SELECT clock.now, o.queue, o.oldest
+FROM clock LEFT JOIN oldest o ON true;

@@ -222,25 +222,33 @@ SELECT queue, status, n FROM mailroom_queue_count WHERE n <> 0;
 -- The oldest due pending job per queue, without reading every pending row: a plain
 -- min(run_at) … GROUP BY queue read the whole claim index (23 ms at 300,000 pending,
 -- blocking the event loop on every stats() and metrics scrape). Instead, for each queue
--- with pending jobs (from the counters), step through its distinct priorities in the
--- per-queue claim index, and take each priority's earliest run_at: one index probe per
--- (queue, priority), so the cost follows how many priorities are in use, not the backlog.
-WITH RECURSIVE levels(queue, priority) AS (
-  SELECT c.queue, (SELECT max(j.priority) FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = c.queue)
+-- with pending jobs (from the counters, so writes that bypass the store's counting are
+-- not seen here), step through its distinct priorities in the per-queue claim index and
+-- take each priority's earliest run_at: one index probe per (queue, priority), so the
+-- cost follows how many priorities are in use, not the backlog. A queue with more than
+-- 64 priorities in use falls back to reading its pending rows (the walk would cost more).
+WITH RECURSIVE levels(queue, priority, depth) AS (
+  SELECT c.queue, (SELECT max(j.priority) FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = c.queue), 1
   FROM mailroom_queue_count c WHERE c.status = 'pending' AND c.n > 0
   UNION ALL
   SELECT l.queue, (SELECT max(j.priority) FROM mailroom_job j
-                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority < l.priority)
-  FROM levels l WHERE l.priority IS NOT NULL
-)
-SELECT queue, min(oldest) AS oldest FROM (
+                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority < l.priority), l.depth + 1
+  FROM levels l WHERE l.priority IS NOT NULL AND l.depth < 64
+),
+walked AS MATERIALIZED (
   SELECT l.queue, (SELECT min(j.run_at) FROM mailroom_job j
                    WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority = l.priority
                      AND j.run_at <= @now) AS oldest
   FROM levels l WHERE l.priority IS NOT NULL
-)
+),
+cut AS (SELECT queue FROM levels WHERE depth = 64 AND priority IS NOT NULL)
+SELECT queue, min(oldest) AS oldest FROM walked
+WHERE oldest IS NOT NULL AND queue NOT IN (SELECT queue FROM cut)
 GROUP BY queue
-HAVING min(oldest) IS NOT NULL;
+UNION ALL
+SELECT queue, min(run_at) AS oldest FROM mailroom_job
+WHERE status = 'pending' AND run_at <= @now AND queue IN (SELECT queue FROM cut)
+GROUP BY queue;
 
 -- name: queueCountAdd
 -- Applies one status counter delta; the store calls it once per (queue, status) per batch,
