@@ -100,6 +100,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly leaseMs: number;
   readonly pollMs: number;
   readonly prefetch: number;
+  /** Claims wait until this many slots are free (half the capacity), so they come in batches. */
+  private readonly claimBatch: number;
 
   private readonly store: Store;
   private readonly registry: TaskRegistry;
@@ -142,6 +144,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.pollMs = positiveInt(options.pollMs ?? DEFAULT_POLL_MS, 'pollMs');
     this.leaseMs = Math.max(MIN_LEASE_MS, options.leaseMs ?? DEFAULT_LEASE_MS);
     this.prefetch = Math.max(0, Math.floor(options.prefetch ?? Math.max(MIN_DEFAULT_PREFETCH, DEFAULT_PREFETCH_PER_SLOT * this.concurrency)));
+    this.claimBatch = Math.ceil((this.concurrency + this.prefetch) / 2);
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.log = deps.log.child({ workerId: this.id });
     this.isDebug = this.log.isLevelEnabled('debug');
@@ -246,14 +249,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async loop(): Promise<void> {
     let errorBackoffMs = 0;
     while (!this.isStopping) {
-      const capacity = this.concurrency + this.prefetch;
-      const free = capacity - this.running.size - this.abandoned.size - this.buffer.length;
       // While buffered work remains, wait until half the capacity is free: claiming one job
       // per freed slot would cost a transaction per job.
-      if (free <= 0 || (this.buffer.length > 0 && free < Math.ceil(capacity / 2))) {
-        await this.waitForSlot(Math.ceil(capacity / 2));
+      if (!this.hasSlots(this.claimBatch)) {
+        await this.waitForSlot(this.claimBatch);
         continue;
       }
+      const free = this.freeSlots();
       let claimedCount = 0;
       let nextRunAt: Date | null = null;
       {
@@ -312,7 +314,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (this.isStopping) break;
       if (claimedCount > 0 && claimedCount >= free) {
         // A full batch: more may be waiting. Claim again once enough slots free up.
-        await this.waitForSlot(Math.ceil(capacity / 2));
+        await this.waitForSlot(this.claimBatch);
         continue;
       }
       if (this.wakePending) continue;
@@ -572,13 +574,32 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return new Promise((resolve) => this.changeWaiters.push(resolve));
   }
 
-  /**
-   * Resolves once `wanted` slots are free (or the buffer ran dry), on wake(), on stop, or
-   * after pollMs. Re-checked on every change with one timer for the whole wait: waking the
-   * claim loop on each change cost a loop turn and a timer for every finished job.
-   */
+  /** Resolves once `wanted` slots are free (or the buffer ran dry), on wake(), on stop, or after pollMs. */
   private waitForSlot(wanted: number): Promise<void> {
     if (this.hasSlots(wanted)) return Promise.resolve();
+    return this.wait(this.pollMs, () => this.hasSlots(wanted));
+  }
+
+  private hasSlots(wanted: number): boolean {
+    const free = this.freeSlots();
+    return this.isStopping || (free > 0 && (free >= wanted || this.buffer.length === 0));
+  }
+
+  /** Jobs this worker may still take on: its capacity less what it runs, holds or abandoned. */
+  private freeSlots(): number {
+    return this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return this.wait(ms);
+  }
+
+  /**
+   * Resolves after `ms`, on wake(), or on the first change after which `until` holds.
+   * One timer for the whole wait, re-checked on each change: waking the claim loop on
+   * every change cost a loop turn and a timer for every finished job.
+   */
+  private wait(ms: number, until?: () => boolean): Promise<void> {
     return new Promise((resolve) => {
       let isDone = false;
       const finish = () => {
@@ -594,30 +615,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
       };
       const check = () => {
         if (isDone) return;
-        if (this.hasSlots(wanted)) finish();
+        if (until!()) finish();
         else this.changeWaiters.push(check);
       };
-      const timer = setTimeout(finish, this.pollMs);
+      const timer = setTimeout(finish, ms);
       this.wakeUp = finish;
-      this.changeWaiters.push(check);
-    });
-  }
-
-  private hasSlots(wanted: number): boolean {
-    const free = this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
-    return this.isStopping || (free > 0 && (free >= wanted || this.buffer.length === 0));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.wakeUp = null;
-        resolve();
-      }, ms);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
+      if (until) this.changeWaiters.push(check);
     });
   }
 }
