@@ -41,6 +41,8 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // SQLite's planner needs no statistics for the claim index.
     'tableStats.needsAnalyze',
     'tableStats.analyze',
+    // SQLite's clock is the process's (Date.now()); PostgreSQL's is the server's.
+    'databaseNow',
   ]),
 };
 

@@ -424,7 +424,7 @@ export class PostgresExecutor implements StoreExecutor {
   }
 
   private async databaseNow(): Promise<Date> {
-    const [row] = await this.runner.run(this.stmt('jobStats.oldestPending'), [null]);
+    const [row] = await this.runner.run(this.stmt('databaseNow'));
     return row!.now;
   }
 }

@@ -327,6 +327,11 @@ SELECT queue, status, sum(n)::bigint AS n FROM mailroom_queue_count
 GROUP BY queue, status
 HAVING sum(n) <> 0;
 
+-- name: databaseNow
+-- The database's clock, as every statement's `clock` CTE reads it (purge fixes one for
+-- all its batches).
+SELECT date_trunc('milliseconds', statement_timestamp()) AS now;
+
 -- name: jobStats.oldestPending
 -- Oldest due pending job per queue, and the clock the ages are computed on: always at
 -- least one row, queue null when nothing is due. Not a min(run_at) … GROUP BY queue, which
