@@ -3,7 +3,7 @@
 // the same predicate without claiming.
 
 import { describe, expect, it } from 'vitest';
-import { insertJob } from '../harness/factory.js';
+import { insertJob, jobInsert } from '../harness/factory.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { MINUTE_MS, SECOND_MS, T0, at, claim, claimOne, enqueue, enqueueIds, idsOf, statusOf, useStore } from './context.js';
 
@@ -34,9 +34,10 @@ export function claimConformance(harness: StoreHarness): void {
 
     it('hands out claimed jobs that read the same as the stored rows, on the store clock too', async () => {
       await enqueue(ctx.store, { type: 'test_job', payload: { a: 1 }, key: 'k1', group: 'g1', priority: 3 }, at(-SECOND_MS));
-      await enqueue(ctx.store, { type: 'test_job', payload: { b: [2] } });
+      // The second job and its claim run on the store's own clock (no `now` at all).
+      await ctx.store.jobInsertMany({ jobs: [jobInsert({ type: 'test_job', payload: { b: [2] } })] });
       for (const now of [at(SECOND_MS), undefined]) {
-        const [claimed] = await claim(ctx.store, { limit: 1, workerId: 'w9', leaseMs: 30 * SECOND_MS, ...(now ? { now } : {}) });
+        const [claimed] = await claim(ctx.store, { limit: 1, workerId: 'w9', leaseMs: 30 * SECOND_MS, now });
         expect(claimed).toBeDefined();
         const stored = (await ctx.store.jobGet({ id: claimed!.id }))!;
         const { attemptsLog: _attempts, replays: _replays, ...row } = stored;
