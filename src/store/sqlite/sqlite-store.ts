@@ -517,8 +517,7 @@ export class SqliteStore implements Store {
     return this.ackWrite(() => {
       const stored = this.insertEventSync(params.event, nowMs(params.now));
       if (!stored) return this.duplicateEventSync(params.event);
-      const link = { id: Number(stored.id), source: stored.source };
-      const jobs = this.insertJobsSync(params.jobs, params.now, link).map((r) => r.job);
+      const jobs = this.insertJobsSync(params.jobs, params.now, eventLink(stored)).map((r) => r.job);
       return { event: stored, jobs, isDuplicate: false };
     }, merge);
   }
@@ -536,7 +535,7 @@ export class SqliteStore implements Store {
   private insertJobsSync(
     jobs: readonly JobInsert[],
     now: Date | undefined,
-    event: { id: number; source: string } | null,
+    event: EventLink | null,
   ): JobInsertResult[] {
     const nowValue = nowMs(now);
     if (jobs.every((job) => job.key === null)) {
@@ -794,7 +793,7 @@ export class SqliteStore implements Store {
             }
           }
           placed.push({ item, start: rows.length, event: stored });
-          const link = stored ? { id: Number(stored.id), source: stored.source } : null;
+          const link = stored ? eventLink(stored) : null;
           for (const job of jobs) rows.push({ job, event: link });
         }
         const jobs = this.insertKeylessSync(rows, now);
@@ -901,7 +900,17 @@ interface MergeableAck {
 /** A keyless job and the event it fans out from, if any: one row of jobInsertMany.keyless. */
 interface KeylessRow {
   readonly job: JobInsert;
-  readonly event: { id: number; source: string } | null;
+  readonly event: EventLink | null;
+}
+
+/** What a job row keeps of the event it fans out from. */
+interface EventLink {
+  readonly id: number;
+  readonly source: string;
+}
+
+function eventLink(event: InboundEvent): EventLink {
+  return { id: Number(event.id), source: event.source };
 }
 
 /** When a job becomes due: its pinned time, or now plus its delay. */
@@ -917,7 +926,7 @@ function isMergeable(params: { readonly jobs: readonly JobInsert[]; readonly now
  * The job just inserted, built from what was inserted: RETURNING * costs about 20 µs a
  * row in better-sqlite3 (an object of every column), two thirds of an insert.
  */
-function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: { id: number; source: string } | null): Job {
+function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: EventLink | null): Job {
   return {
     id: String(id),
     queue: job.queue,
