@@ -18,8 +18,17 @@ export type Outcome =
 export interface Execution {
   /** Settles at the first of: the handler settling, or its timeout. */
   readonly outcome: Promise<Outcome>;
-  /** Settles when the handler itself has settled (it may ignore its signal past a timeout). */
+  /**
+   * Settles when the handler itself has settled (it may ignore its signal past a timeout).
+   * Set by start().
+   */
   readonly settled: Promise<void>;
+  /**
+   * Runs the handler (its synchronous part runs inside this call) and starts its timeout.
+   * Separate from execute() so that the worker can know the execution before the handler
+   * can ask about its lease.
+   */
+  start(): void;
   /** Abort the handler's signal (shutdown, lost lease). */
   abort(reason: unknown): void;
 }
@@ -31,12 +40,19 @@ export interface ExecuteOptions {
   readonly log: () => Logger;
   readonly loadEvent: (eventId: string) => Promise<InboundEvent | null>;
   readonly extendLease: (ms: number) => Promise<void>;
+  /**
+   * Called whenever the handler reads its signal (`ctx.signal`, `signal.aborted`,
+   * `signal.throwIfAborted()`), before the answer: the worker aborts the signal there if the
+   * job's lease deadline has passed. JavaScript cannot interrupt a handler, so the moment it
+   * asks is the moment it can be told, even before a timer of the worker's gets its turn.
+   */
+  readonly checkLease?: () => void;
 }
 
 const DONE: Outcome = Object.freeze({ kind: 'done' });
 
 /**
- * Starts the handler now and returns handles on its outcome.
+ * Prepares the handler's run and returns handles on its outcome; start() runs it.
  *
  * Built for thousands of jobs a second: one timer and two promises per job, and the
  * AbortController only when the handler reads `ctx.signal` (creating one cost about 4 % of
@@ -64,15 +80,11 @@ export function execute(options: ExecuteOptions): Execution {
     if (!controller) {
       controller = new AbortController();
       if (isAborted) controller.abort(abortReason);
+      else if (options.checkLease) askingChecks(controller.signal, options.checkLease);
     }
     return controller.signal;
   };
-  const timer = setTimeout(() => {
-    const error = new TimeoutError(task.policy.timeoutMs);
-    abort(error);
-    decide({ kind: 'timeout', error });
-  }, task.policy.timeoutMs);
-  timer.unref?.();
+  let timer: NodeJS.Timeout | undefined;
   const decide = (decided: Outcome): void => {
     if (isDecided) return;
     isDecided = true;
@@ -82,35 +94,44 @@ export function execute(options: ExecuteOptions): Execution {
 
   const invoke = (payload: unknown, event: InboundEvent | null): unknown =>
     task.run(payload, jobContext(job, event, signal, options));
-  let handler: Promise<unknown>;
-  try {
-    handler =
-      job.eventId === null
-        ? Promise.resolve(invoke(job.payload, null))
-        : resolvePayload(job, job.eventId, options.loadEvent).then(({ payload, event }) => invoke(payload, event));
-  } catch (error) {
-    handler = Promise.reject(error);
-  }
-  // Never rejects: it is the handler's settlement, and the outcome when it comes first.
-  const settled = handler.then(
-    () => decide(DONE),
-    (error: unknown) =>
-      decide(
-        abortedByWorker
-          ? { kind: 'aborted', error }
-          : { kind: 'failed', error, isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error) },
-      ),
-  );
 
-  return {
+  const execution = {
     outcome,
-    settled,
+    settled: undefined as unknown as Promise<void>,
+    start(): void {
+      timer = setTimeout(() => {
+        const error = new TimeoutError(task.policy.timeoutMs);
+        abort(error);
+        decide({ kind: 'timeout', error });
+      }, task.policy.timeoutMs);
+      timer.unref?.();
+      let handler: Promise<unknown>;
+      try {
+        handler =
+          job.eventId === null
+            ? Promise.resolve(invoke(job.payload, null))
+            : resolvePayload(job, job.eventId, options.loadEvent).then(({ payload, event }) => invoke(payload, event));
+      } catch (error) {
+        handler = Promise.reject(error);
+      }
+      // Never rejects: it is the handler's settlement, and the outcome when it comes first.
+      execution.settled = handler.then(
+        () => decide(DONE),
+        (error: unknown) =>
+          decide(
+            abortedByWorker
+              ? { kind: 'aborted', error }
+              : { kind: 'failed', error, isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error) },
+          ),
+      );
+    },
     abort(reason: unknown) {
       if (isAborted) return;
       abortedByWorker = true;
       abort(reason);
     },
   };
+  return execution;
 }
 
 /**
@@ -123,6 +144,7 @@ function jobContext(job: ClaimedJob, event: InboundEvent | null, signal: () => A
     job,
     attempt: job.attempts,
     get signal() {
+      options.checkLease?.();
       return signal();
     },
     get log() {
@@ -131,6 +153,33 @@ function jobContext(job: ClaimedJob, event: InboundEvent | null, signal: () => A
     event,
     extendLease: options.extendLease,
   };
+}
+
+const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
+const throwIfAborted = AbortSignal.prototype.throwIfAborted;
+
+/**
+ * Makes `signal.aborted` and `signal.throwIfAborted()` run `check` first, on this one
+ * signal (own properties; the prototype is untouched). Node's own consumers (fetch,
+ * timers/promises, AbortSignal.any) read `aborted` the same way, so they are told too.
+ */
+function askingChecks(signal: AbortSignal, check: () => void): void {
+  Object.defineProperties(signal, {
+    aborted: {
+      configurable: true,
+      get(this: AbortSignal) {
+        check();
+        return abortedGetter.call(this) as boolean;
+      },
+    },
+    throwIfAborted: {
+      configurable: true,
+      value(this: AbortSignal) {
+        check();
+        throwIfAborted.call(this);
+      },
+    },
+  });
 }
 
 /**

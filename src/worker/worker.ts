@@ -13,12 +13,13 @@ import { describeError, LeaseLostError, MailroomError } from '../core/errors.js'
 import type { ClaimedJob, Job } from '../core/types.js';
 import type { TaskRegistry } from '../core/task-registry.js';
 import { retryDelayMs } from '../core/retry-policy.js';
-import type { Lease, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { Logger } from '../log.js';
 import { execute } from './executor.js';
 import type { Execution, Outcome } from './executor.js';
 import { Completer } from './completer.js';
-import { LeaseKeeper } from './lease-keeper.js';
+import { LeaseKeeper, monotonicNow } from './lease-keeper.js';
+import type { LeaseGoneReason } from './lease-keeper.js';
 
 export interface WorkerOptions {
   /** Handlers running at once. @default 10 */
@@ -51,7 +52,8 @@ export interface WorkerEvents {
   failed: [job: ClaimedJob, error: unknown, retryDelayMs: number];
   dead: [job: ClaimedJob, error: unknown];
   handedBack: [jobIds: string[]];
-  leaseLost: [job: ClaimedJob];
+  /** The lease is gone: the store refused it ('lost') or its deadline passed ('expired'). */
+  leaseLost: [job: ClaimedJob, reason: LeaseGoneReason];
   rescued: [result: { requeued: string[]; dead: string[] }];
   idle: [];
   storeError: [error: unknown];
@@ -149,13 +151,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.log = deps.log.child({ workerId: this.id });
     this.isDebug = this.log.isLevelEnabled('debug');
     this.completer = new Completer(this.store, this.log);
-    this.leaseKeeper = new LeaseKeeper(
-      this.store,
-      this.leaseMs,
-      () => this.heldLeases(),
-      (jobId) => this.onLeaseLost(jobId),
-      this.log,
-    );
+    this.leaseKeeper = new LeaseKeeper(this.store, this.leaseMs, (jobId, reason) => this.onLeaseGone(jobId, reason), this.log);
     this.once('stopped', () => deps.onStopped?.(this));
   }
 
@@ -272,6 +268,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.wakePending = false;
           this.claimsInFlight++;
           let jobs: ClaimedJob[];
+          // The lease runs from when the store executes the claim, which is after this.
+          const claimSentAtMs = monotonicNow();
           try {
             jobs = await this.store.jobClaim({
               workerId: this.id,
@@ -290,6 +288,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
               await this.handBack(jobs);
               break;
             }
+            this.leaseKeeper.hold(jobs, claimSentAtMs);
             this.buffer.push(...jobs);
             this.emit('claimed', jobs);
             this.startBuffered();
@@ -327,8 +326,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private startBuffered(): void {
     while (this.buffer.length > 0 && this.running.size + this.abandoned.size < this.concurrency && !this.isStopping) {
       const job = this.buffer.shift()!;
-      this.run(job);
+      // A job that waited past its lease deadline (a long handler ahead of it, a blocked
+      // event loop) may already be someone else's: never start it.
+      if (this.leaseKeeper.isPastDeadline(job.id)) this.dropExpired(job);
+      else this.run(job);
     }
+  }
+
+  /** A buffered job whose lease deadline passed: handed back (fenced: a no-op if it was taken). */
+  private dropExpired(job: ClaimedJob): void {
+    this.leaseKeeper.release(job.id);
+    this.log.warn({ jobId: job.id, type: job.type }, 'lease deadline passed before the job started; not started');
+    this.emit('leaseLost', job, 'expired');
+    void this.handBack([job]);
   }
 
   private run(job: ClaimedJob): void {
@@ -338,27 +348,34 @@ export class Worker extends EventEmitter<WorkerEvents> {
       void this.handBack([job]);
       return;
     }
-    const lease: Lease = { id: job.id, leaseToken: job.leaseToken };
     const execution = execute({
       job,
       task,
       log: () => this.log.child({ jobId: job.id, type: job.type, attempt: job.attempts }),
       loadEvent: (eventId) => this.store.eventGet({ id: eventId }),
       extendLease: async (ms) => {
-        const isHeld = await this.leaseKeeper.extend(lease, ms);
+        const isHeld = await this.leaseKeeper.extend(job.id, ms);
         if (!isHeld) throw new LeaseLostError(job.id);
+      },
+      // The handler is looking at its signal: if the deadline passed while the event loop
+      // was busy elsewhere (or the process was paused), it must see the abort now, not
+      // after the deadline timer gets its turn.
+      checkLease: () => {
+        if (!entry.isSettled && !entry.isLeaseLost) this.leaseKeeper.check(job.id);
       },
     });
     const entry: Running = { job, execution, startedAtMs: Date.now(), isSettled: false, isLeaseLost: false };
     this.running.set(job.id, entry);
     this.emit('started', job);
     if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts }, 'job started');
+    execution.start();
     void execution.outcome.then((outcome) => this.settle(entry, outcome));
   }
 
   private async settle(entry: Running, outcome: Outcome): Promise<void> {
     const { job } = entry;
     entry.isSettled = true;
+    this.leaseKeeper.release(job.id);
     const durationMs = Date.now() - entry.startedAtMs;
     // The outcome is written in the background: the slot is free as soon as the handler
     // is, so the next job does not wait for this one's commit (which the completer batches
@@ -450,29 +467,25 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  private onLeaseLost(jobId: string): void {
+  /**
+   * The lease keeper no longer vouches for this job's lease: a running handler is aborted
+   * (its outcome will be discarded; the rescue records the attempt as lost), a buffered
+   * job is dropped and, when only its deadline passed, handed back.
+   */
+  private onLeaseGone(jobId: string, reason: LeaseGoneReason): void {
     const entry = this.running.get(jobId);
     if (entry && !entry.isSettled) {
       entry.isLeaseLost = true;
       entry.execution.abort(new LeaseLostError(jobId));
-      this.log.warn({ jobId, type: entry.job.type }, 'lease lost; handler aborted');
-      this.emit('leaseLost', entry.job);
+      this.log.warn({ jobId, type: entry.job.type, reason }, reason === 'expired' ? 'lease deadline passed; handler aborted' : 'lease lost; handler aborted');
+      this.emit('leaseLost', entry.job, reason);
       return;
     }
     const index = this.buffer.findIndex((job) => job.id === jobId);
-    if (index >= 0) {
-      const [job] = this.buffer.splice(index, 1);
-      this.emit('leaseLost', job!);
-    }
-  }
-
-  private heldLeases(): Lease[] {
-    const leases: Lease[] = [];
-    for (const entry of this.running.values()) {
-      if (!entry.isSettled && !entry.isLeaseLost) leases.push({ id: entry.job.id, leaseToken: entry.job.leaseToken });
-    }
-    for (const job of this.buffer) leases.push({ id: job.id, leaseToken: job.leaseToken });
-    return leases;
+    if (index < 0) return;
+    const [job] = this.buffer.splice(index, 1);
+    if (reason === 'expired') this.dropExpired(job!);
+    else this.emit('leaseLost', job!, reason);
   }
 
   private async rescue(): Promise<void> {
@@ -491,6 +504,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async handBack(jobs: readonly Job[] | readonly ClaimedJob[]): Promise<void> {
     const leases = (jobs as ClaimedJob[]).map((job) => ({ id: job.id, leaseToken: job.leaseToken }));
+    for (const lease of leases) this.leaseKeeper.release(lease.id);
     const ids = await this.completer.handBack(leases);
     if (ids.length > 0) {
       this.log.info({ jobIds: ids }, 'jobs handed back');
@@ -529,6 +543,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }));
       for (const entry of ignoring) {
         entry.isLeaseLost = true;
+        this.leaseKeeper.release(entry.job.id);
         this.abandoned.add(entry.job.id);
         void entry.execution.settled.then(() => this.abandoned.delete(entry.job.id));
       }
