@@ -165,6 +165,14 @@ serve.kill('SIGTERM');
 await Promise.all([...workers.map((w) => w.exited), serve.exited]);
 await mr.close();
 
+// Each overlap in full, so a failure can be read and not only counted.
+const iso = (ms: number | null) => (ms === null ? 'never' : new Date(ms).toISOString().slice(11, 23));
+const describeRun = (e: (typeof report.overlaps)[number]['first']) =>
+  `pid ${e.pid} attempt ${e.attempt} token ${e.token} ${iso(e.startMs)} -> ${iso(e.endMs)} (${e.ending ?? `no end line${deaths.has(e.pid) ? `; process killed ${iso(deaths.get(e.pid)!)}` : ''}`})`;
+for (const overlap of report.overlaps) {
+  log(`OVERLAP job ${overlap.jobId}: first ${describeRun(overlap.first)}; second ${describeRun(overlap.second)}`);
+}
+
 const figures = {
   minutes,
   store: db.startsWith('sqlite') ? 'sqlite' : 'postgres',
@@ -184,6 +192,7 @@ const figures = {
   executions: report.executions,
   duplicateExecutions: report.duplicateExecutions,
   duplicateEffects: report.duplicateEffects,
+  abortedBySignal: readLedger(ledger).filter((e) => e.ending === 'aborted').length,
   overlaps: report.overlaps.length,
   integrity,
 };

@@ -164,6 +164,8 @@ export interface Execution {
   readonly startMs: number;
   /** null: no end line (the process died, or the handler was cut off). */
   readonly endMs: number | null;
+  /** How it ended: its effect happened (`end`), its signal stopped it first (`abort`), or not seen. */
+  readonly ending: 'effect' | 'aborted' | null;
 }
 
 export function readLedger(path: string): Execution[] {
@@ -175,13 +177,13 @@ export function readLedger(path: string): Execution[] {
     const [kind, jobId, pid, token, attempt, ms] = line.split(' ');
     const key = `${jobId} ${pid} ${token}`;
     if (kind === 'start') {
-      const execution: Execution = { jobId: jobId!, pid: Number(pid), token: token!, attempt: Number(attempt), startMs: Number(ms), endMs: null };
+      const execution: Execution = { jobId: jobId!, pid: Number(pid), token: token!, attempt: Number(attempt), startMs: Number(ms), endMs: null, ending: null };
       open.set(key, execution);
       executions.push(execution);
     } else {
       const execution = open.get(key);
       if (!execution) throw new Error(`ledger: an end without a start: ${line}`);
-      (execution as { endMs: number | null }).endMs = Number(ms);
+      Object.assign(execution, { endMs: Number(ms), ending: kind === 'abort' ? 'aborted' : 'effect' });
       open.delete(key);
     }
   }
@@ -216,7 +218,7 @@ export function analyseLedger(executions: readonly Execution[], deathMs: Readonl
   const overlaps: LedgerReport['overlaps'] = [];
   for (const [jobId, list] of byJob) {
     duplicateExecutions += list.length - 1;
-    if (list.filter((e) => e.endMs !== null).length > 1) duplicateEffects += 1;
+    if (list.filter((e) => e.ending === 'effect').length > 1) duplicateEffects += 1;
     const sorted = [...list].sort((a, b) => a.startMs - b.startMs);
     for (let i = 1; i < sorted.length; i++) {
       for (let j = 0; j < i; j++) {

@@ -41,7 +41,7 @@ describe.each(storeHarnesses)('kill -9 of a busy worker on $name', (harness) => 
       await waitFor(
         () => {
           const executions = readLedger(ledger);
-          const ended = executions.filter((e) => e.endMs !== null).length;
+          const ended = executions.filter((e) => e.ending === 'effect').length;
           return ended >= 150 && executions.length - ended >= 300;
         },
         { timeoutMs: 20_000, intervalMs: 20, description: 'the first worker to be busy' },

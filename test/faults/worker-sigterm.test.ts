@@ -47,7 +47,7 @@ describe.each(storeHarnesses)('SIGTERM of a busy worker on $name', (harness) => 
       const executions = readLedger(ledger);
       expect(executions).toHaveLength(IN_FLIGHT); // nothing started after the signal either
 
-      const finished = new Set(executions.filter((e) => e.endMs !== null).map((e) => e.jobId));
+      const finished = new Set(executions.filter((e) => e.ending === 'effect').map((e) => e.jobId));
       const details = await Promise.all(jobs.map((job) => mr.getJob(job.id)));
       const handedBack: string[] = [];
       for (const detail of details) {

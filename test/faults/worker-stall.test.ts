@@ -64,7 +64,7 @@ describe.each(storeHarnesses)('a stalled worker on $name', (harness) => {
       ).toEqual([]);
 
       first.kill('SIGCONT');
-      await first.waitForLine((line) => line === `leaseLost ${line.split(' ')[1]} ${hold!.id}`);
+      await first.waitForLine((line) => line.startsWith('leaseLost ') && line.split(' ')[2] === hold!.id);
       await waitFor(() => readLedger(ledger).filter((e) => e.pid === first.pid && e.endMs !== null).length === 2, {
         description: 'the resumed handlers to finish their late complete and fail',
       });
