@@ -13,7 +13,8 @@
 // let a handler run on while a rescue or another worker's claim starts the same job.
 //
 // Heartbeats extend every held lease in one batch about every leaseMs/3, so a lease is
-// normally renewed long before its deadline; a failed beat is retried after leaseMs/12.
+// normally renewed long before its deadline; a failed beat is retried after leaseMs/12,
+// and one that hangs does not hold up the next.
 // Extensions of one job never overlap (the heartbeat skips a job whose ctx.extendLease
 // is in flight, and vice versa), so the last answer is the store's current expiry.
 
@@ -48,7 +49,6 @@ export class LeaseKeeper {
   private deadlineTimer: NodeJS.Timeout | null = null;
   /** When the deadline timer fires (Infinity: not armed). */
   private deadlineTimerAt = Infinity;
-  private isBeating = false;
   private isStarted = false;
   private readonly beatEveryMs: number;
   private readonly retryBeatMs: number;
@@ -170,7 +170,10 @@ export class LeaseKeeper {
   }
 
   private async beat(): Promise<void> {
-    if (this.isBeating) return;
+    // The next beat is due whatever becomes of this one: a statement that hangs must not
+    // stop the leases claimed after it from being renewed (its own leases stay marked as
+    // extending, are skipped, and meet their deadline).
+    this.scheduleBeat(this.beatEveryMs);
     // Deadlines first: a lease past its deadline is not renewed even if the store would
     // still grant it, because its handler may already have been told nothing.
     this.expireOverdue();
@@ -181,19 +184,9 @@ export class LeaseKeeper {
       if (group) group.push(held);
       else byGrant.set(held.grantMs, [held]);
     }
-    if (byGrant.size === 0) {
-      this.scheduleBeat(this.beatEveryMs);
-      return;
-    }
-    this.isBeating = true;
-    let isOk = false;
-    try {
-      const results = await Promise.all([...byGrant].map(([grantMs, group]) => this.extendGroup(group, grantMs)));
-      isOk = results.every(Boolean);
-    } finally {
-      this.isBeating = false;
-      this.scheduleBeat(isOk ? this.beatEveryMs : this.retryBeatMs);
-    }
+    if (byGrant.size === 0) return;
+    const results = await Promise.all([...byGrant].map(([grantMs, group]) => this.extendGroup(group, grantMs)));
+    if (!results.every(Boolean)) this.scheduleBeat(this.retryBeatMs);
   }
 
   /** One extension statement; false when it failed (the leases are neither lost nor renewed). */
