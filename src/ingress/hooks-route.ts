@@ -4,6 +4,7 @@
 // redelivery). Anything that stops short of the commit answers with an error and has
 // written nothing.
 
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyMalformedError, StoreUnavailableError } from '../core/errors.js';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../core/retry-policy.js';
@@ -126,13 +127,17 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
 /**
  * The parsed body when something needs it (a JSON content type, which must parse, or a
  * group path), else undefined. Non-JSON bodies (form-encoded, binary) are stored as they are.
- * @throws BodyMalformedError when the content type says JSON and the body does not parse.
+ * @throws BodyMalformedError when the content type says JSON and the body is not UTF-8 or does not parse.
  */
 function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly FanOutRule[]): unknown {
   const contentType = headers['content-type'];
   const mime = (typeof contentType === 'string' ? contentType : '').split(';', 1)[0]!.trim().toLowerCase();
   const isJson = mime === 'application/json' || mime.endsWith('+json');
   if (isJson) {
+    // JSON is UTF-8 (RFC 8259 §8.1). Decoding would turn a bad byte into U+FFFD and parse,
+    // so the handler would see other text than the bytes stored and forwarded, and a
+    // receiver that verifies the forward over decoded text gets another signature.
+    if (!isUtf8(rawBody)) throw new BodyMalformedError('The body is not valid UTF-8, but its Content-Type says JSON.');
     try {
       return JSON.parse(rawBody.toString('utf8'));
     } catch {

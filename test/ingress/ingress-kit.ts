@@ -7,7 +7,7 @@ import pino from 'pino';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { validateConfig } from '../../src/config/validate-config.js';
 import { createIngressServer } from '../../src/ingress/server.js';
-import type { IngressServer } from '../../src/ingress/server.js';
+import type { IngressServer, IngressServerOptions } from '../../src/ingress/server.js';
 import type { Mailroom } from '../../src/mailroom.js';
 import { Mailroom as MailroomClass } from '../../src/mailroom.js';
 import type { HarnessStore, StoreHarness } from '../harness/store-harness.js';
@@ -32,9 +32,13 @@ export async function closeAll(harness: StoreHarness): Promise<void> {
   await harness.cleanup();
 }
 
-/** Start an ingress for `config` on a free port; closed by closeServers(). */
-export async function startIngress(mr: Mailroom, config: MailroomConfig): Promise<{ ingress: IngressServer; url: string }> {
-  const ingress = createIngressServer({ mr, config: validateConfig(config), logger: silentLog });
+/** Start an ingress for `config` on a free port (`options` override the server's own); closed by closeServers(). */
+export async function startIngress(
+  mr: Mailroom,
+  config: MailroomConfig,
+  options: Partial<Omit<IngressServerOptions, 'mr' | 'config'>> = {},
+): Promise<{ ingress: IngressServer; url: string }> {
+  const ingress = createIngressServer({ mr, config: validateConfig(config), logger: silentLog, ...options });
   servers.push(ingress);
   const url = await ingress.listen(0, '127.0.0.1');
   return { ingress, url };
