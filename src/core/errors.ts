@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   MR_ERR_SIGNATURE_INVALID: 'The webhook signature is missing, malformed, wrong or outside its time tolerance.',
   MR_ERR_PAYLOAD_TOO_LARGE: 'The request body is larger than the limit.',
   MR_ERR_BODY_MALFORMED: 'The request body does not parse as its content type says.',
+  MR_ERR_EVENT_IDENTITY_INVALID: 'The delivery id or event type is too long or holds characters no store keeps.',
   MR_ERR_METHOD_NOT_ALLOWED: 'The route does not accept that HTTP method.',
   MR_ERR_NOT_FOUND: 'No route matches the request.',
   MR_ERR_UNAUTHORIZED: 'Credentials are missing or wrong.',
@@ -156,6 +157,16 @@ export class PayloadTooLargeError extends MailroomError {
 export class BodyMalformedError extends MailroomError {
   constructor(message: string) {
     super('MR_ERR_BODY_MALFORMED', message, { httpStatus: 400 });
+  }
+}
+
+/**
+ * An inbound event's delivery id or event type is past the limits every store can hold
+ * (ingress: 400). The value is not repeated in the message: it may be megabytes of anything.
+ */
+export class EventIdentityInvalidError extends MailroomError {
+  constructor(readonly field: 'deliveryId' | 'type', readonly problem: string) {
+    super('MR_ERR_EVENT_IDENTITY_INVALID', `The event's ${field === 'deliveryId' ? 'delivery id' : 'type'} ${problem}.`, { httpStatus: 400 });
   }
 }
 

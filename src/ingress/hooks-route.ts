@@ -119,8 +119,12 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
       result.isDuplicate ? 'webhook redelivered: already stored' : 'webhook stored',
     );
   } catch (error) {
-    if (!(error instanceof StoreUnavailableError)) deps.log.error({ source: source.name, err: error }, 'webhook could not be stored');
-    refuse(httpErrorFromError(error));
+    const answer = httpErrorFromError(error);
+    // A typed refusal (a delivery id past the limits) is the sender's; a store that is
+    // down has its own log lines. Anything else is a bug worth a stack.
+    const isUnexpected = answer.status >= 500 && !(error instanceof StoreUnavailableError);
+    if (isUnexpected) deps.log.error({ source: source.name, err: error }, 'webhook could not be stored');
+    refuse(answer);
   }
 }
 

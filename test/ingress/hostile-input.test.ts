@@ -10,11 +10,16 @@ import { closeAll, countRows, openIngressMailroom, postHook, startIngress } from
 
 const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
+const STRIPE_SECRET = 'whsec_5f0e1d2c3b4a69788796a5b4c3d2e1f0';
+
 const config: MailroomConfig = {
   sources: {
     standard: { provider: 'standard', secrets: [STANDARD_SECRET], tasks: ['record'] },
+    stripe: { provider: 'stripe', secrets: [STRIPE_SECRET], tasks: ['record'] },
   },
 };
+
+const json = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
 
 /**
  * Standard Webhooks headers for `body` taken byte for byte. Signed by the documented scheme
@@ -28,6 +33,22 @@ function standardHeaders(body: Buffer, id: string, at = new Date()): Record<stri
   return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${digest}` };
 }
 
+/** A Stripe-Signature for `body` now, by Stripe's documented scheme. */
+function stripeHeaders(body: Buffer): Record<string, string> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const digest = createHmac('sha256', STRIPE_SECRET).update(`${timestamp}.`).update(body).digest('hex');
+  return { 'content-type': 'application/json', 'stripe-signature': `t=${timestamp},v1=${digest}` };
+}
+
+/** Signed deliveries whose id or type no store should be asked to hold. */
+const unholdableIdentities: { title: string; source: 'standard' | 'stripe'; body: Buffer; id?: string }[] = [
+  { title: 'a 4,000-character delivery id header', source: 'standard', body: json({ type: 'user.created' }), id: `msg_${'x'.repeat(3_996)}` },
+  { title: 'a delivery id of 257 bytes of UTF-8', source: 'standard', body: json({ type: 'user.created' }), id: `msg_${'é'.repeat(126)}x` },
+  { title: 'a NUL byte in a body delivery id', source: 'stripe', body: json({ id: 'evt_1\u0000x', type: 'invoice.paid' }) },
+  { title: 'a NUL byte in the event type', source: 'standard', body: json({ type: 'user.\u0000created' }), id: 'msg_nul_type' },
+  { title: 'a line break in a body delivery id', source: 'stripe', body: json({ id: 'evt_1\nforged log line', type: 'invoice.paid' }) },
+  { title: 'a 300-character event type', source: 'stripe', body: json({ id: 'evt_long_type', type: 't'.repeat(300) }) },
+];
 describe.each(storeHarnesses)('hostile input at the door on $name', (harness) => {
   afterEach(async () => {
     await closeAll(harness);
@@ -47,5 +68,26 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     expect(response.status, response.text).toBe(400);
     expect(response.json).toEqual({ error: { code: 'MR_ERR_BODY_MALFORMED', message: expect.stringContaining('UTF-8') } });
     expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
+  it.skipIf(!harness.isAvailable).each(unholdableIdentities)('refuses $title with 400 and stores nothing', async ({ source, body, id }) => {
+    const { url, harnessStore } = await setup();
+    const headers = source === 'stripe' ? stripeHeaders(body) : standardHeaders(body, id!);
+    const response = await postHook(url, source, body, headers);
+    expect(response.status, response.text).toBe(400);
+    expect(response.json).toEqual({ error: { code: 'MR_ERR_EVENT_IDENTITY_INVALID', message: expect.any(String) } });
+    expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
+  it.skipIf(!harness.isAvailable)('stores a delivery id and an event type of exactly 256 bytes of UTF-8', async () => {
+    const { mr, url } = await setup();
+    const id = `msg_${'é'.repeat(126)}`;
+    const type = `${'ü'.repeat(127)}.x`;
+    expect([Buffer.byteLength(id), Buffer.byteLength(type)]).toEqual([256, 256]);
+    const body = json({ type });
+    const response = await postHook(url, 'standard', body, standardHeaders(body, id));
+    expect(response.status, response.text).toBe(202);
+    const event = await mr.store.eventGet({ id: response.json.id });
+    expect([event!.deliveryId, event!.type]).toEqual([id, type]);
   });
 });
