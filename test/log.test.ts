@@ -5,6 +5,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
+import { SECRET_HEADERS } from '../src/providers/index.js';
 import { Mailroom } from '../src/mailroom.js';
 import { Permanent } from '../src/core/errors.js';
 import { closeTestMailrooms } from './harness/mailroom.js';
@@ -54,6 +55,18 @@ describe('log redaction', () => {
     expect(line!.headers).toEqual({ 'stripe-signature': '[redacted]', authorization: '[redacted]', cookie: '[redacted]', 'content-type': 'application/json' });
     expect(line!.req.headers['x-hub-signature-256']).toBe('[redacted]');
     expect(line!.msg).toBe('webhook received');
+  });
+
+  it("redacts every signature and credential header in every provider's spelling, at the top and one level down", () => {
+    const out = sink();
+    const log = createLogger({ destination: out });
+    const headers = Object.fromEntries(SECRET_HEADERS.map((name) => [name, `leaked-${name}`]));
+    expect(headers).toHaveProperty('shopify-hmac-sha256');
+    log.info({ headers: { ...headers, 'x-shopify-topic': 'orders/create' }, event: { headers } }, 'webhook refused');
+    expect(out.text()).not.toContain('leaked-');
+    const [line] = jsonLines(out.text());
+    expect(line!.headers['shopify-hmac-sha256']).toBe('[redacted]');
+    expect(line!.headers['x-shopify-topic']).toBe('orders/create');
   });
 
   it('redacts configured payload paths and leaves the rest of the payload readable', () => {

@@ -105,7 +105,7 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
         source: source.name,
         deliveryId: verified.deliveryId,
         type: verified.eventType,
-        headers: storableHeaders(req.headers, source.secretHeaders),
+        headers: storableHeaders(req.headers, source.provider.secretHeaders),
         rawBody,
       },
       jobs,

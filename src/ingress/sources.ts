@@ -28,23 +28,7 @@ export interface IngressSource {
   readonly provider: ConfiguredProvider;
   readonly bodyLimitBytes: number;
   readonly fanOut: readonly FanOutRule[];
-  /** Lower-cased request headers never stored (signatures and credentials). */
-  readonly secretHeaders: ReadonlySet<string>;
 }
-
-/** Headers that carry a signature or a credential for some provider; never stored. */
-const SIGNATURE_HEADERS = [
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'stripe-signature',
-  'x-hub-signature',
-  'x-hub-signature-256',
-  'webhook-signature',
-  'svix-signature',
-  'x-shopify-hmac-sha256',
-  'x-slack-signature',
-];
 
 /**
  * Compile every source in `config`. Warns (once, at start) about sources that verify
@@ -69,9 +53,6 @@ export function compileSources(config: MailroomConfig, log?: Logger): Map<string
 
 function compileSource(name: string, source: SourceConfig, defaultLimit: number): IngressSource {
   const provider = configureProvider(source, `sources.${name}`);
-  const secretHeaders = new Set(SIGNATURE_HEADERS);
-  const configuredHeader = (provider.options as { header?: unknown } | null)?.header;
-  if (typeof configuredHeader === 'string') secretHeaders.add(configuredHeader.toLowerCase());
   const fanOut = (source.tasks ?? []).map((entry): FanOutRule => {
     if (typeof entry === 'string') return { task: entry, events: null, groupPath: null, priority: 0 };
     return {
@@ -81,5 +62,5 @@ function compileSource(name: string, source: SourceConfig, defaultLimit: number)
       priority: entry.priority ?? 0,
     };
   });
-  return { name, provider, bodyLimitBytes: source.bodyLimitBytes ?? defaultLimit, fanOut, secretHeaders };
+  return { name, provider, bodyLimitBytes: source.bodyLimitBytes ?? defaultLimit, fanOut };
 }

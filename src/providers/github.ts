@@ -11,6 +11,8 @@ import { timingSafeEqual } from './timing-safe-equal.js';
 import { usableSecrets } from './usable-secrets.js';
 
 const SIGNATURE_HEADER = 'x-hub-signature-256';
+// Still sent beside the SHA-256 one; never trusted, but it is a signature all the same.
+const LEGACY_SIGNATURE_HEADER = 'x-hub-signature';
 const DELIVERY_HEADER = 'x-github-delivery';
 const EVENT_HEADER = 'x-github-event';
 const SIGNATURE_PREFIX = 'sha256=';
@@ -25,6 +27,10 @@ export type GithubOptions = Record<string, never>;
 export const githubProvider: Provider<GithubOptions> = {
   name: 'github',
   requiresSecret: true,
+
+  secretHeaders() {
+    return [SIGNATURE_HEADER, LEGACY_SIGNATURE_HEADER];
+  },
 
   parseOptions(raw, keyPrefix) {
     readOptionsObject(raw, keyPrefix, []);

@@ -43,6 +43,10 @@ export const hmacProvider: Provider<HmacOptions> = {
   name: 'hmac',
   requiresSecret: true,
 
+  secretHeaders(options) {
+    return options === null ? [] : [options.header];
+  },
+
   parseOptions(raw, keyPrefix) {
     const record = readOptionsObject(raw, keyPrefix, ['header', 'algorithm', 'encoding', 'prefix', ...IDENTITY_OPTION_KEYS]);
     const header = readOptionalHeaderName(record, 'header', keyPrefix);

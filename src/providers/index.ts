@@ -27,6 +27,18 @@ export const PROVIDERS = {
   none: noneProvider,
 } as const;
 
+/** Headers that carry a credential whatever the provider (and whatever proxy sits in front). */
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
+
+/**
+ * Every spelling of every header that carries a signature or a credential, for any
+ * provider, lower-cased: the one list storage, `forward` and log redaction all use. A
+ * source adds what its options name (`hmac`'s header), as `ConfiguredProvider.secretHeaders`.
+ */
+export const SECRET_HEADERS: readonly string[] = [
+  ...new Set([...CREDENTIAL_HEADERS, ...Object.values(PROVIDERS).flatMap((provider) => provider.secretHeaders(null))]),
+];
+
 /** A provider name a source may use. */
 export type ProviderName = keyof typeof PROVIDERS;
 
@@ -99,6 +111,8 @@ export interface ConfiguredProvider {
   readonly options: unknown;
   /** False for `hmac`/`none` without an id header or path: the source cannot dedupe (warn at start). */
   readonly hasDeliveryId: boolean;
+  /** `SECRET_HEADERS` plus the headers this source's options name: never stored, forwarded or logged. */
+  readonly secretHeaders: ReadonlySet<string>;
   verify(input: { readonly headers: RequestHeaders; readonly rawBody: Buffer; readonly now: Date }): VerifyResult;
   identify(input: { readonly headers: RequestHeaders; readonly rawBody: Buffer }): EventIdentity;
   /** Headers that make `rawBody` verify, signed with the source's first secret. */
@@ -122,6 +136,7 @@ export function configureProvider(config: SourceProviderConfig, keyPrefix: strin
     name,
     options,
     hasDeliveryId: provider.hasDeliveryId(options),
+    secretHeaders: new Set([...SECRET_HEADERS, ...provider.secretHeaders(options)]),
     verify: ({ headers, rawBody, now }) => provider.verify({ headers, rawBody, now, secrets, options }),
     identify: ({ headers, rawBody }) => provider.identify({ headers, rawBody, options }),
     sign: ({ rawBody, now, deliveryId, eventType }) =>

@@ -21,6 +21,10 @@ export const noneProvider: Provider<NoneOptions> = {
   name: 'none',
   requiresSecret: false,
 
+  secretHeaders() {
+    return [];
+  },
+
   parseOptions(raw, keyPrefix) {
     return readIdentityOptions(readOptionsObject(raw, keyPrefix, IDENTITY_OPTION_KEYS), keyPrefix);
   },

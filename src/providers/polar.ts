@@ -4,7 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Provider } from './provider.js';
 import { readTimestampOptions, type TimestampOptions } from './provider-options.js';
-import { identifyStandardWebhook, signStandardWebhook, verifyStandardWebhook } from './standard-webhooks-scheme.js';
+import {
+  identifyStandardWebhook,
+  signStandardWebhook,
+  STANDARD_WEBHOOKS_SECRET_HEADERS,
+  verifyStandardWebhook,
+} from './standard-webhooks-scheme.js';
 
 /** Options of the `polar` provider. */
 export type PolarOptions = TimestampOptions;
@@ -22,6 +27,10 @@ export function polarKey(secret: string): Buffer | null {
 export const polarProvider: Provider<PolarOptions> = {
   name: 'polar',
   requiresSecret: true,
+
+  secretHeaders() {
+    return STANDARD_WEBHOOKS_SECRET_HEADERS;
+  },
 
   parseOptions: readTimestampOptions,
 

@@ -99,6 +99,13 @@ export interface Provider<O = unknown> {
   /** False only for `none`: every other provider refuses to verify without a secret. */
   readonly requiresSecret: boolean;
   /**
+   * Every spelling of every header that carries this scheme's signature, lower-cased: the
+   * ingress never stores them, `forward` never sends them on, logs redact them. `null`
+   * asks for the names the scheme fixes by itself (the process-wide list); with options,
+   * the names they add too (`hmac`'s configured header).
+   */
+  secretHeaders(options: O | null): readonly string[];
+  /**
    * Check and normalize the source's provider options.
    * @param keyPrefix the config path of the options object, used to name a bad key.
    * @throws ConfigError naming the bad key.

@@ -20,6 +20,11 @@ function readShopifyHeader(headers: RequestHeaders, suffix: string): string | un
   return readHeader(headers, `x-shopify-${suffix}`) ?? readHeader(headers, `shopify-${suffix}`);
 }
 
+/** Both spellings of a Shopify header, classic first. */
+function shopifyHeaderNames(suffix: string): string[] {
+  return [`x-shopify-${suffix}`, `shopify-${suffix}`];
+}
+
 /**
  * The `shopify` provider. The scheme signs no timestamp, so it has no replay window of its
  * own; dedupe on the webhook id is what stops a replayed delivery from running twice.
@@ -27,6 +32,10 @@ function readShopifyHeader(headers: RequestHeaders, suffix: string): string | un
 export const shopifyProvider: Provider<ShopifyOptions> = {
   name: 'shopify',
   requiresSecret: true,
+
+  secretHeaders() {
+    return shopifyHeaderNames('hmac-sha256');
+  },
 
   parseOptions(raw, keyPrefix) {
     readOptionsObject(raw, keyPrefix, []);

@@ -42,6 +42,10 @@ export const slackProvider: Provider<SlackOptions> = {
   name: 'slack',
   requiresSecret: true,
 
+  secretHeaders() {
+    return [SIGNATURE_HEADER];
+  },
+
   parseOptions: readTimestampOptions,
 
   checkSecret(secret) {

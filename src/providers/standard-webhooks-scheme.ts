@@ -24,6 +24,9 @@ const STANDARD_HEADERS: HeaderNames = { id: 'webhook-id', timestamp: 'webhook-ti
 // Svix, the scheme's origin, still sends its own prefix; the values are identical.
 const SVIX_HEADERS: HeaderNames = { id: 'svix-id', timestamp: 'svix-timestamp', signature: 'svix-signature' };
 
+/** The signature header of both dialects. */
+export const STANDARD_WEBHOOKS_SECRET_HEADERS: readonly string[] = [STANDARD_HEADERS.signature, SVIX_HEADERS.signature];
+
 /** Turns one configured secret into HMAC key bytes, or null when it cannot be one. */
 export type StandardKeyDerivation = (secret: string) => Buffer | null;
 

@@ -4,7 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Provider } from './provider.js';
 import { readTimestampOptions, type TimestampOptions } from './provider-options.js';
-import { identifyStandardWebhook, signStandardWebhook, verifyStandardWebhook } from './standard-webhooks-scheme.js';
+import {
+  identifyStandardWebhook,
+  signStandardWebhook,
+  STANDARD_WEBHOOKS_SECRET_HEADERS,
+  verifyStandardWebhook,
+} from './standard-webhooks-scheme.js';
 
 const SECRET_PREFIX = 'whsec_';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -26,6 +31,10 @@ export function standardWebhooksKey(secret: string): Buffer | null {
 export const standardProvider: Provider<StandardOptions> = {
   name: 'standard',
   requiresSecret: true,
+
+  secretHeaders() {
+    return STANDARD_WEBHOOKS_SECRET_HEADERS;
+  },
 
   parseOptions: readTimestampOptions,
 

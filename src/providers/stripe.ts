@@ -52,6 +52,10 @@ export const stripeProvider: Provider<StripeOptions> = {
   name: 'stripe',
   requiresSecret: true,
 
+  secretHeaders() {
+    return [SIGNATURE_HEADER];
+  },
+
   parseOptions: readTimestampOptions,
 
   checkSecret(secret) {

@@ -5,17 +5,24 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MailroomConfig } from '../../src/config/define-config.js';
+import { shopifyProvider } from '../../src/providers/shopify.js';
+import { createForwardTask } from '../../src/tasks/forward.js';
 import { storeHarnesses } from '../harness/stores.js';
+import { waitFor } from '../harness/wait.js';
+import { startReceiver } from '../tasks/task-kit.js';
+import type { Receiver } from '../tasks/task-kit.js';
 import { closeAll, countRows, openIngressMailroom, postHook, startIngress } from './ingress-kit.js';
 
 const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 const STRIPE_SECRET = 'whsec_5f0e1d2c3b4a69788796a5b4c3d2e1f0';
+const SHOPIFY_SECRET = 'shpss_5c2a0b1d9e8f7a6b';
 
 const config: MailroomConfig = {
   sources: {
     standard: { provider: 'standard', secrets: [STANDARD_SECRET], tasks: ['record'] },
     stripe: { provider: 'stripe', secrets: [STRIPE_SECRET], tasks: ['record'] },
+    shopify: { provider: 'shopify', secrets: [SHOPIFY_SECRET], tasks: ['to_app'] },
   },
 };
 
@@ -50,8 +57,11 @@ const unholdableIdentities: { title: string; source: 'standard' | 'stripe'; body
   { title: 'a 300-character event type', source: 'stripe', body: json({ id: 'evt_long_type', type: 't'.repeat(300) }) },
 ];
 describe.each(storeHarnesses)('hostile input at the door on $name', (harness) => {
+  let receiver: Receiver | null = null;
   afterEach(async () => {
     await closeAll(harness);
+    await receiver?.close();
+    receiver = null;
   });
 
   async function setup(options: Parameters<typeof startIngress>[2] = {}) {
@@ -89,5 +99,31 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     expect(response.status, response.text).toBe(202);
     const event = await mr.store.eventGet({ id: response.json.id });
     expect([event!.deliveryId, event!.type]).toEqual([id, type]);
+  });
+
+  it.skipIf(!harness.isAvailable)('stores and forwards a Shopify delivery signed under the unprefixed header names without its signature', async () => {
+    const { mr, url } = await setup();
+    receiver = await startReceiver();
+    mr.task('to_app', createForwardTask({ kind: 'forward', url: receiver.url }));
+    const body = json({ id: 820982911946154500, email: 'jon@example.com' });
+    const signed = shopifyProvider.sign({ rawBody: body, secret: SHOPIFY_SECRET, now: new Date(), options: {}, deliveryId: 'b54557e4-unprefixed', eventType: 'orders/create' });
+    // Shopify's events webhooks send the classic headers without their X- prefix.
+    const headers = Object.fromEntries(Object.entries(signed).map(([name, value]) => [name.replace(/^x-shopify-/, 'shopify-'), value]));
+    expect(headers).toHaveProperty('shopify-hmac-sha256');
+    const response = await postHook(url, 'shopify', body, { 'content-type': 'application/json', ...headers });
+    expect(response.status, response.text).toBe(202);
+
+    const event = await mr.store.eventGet({ id: response.json.id });
+    expect(event!.deliveryId).toBe('b54557e4-unprefixed');
+    expect(event!.headers['shopify-topic']).toBe('orders/create');
+    expect(event!.headers).not.toHaveProperty('shopify-hmac-sha256');
+
+    const worker = mr.work({ pollMs: 20 });
+    await waitFor(() => receiver!.received.length === 1, { description: 'the forward to reach the app' });
+    await worker.stop();
+    const forwarded = receiver.received[0]!.headers;
+    expect(forwarded['shopify-topic']).toBe('orders/create');
+    expect(forwarded).not.toHaveProperty('shopify-hmac-sha256');
+    expect(JSON.stringify(forwarded)).not.toContain(headers['shopify-hmac-sha256']!);
   });
 });

@@ -8,6 +8,7 @@ import {
   getProvider,
   isProviderName,
   PROVIDER_NAMES,
+  SECRET_HEADERS,
   validateProviderOptions,
   validateProviderSecrets,
 } from '../../src/providers/index.js';
@@ -39,6 +40,30 @@ describe('provider registry', () => {
     for (const name of PROVIDER_NAMES) expect(getProvider(name).name).toBe(name);
     expect(isProviderName('toString')).toBe(false);
     expect(isProviderName('svix')).toBe(false);
+  });
+
+  it('lists every spelling of every signature header a provider reads, and the usual credentials', () => {
+    expect([...SECRET_HEADERS].sort()).toEqual([
+      'authorization',
+      'cookie',
+      'proxy-authorization',
+      // Shopify's newer events webhooks drop the X- prefix; both spellings carry the HMAC.
+      'shopify-hmac-sha256',
+      'stripe-signature',
+      'svix-signature',
+      'webhook-signature',
+      'x-api-key',
+      'x-hub-signature',
+      'x-hub-signature-256',
+      'x-shopify-hmac-sha256',
+      'x-slack-signature',
+    ]);
+  });
+
+  it("adds a source's configured hmac signature header to its secret headers", () => {
+    const source = configureProvider({ provider: 'hmac', options: { header: 'X-Build-Signature' }, secrets: ['s'] }, 'sources.ci');
+    expect(source.secretHeaders.has('x-build-signature')).toBe(true);
+    for (const name of SECRET_HEADERS) expect(source.secretHeaders.has(name)).toBe(true);
   });
 
   for (const name of PROVIDER_NAMES) {
