@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   MR_ERR_SIGNATURE_INVALID: 'The webhook signature is missing, malformed, wrong or outside its time tolerance.',
   MR_ERR_PAYLOAD_TOO_LARGE: 'The request body is larger than the limit.',
   MR_ERR_BODY_MALFORMED: 'The request body does not parse as its content type says.',
+  MR_ERR_HEADER_AMBIGUOUS: 'A header that picks the delivery id or event type was sent more than once.',
   MR_ERR_EVENT_IDENTITY_INVALID: 'The delivery id or event type is too long or holds characters no store keeps.',
   MR_ERR_METHOD_NOT_ALLOWED: 'The route does not accept that HTTP method.',
   MR_ERR_NOT_FOUND: 'No route matches the request.',
@@ -167,6 +168,13 @@ export class BodyMalformedError extends MailroomError {
 export class EventIdentityInvalidError extends MailroomError {
   constructor(readonly field: 'deliveryId' | 'type', readonly problem: string) {
     super('MR_ERR_EVENT_IDENTITY_INVALID', `The event's ${field === 'deliveryId' ? 'delivery id' : 'type'} ${problem}.`, { httpStatus: 400 });
+  }
+}
+
+/** A header the delivery id or event type is read from came more than once (ingress: 400). */
+export class AmbiguousHeaderError extends MailroomError {
+  constructor(readonly header: string) {
+    super('MR_ERR_HEADER_AMBIGUOUS', `The ${header} header was sent more than once; it must name one delivery or event type.`, { httpStatus: 400 });
   }
 }
 

@@ -13,6 +13,7 @@ import type { Mailroom } from '../mailroom.js';
 import { idText, readJsonPath } from '../providers/json-path.js';
 import type { RequestHeaders } from '../providers/provider.js';
 import type { JobInsert } from '../store/store.js';
+import { checkHeaders } from './header-checks.js';
 import { httpErrorFromError, httpErrorFromVerifyFailure, sendHttpError, sendJson } from './http-errors.js';
 import type { HttpError } from './http-errors.js';
 import { readBody, RequestAbortedError } from './read-body.js';
@@ -60,6 +61,12 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
 
   if (!source) {
     refuse({ status: 404, code: 'MR_ERR_UNKNOWN_SOURCE', message: `No webhook source named "${sourceName.slice(0, 100)}" is configured.` });
+    return;
+  }
+
+  const headerRefusal = checkHeaders(req, source);
+  if (headerRefusal !== null) {
+    refuse(headerRefusal.error, headerRefusal.detail);
     return;
   }
 

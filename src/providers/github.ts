@@ -32,6 +32,10 @@ export const githubProvider: Provider<GithubOptions> = {
     return [SIGNATURE_HEADER, LEGACY_SIGNATURE_HEADER];
   },
 
+  routingHeaders() {
+    return [DELIVERY_HEADER, EVENT_HEADER];
+  },
+
   parseOptions(raw, keyPrefix) {
     readOptionsObject(raw, keyPrefix, []);
     return {};

@@ -7,6 +7,7 @@ import {
   hasConfiguredDeliveryId,
   identifyConfigured,
   IDENTITY_OPTION_KEYS,
+  identityHeaderNames,
   identityHeaders,
   readIdentityOptions,
   type IdentityOptions,
@@ -46,6 +47,8 @@ export const hmacProvider: Provider<HmacOptions> = {
   secretHeaders(options) {
     return options === null ? [] : [options.header];
   },
+
+  routingHeaders: identityHeaderNames,
 
   parseOptions(raw, keyPrefix) {
     const record = readOptionsObject(raw, keyPrefix, ['header', 'algorithm', 'encoding', 'prefix', ...IDENTITY_OPTION_KEYS]);

@@ -113,6 +113,8 @@ export interface ConfiguredProvider {
   readonly hasDeliveryId: boolean;
   /** `SECRET_HEADERS` plus the headers this source's options name: never stored, forwarded or logged. */
   readonly secretHeaders: ReadonlySet<string>;
+  /** Headers the delivery id and event type come from, every spelling; a repeat is ambiguous. */
+  readonly routingHeaders: readonly string[];
   verify(input: { readonly headers: RequestHeaders; readonly rawBody: Buffer; readonly now: Date }): VerifyResult;
   identify(input: { readonly headers: RequestHeaders; readonly rawBody: Buffer }): EventIdentity;
   /** Headers that make `rawBody` verify, signed with the source's first secret. */
@@ -137,6 +139,7 @@ export function configureProvider(config: SourceProviderConfig, keyPrefix: strin
     options,
     hasDeliveryId: provider.hasDeliveryId(options),
     secretHeaders: new Set([...SECRET_HEADERS, ...provider.secretHeaders(options)]),
+    routingHeaders: provider.routingHeaders(options),
     verify: ({ headers, rawBody, now }) => provider.verify({ headers, rawBody, now, secrets, options }),
     identify: ({ headers, rawBody }) => provider.identify({ headers, rawBody, options }),
     sign: ({ rawBody, now, deliveryId, eventType }) =>

@@ -6,6 +6,7 @@ import {
   hasConfiguredDeliveryId,
   identifyConfigured,
   IDENTITY_OPTION_KEYS,
+  identityHeaderNames,
   identityHeaders,
   readIdentityOptions,
   type IdentityOptions,
@@ -24,6 +25,8 @@ export const noneProvider: Provider<NoneOptions> = {
   secretHeaders() {
     return [];
   },
+
+  routingHeaders: identityHeaderNames,
 
   parseOptions(raw, keyPrefix) {
     return readIdentityOptions(readOptionsObject(raw, keyPrefix, IDENTITY_OPTION_KEYS), keyPrefix);

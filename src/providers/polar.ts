@@ -7,6 +7,7 @@ import { readTimestampOptions, type TimestampOptions } from './provider-options.
 import {
   identifyStandardWebhook,
   signStandardWebhook,
+  STANDARD_WEBHOOKS_ROUTING_HEADERS,
   STANDARD_WEBHOOKS_SECRET_HEADERS,
   verifyStandardWebhook,
 } from './standard-webhooks-scheme.js';
@@ -30,6 +31,10 @@ export const polarProvider: Provider<PolarOptions> = {
 
   secretHeaders() {
     return STANDARD_WEBHOOKS_SECRET_HEADERS;
+  },
+
+  routingHeaders() {
+    return STANDARD_WEBHOOKS_ROUTING_HEADERS;
   },
 
   parseOptions: readTimestampOptions,

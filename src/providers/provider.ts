@@ -106,6 +106,12 @@ export interface Provider<O = unknown> {
    */
   secretHeaders(options: O | null): readonly string[];
   /**
+   * Every spelling of the headers the delivery id and event type are read from,
+   * lower-cased. A repeat of one is ambiguous (node joins repeats into `push, ping`, which
+   * would route to nothing and dedupe on a made-up id), so the ingress refuses it.
+   */
+  routingHeaders(options: O): readonly string[];
+  /**
    * Check and normalize the source's provider options.
    * @param keyPrefix the config path of the options object, used to name a bad key.
    * @throws ConfigError naming the bad key.

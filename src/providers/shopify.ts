@@ -37,6 +37,10 @@ export const shopifyProvider: Provider<ShopifyOptions> = {
     return shopifyHeaderNames('hmac-sha256');
   },
 
+  routingHeaders() {
+    return ['webhook-id', 'event-id', 'topic'].flatMap(shopifyHeaderNames);
+  },
+
   parseOptions(raw, keyPrefix) {
     readOptionsObject(raw, keyPrefix, []);
     return {};

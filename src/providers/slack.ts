@@ -46,6 +46,11 @@ export const slackProvider: Provider<SlackOptions> = {
     return [SIGNATURE_HEADER];
   },
 
+  routingHeaders() {
+    // The id and type are in the signed body.
+    return [];
+  },
+
   parseOptions: readTimestampOptions,
 
   checkSecret(secret) {

@@ -26,6 +26,8 @@ const SVIX_HEADERS: HeaderNames = { id: 'svix-id', timestamp: 'svix-timestamp', 
 
 /** The signature header of both dialects. */
 export const STANDARD_WEBHOOKS_SECRET_HEADERS: readonly string[] = [STANDARD_HEADERS.signature, SVIX_HEADERS.signature];
+/** The delivery id header of both dialects (the type is in the signed body). */
+export const STANDARD_WEBHOOKS_ROUTING_HEADERS: readonly string[] = [STANDARD_HEADERS.id, SVIX_HEADERS.id];
 
 /** Turns one configured secret into HMAC key bytes, or null when it cannot be one. */
 export type StandardKeyDerivation = (secret: string) => Buffer | null;

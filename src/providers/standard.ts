@@ -7,6 +7,7 @@ import { readTimestampOptions, type TimestampOptions } from './provider-options.
 import {
   identifyStandardWebhook,
   signStandardWebhook,
+  STANDARD_WEBHOOKS_ROUTING_HEADERS,
   STANDARD_WEBHOOKS_SECRET_HEADERS,
   verifyStandardWebhook,
 } from './standard-webhooks-scheme.js';
@@ -34,6 +35,10 @@ export const standardProvider: Provider<StandardOptions> = {
 
   secretHeaders() {
     return STANDARD_WEBHOOKS_SECRET_HEADERS;
+  },
+
+  routingHeaders() {
+    return STANDARD_WEBHOOKS_ROUTING_HEADERS;
   },
 
   parseOptions: readTimestampOptions,

@@ -56,6 +56,11 @@ export const stripeProvider: Provider<StripeOptions> = {
     return [SIGNATURE_HEADER];
   },
 
+  routingHeaders() {
+    // The id and type are in the signed body.
+    return [];
+  },
+
   parseOptions: readTimestampOptions,
 
   checkSecret(secret) {

@@ -17,12 +17,14 @@ const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 const STRIPE_SECRET = 'whsec_5f0e1d2c3b4a69788796a5b4c3d2e1f0';
 const SHOPIFY_SECRET = 'shpss_5c2a0b1d9e8f7a6b';
+const GITHUB_SECRET = "It's a Secret to Everybody";
 
 const config: MailroomConfig = {
   sources: {
     standard: { provider: 'standard', secrets: [STANDARD_SECRET], tasks: ['record'] },
     stripe: { provider: 'stripe', secrets: [STRIPE_SECRET], tasks: ['record'] },
     shopify: { provider: 'shopify', secrets: [SHOPIFY_SECRET], tasks: ['to_app'] },
+    github: { provider: 'github', secrets: [GITHUB_SECRET], tasks: [{ task: 'deploy', events: ['push'] }, 'record'] },
   },
 };
 
@@ -45,6 +47,17 @@ function stripeHeaders(body: Buffer): Record<string, string> {
   const timestamp = String(Math.floor(Date.now() / 1000));
   const digest = createHmac('sha256', STRIPE_SECRET).update(`${timestamp}.`).update(body).digest('hex');
   return { 'content-type': 'application/json', 'stripe-signature': `t=${timestamp},v1=${digest}` };
+}
+
+/** A correctly signed GitHub delivery's headers; `routing` replaces its delivery id and event headers. */
+function githubHeaders(body: Buffer, routing: Record<string, string | string[]> = {}): Record<string, string | string[]> {
+  return {
+    'content-type': 'application/json',
+    'x-hub-signature-256': `sha256=${createHmac('sha256', GITHUB_SECRET).update(body).digest('hex')}`,
+    'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+    'x-github-event': 'push',
+    ...routing,
+  };
 }
 
 /** Signed deliveries whose id or type no store should be asked to hold. */
@@ -125,5 +138,26 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     expect(forwarded['shopify-topic']).toBe('orders/create');
     expect(forwarded).not.toHaveProperty('shopify-hmac-sha256');
     expect(JSON.stringify(forwarded)).not.toContain(headers['shopify-hmac-sha256']!);
+  });
+
+  it.skipIf(!harness.isAvailable).each([
+    { header: 'x-github-event', values: ['push', 'ping'] },
+    { header: 'x-github-event', values: ['push', 'push'] },
+    { header: 'x-github-delivery', values: ['d-1', 'd-2'] },
+  ])('refuses a signed delivery with two $header headers ($values) as ambiguous with 400', async ({ header, values }) => {
+    const { url, harnessStore } = await setup();
+    const body = json({ ref: 'refs/heads/main' });
+    const response = await postHook(url, 'github', body, githubHeaders(body, { [header]: values }));
+    expect(response.status, response.text).toBe(400);
+    expect(response.json).toEqual({ error: { code: 'MR_ERR_HEADER_AMBIGUOUS', message: expect.stringContaining(header) } });
+    expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
+  it.skipIf(!harness.isAvailable)('routes a signed GitHub delivery with one event header as before', async () => {
+    const { mr, url } = await setup();
+    const body = json({ ref: 'refs/heads/main' });
+    const response = await postHook(url, 'github', body, githubHeaders(body));
+    expect(response.status, response.text).toBe(202);
+    expect((await mr.listJobs({ eventId: response.json.id })).map((job) => job.type).sort()).toEqual(['deploy', 'record']);
   });
 });

@@ -56,8 +56,11 @@ export interface RawResponse {
   readonly json: any;
 }
 
-/** One request with exactly these bytes and headers (no keep-alive: each test request stands alone). */
-export function send(url: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<RawResponse> {
+/**
+ * One request with exactly these bytes and headers (no keep-alive: each test request stands
+ * alone). A header given as a list is sent once per value.
+ */
+export function send(url: string, path: string, options: { method?: string; headers?: Record<string, string | string[]>; body?: Buffer | string } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const body = options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body, 'utf8');
     const req = request(
@@ -91,7 +94,7 @@ export function send(url: string, path: string, options: { method?: string; head
 }
 
 /** POST a body with its headers to /hooks/<source>. */
-export function postHook(url: string, source: string, body: Buffer | string, headers: Record<string, string>): Promise<RawResponse> {
+export function postHook(url: string, source: string, body: Buffer | string, headers: Record<string, string | string[]>): Promise<RawResponse> {
   return send(url, `/hooks/${source}`, { body, headers });
 }
 

@@ -82,6 +82,23 @@ describe('provider registry', () => {
     });
   }
 
+  for (const name of PROVIDER_NAMES) {
+    it(`names as a routing header of ${name} every header its delivery id or event type is read from`, () => {
+      const options = name === 'hmac' ? { header: 'x-signature', idHeader: 'x-request-id', typeHeader: 'x-event' } : name === 'none' ? { idHeader: 'x-request-id' } : undefined;
+      const source = configureProvider({ provider: name, options, secrets: name === 'none' ? undefined : [SECRETS[name]!] }, `sources.${name}`);
+      const rawBody = jsonBody({ id: 'evt_sample', type: 'sample.created', event_id: 'Ev_sample' });
+      const headers = source.sign({ rawBody, now: NOW, deliveryId: 'sample-1', eventType: 'sample.created' });
+      const identity = source.identify({ headers, rawBody });
+      // A header whose value changes the identity routes the event: a repeat of it is ambiguous.
+      const routing = Object.keys(headers).filter((header) => {
+        const changed = source.identify({ headers: { ...headers, [header]: 'other' }, rawBody });
+        return changed.deliveryId !== identity.deliveryId || changed.eventType !== identity.eventType;
+      });
+      expect(routing.length > 0 || ['stripe', 'slack'].includes(name)).toBe(true);
+      for (const header of routing) expect(source.routingHeaders).toContain(header.toLowerCase());
+    });
+  }
+
   it('names the provider key when the provider is unknown', () => {
     expect(configError(() => configureProvider({ provider: 'paypal', secrets: ['x'] }, 'sources.pp')).key).toBe('sources.pp.provider');
     expect(configError(() => configureProvider({ provider: undefined }, 'sources.pp')).key).toBe('sources.pp.provider');
