@@ -49,11 +49,8 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
   const source = deps.sources.get(sourceName);
   // An unknown name is counted under one label so a scanner cannot grow the metric's cardinality.
   const metricSource = source ? source.name : '(unknown)';
-  const refuse = (error: HttpError, detail: Record<string, unknown> = {}) => {
-    const headers: Record<string, string> = {};
-    // A body we did not read to its end must not be mistaken for the next request.
-    if (!req.complete) headers.connection = 'close';
-    sendHttpError(res, error, headers);
+  const refuse = (error: HttpError, detail: Readonly<Record<string, unknown>> = {}) => {
+    sendHttpError(res, error);
     deps.onAnswer(metricSource, error.status);
     const level = error.status >= 500 ? 'warn' : 'info';
     deps.log[level]({ source: sourceName.slice(0, 100), status: error.status, code: error.code, ...detail }, 'webhook refused');

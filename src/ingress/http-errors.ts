@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { hasCode, MailroomError, MethodNotAllowedError, StoreUnavailableError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { VerifyFailure, VerifyFailureReason } from '../providers/provider.js';
+import { finishResponse } from './finish-response.js';
 
 /** An answer to refuse a request with. */
 export interface HttpError {
@@ -69,7 +70,7 @@ export function sendHttpError(res: ServerResponse, error: HttpError, extraHeader
   sendJson(res, error.status, { error: { code: error.code, message: error.message } }, { ...error.headers, ...extraHeaders });
 }
 
-/** Write a JSON response. */
+/** Write a JSON response; it ends once the request's body is read (see finish-response.ts). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -78,5 +79,5 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
     'cache-control': 'no-store',
     ...headers,
   });
-  res.end(text);
+  finishResponse(res, text);
 }

@@ -110,17 +110,13 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
         return;
       }
       default:
-        return sendHttpError(
-          res,
-          { status: 404, code: 'MR_ERR_NOT_FOUND', message: 'No route matches this path.' },
-          req.complete ? {} : { connection: 'close' },
-        );
+        return sendHttpError(res, { status: 404, code: 'MR_ERR_NOT_FOUND', message: 'No route matches this path.' });
     }
   }
 
   function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: string[]): void {
     const error = httpErrorFromError(new MethodNotAllowedError(req.method ?? '?', allowed));
-    sendHttpError(res, error, req.complete ? {} : { connection: 'close' });
+    sendHttpError(res, error);
     log.info({ path: safePath(req), method: req.method, status: 405 }, 'request refused');
   }
 

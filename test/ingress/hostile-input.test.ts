@@ -11,7 +11,7 @@ import { storeHarnesses } from '../harness/stores.js';
 import { waitFor } from '../harness/wait.js';
 import { startReceiver } from '../tasks/task-kit.js';
 import type { Receiver } from '../tasks/task-kit.js';
-import { closeAll, countRows, openIngressMailroom, postHook, startIngress } from './ingress-kit.js';
+import { closeAll, countRows, openIngressMailroom, postHook, postWatchingErrors, startIngress } from './ingress-kit.js';
 
 const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -159,5 +159,23 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     const response = await postHook(url, 'github', body, githubHeaders(body));
     expect(response.status, response.text).toBe(202);
     expect((await mr.listJobs({ eventId: response.json.id })).map((job) => job.type).sort()).toEqual(['deploy', 'record']);
+  });
+
+  it.skipIf(!harness.isAvailable)("delivers the 413 for a 10 MB body to node's http client, which sees no EPIPE", async () => {
+    const { url, harnessStore } = await setup();
+    const body = Buffer.alloc(10_000_000, 0x61);
+    // Before the fix, 10 of 10 tries read the 413 and then failed with EPIPE.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const seen = await postWatchingErrors(url, '/hooks/standard', body, standardHeaders(body, `msg_big_${attempt}`));
+      expect(seen).toEqual({ status: 413, json: { error: { code: 'MR_ERR_PAYLOAD_TOO_LARGE', message: expect.any(String) } }, errors: [] });
+    }
+    expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
+  it.skipIf(!harness.isAvailable)('delivers a refusal made before reading a 10 MB body without EPIPE', async () => {
+    const { url } = await setup();
+    const body = Buffer.alloc(10_000_000, 0x61);
+    const seen = await postWatchingErrors(url, '/hooks/nope', body, { 'content-type': 'application/json' });
+    expect(seen).toEqual({ status: 404, json: { error: { code: 'MR_ERR_UNKNOWN_SOURCE', message: expect.any(String) } }, errors: [] });
   });
 });

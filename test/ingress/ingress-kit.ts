@@ -93,6 +93,43 @@ export function send(url: string, path: string, options: { method?: string; head
   });
 }
 
+/** What a sender saw: the answer (if any) and every error its request emitted until it closed. */
+export interface WatchedResponse {
+  readonly status: number | null;
+  readonly json: any;
+  readonly errors: string[];
+}
+
+/**
+ * POST with node's own http client and watch the request to its end: an answer read and
+ * then an EPIPE/ECONNRESET (the server closed while the body was still going out) shows as
+ * a status plus errors.
+ */
+export function postWatchingErrors(url: string, path: string, body: Buffer, headers: Record<string, string>): Promise<WatchedResponse> {
+  return new Promise((resolve) => {
+    let status: number | null = null;
+    let text = '';
+    const errors: string[] = [];
+    const req = request(new URL(path, url), { method: 'POST', agent: false, headers: { 'content-length': String(body.length), ...headers } }, (res) => {
+      status = res.statusCode ?? null;
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+    req.on('close', () => {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      resolve({ status, json, errors });
+    });
+    req.end(body);
+  });
+}
+
 /** POST a body with its headers to /hooks/<source>. */
 export function postHook(url: string, source: string, body: Buffer | string, headers: Record<string, string | string[]>): Promise<RawResponse> {
   return send(url, `/hooks/${source}`, { body, headers });
