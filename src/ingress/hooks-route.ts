@@ -61,7 +61,7 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
     return;
   }
 
-  const headerRefusal = checkHeaders(req, source);
+  const headerRefusal = checkHeaders(req, source, deps.now ? deps.now() : new Date());
   if (headerRefusal !== null) {
     refuse(headerRefusal.error, headerRefusal.detail);
     return;

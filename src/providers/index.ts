@@ -6,7 +6,7 @@ import { githubProvider } from './github.js';
 import { hmacProvider } from './hmac.js';
 import { noneProvider } from './none.js';
 import { polarProvider } from './polar.js';
-import type { EventIdentity, Provider, RequestHeaders, VerifyResult } from './provider.js';
+import type { EventIdentity, Provider, RequestHeaders, VerifyFailure, VerifyResult } from './provider.js';
 import { shopifyProvider } from './shopify.js';
 import { slackProvider } from './slack.js';
 import { standardProvider } from './standard.js';
@@ -116,6 +116,8 @@ export interface ConfiguredProvider {
   /** Headers the delivery id and event type come from, every spelling; a repeat is ambiguous. */
   readonly routingHeaders: readonly string[];
   verify(input: { readonly headers: RequestHeaders; readonly rawBody: Buffer; readonly now: Date }): VerifyResult;
+  /** The failure `verify` is bound to report from the headers alone, or null (see Provider). */
+  verifyHeaders(input: { readonly headers: RequestHeaders; readonly now: Date }): VerifyFailure | null;
   identify(input: { readonly headers: RequestHeaders; readonly rawBody: Buffer }): EventIdentity;
   /** Headers that make `rawBody` verify, signed with the source's first secret. */
   sign(input: { readonly rawBody: Buffer; readonly now: Date; readonly deliveryId?: string; readonly eventType?: string }): Record<string, string>;
@@ -141,6 +143,7 @@ export function configureProvider(config: SourceProviderConfig, keyPrefix: strin
     secretHeaders: new Set([...SECRET_HEADERS, ...provider.secretHeaders(options)]),
     routingHeaders: provider.routingHeaders(options),
     verify: ({ headers, rawBody, now }) => provider.verify({ headers, rawBody, now, secrets, options }),
+    verifyHeaders: ({ headers, now }) => provider.verifyHeaders({ headers, now, options }),
     identify: ({ headers, rawBody }) => provider.identify({ headers, rawBody, options }),
     sign: ({ rawBody, now, deliveryId, eventType }) =>
       provider.sign({ rawBody, now, options, secret: secrets[0] ?? '', deliveryId, eventType }),

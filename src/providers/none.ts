@@ -40,6 +40,10 @@ export const noneProvider: Provider<NoneOptions> = {
     return { ok: true, ...identifyConfigured(input) };
   },
 
+  verifyHeaders() {
+    return null;
+  },
+
   identify: identifyConfigured,
 
   hasDeliveryId: hasConfiguredDeliveryId,

@@ -10,6 +10,7 @@ import {
   STANDARD_WEBHOOKS_ROUTING_HEADERS,
   STANDARD_WEBHOOKS_SECRET_HEADERS,
   verifyStandardWebhook,
+  verifyStandardWebhookHeaders,
 } from './standard-webhooks-scheme.js';
 
 /** Options of the `polar` provider. */
@@ -46,6 +47,8 @@ export const polarProvider: Provider<PolarOptions> = {
   verify(input) {
     return verifyStandardWebhook(input, polarKey);
   },
+
+  verifyHeaders: verifyStandardWebhookHeaders,
 
   identify: identifyStandardWebhook,
 

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hmacDigest } from './hmac-digest.js';
 import { readHeader } from './header-value.js';
-import { verifyFailure, type Provider, type RequestHeaders, type VerifyResult } from './provider.js';
+import { verifyFailure, type Provider, type RequestHeaders, type VerifyFailure, type VerifyResult } from './provider.js';
 import { readOptionsObject } from './provider-options.js';
 import { decodeSignature } from './signature-encoding.js';
 import { timingSafeEqual } from './timing-safe-equal.js';
@@ -18,6 +18,11 @@ export type ShopifyOptions = Record<string, never>;
 // lookup tries the classic name first, then the unprefixed one.
 function readShopifyHeader(headers: RequestHeaders, suffix: string): string | undefined {
   return readHeader(headers, `x-shopify-${suffix}`) ?? readHeader(headers, `shopify-${suffix}`);
+}
+
+/** The X-Shopify-Hmac-Sha256 value (either spelling), or the failure its absence is. */
+function readHmacHeader(headers: RequestHeaders): string | VerifyFailure {
+  return readShopifyHeader(headers, 'hmac-sha256') ?? verifyFailure('missing_header', 'The X-Shopify-Hmac-Sha256 header is missing.');
 }
 
 /** Both spellings of a Shopify header, classic first. */
@@ -53,14 +58,20 @@ export const shopifyProvider: Provider<ShopifyOptions> = {
   verify(input): VerifyResult {
     const secrets = usableSecrets(input.secrets);
     if (!Array.isArray(secrets)) return secrets;
-    const header = readShopifyHeader(input.headers, 'hmac-sha256');
-    if (header === undefined) return verifyFailure('missing_header', 'The X-Shopify-Hmac-Sha256 header is missing.');
+    const header = readHmacHeader(input.headers);
+    if (typeof header !== 'string') return header;
     const received = decodeSignature(header, 'base64');
     const matches =
       received !== null &&
       secrets.some((secret) => timingSafeEqual(received, hmacDigest('sha256', secret, [input.rawBody])));
     if (!matches) return verifyFailure('bad_signature', 'X-Shopify-Hmac-Sha256 does not match the source secrets.');
     return { ok: true, ...shopifyProvider.identify(input) };
+  },
+
+  verifyHeaders(input) {
+    // No timestamp is signed, and any base64 might be the digest: only absence is certain.
+    const header = readHmacHeader(input.headers);
+    return typeof header === 'string' ? null : header;
   },
 
   identify(input) {

@@ -10,6 +10,7 @@ import {
   STANDARD_WEBHOOKS_ROUTING_HEADERS,
   STANDARD_WEBHOOKS_SECRET_HEADERS,
   verifyStandardWebhook,
+  verifyStandardWebhookHeaders,
 } from './standard-webhooks-scheme.js';
 
 const SECRET_PREFIX = 'whsec_';
@@ -50,6 +51,8 @@ export const standardProvider: Provider<StandardOptions> = {
   verify(input) {
     return verifyStandardWebhook(input, standardWebhooksKey);
   },
+
+  verifyHeaders: verifyStandardWebhookHeaders,
 
   identify: identifyStandardWebhook,
 

@@ -11,7 +11,7 @@ import { storeHarnesses } from '../harness/stores.js';
 import { waitFor } from '../harness/wait.js';
 import { startReceiver } from '../tasks/task-kit.js';
 import type { Receiver } from '../tasks/task-kit.js';
-import { closeAll, countRows, openIngressMailroom, postHook, postWatchingErrors, startIngress } from './ingress-kit.js';
+import { closeAll, countRows, exchangeRaw, openIngressMailroom, postHook, postWatchingErrors, startIngress } from './ingress-kit.js';
 
 const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -59,6 +59,23 @@ function githubHeaders(body: Buffer, routing: Record<string, string | string[]> 
     ...routing,
   };
 }
+
+/** A request head for `path` with `headers`, declaring a body of `contentLength` bytes. */
+function requestHead(path: string, headers: Record<string, string>, contentLength: number): string {
+  const lines = Object.entries({ host: '127.0.0.1', 'content-type': 'application/json', ...headers }).map(([name, value]) => `${name}: ${value}`);
+  return [`POST ${path} HTTP/1.1`, ...lines, `content-length: ${contentLength}`, '', ''].join('\r\n');
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** Heads whose headers alone are enough to refuse: the body is never sent. */
+const refusableByHeaders: { title: string; path: string; headers: Record<string, string>; reason: string }[] = [
+  { title: 'no signature header', path: '/hooks/standard', headers: { 'webhook-id': 'msg_h1', 'webhook-timestamp': String(nowSeconds()) }, reason: 'missing_header' },
+  { title: 'a malformed signature header', path: '/hooks/github', headers: { 'x-hub-signature-256': 'md5=0123', 'x-github-event': 'push' }, reason: 'malformed_header' },
+  { title: 'a malformed timestamp', path: '/hooks/standard', headers: { 'webhook-id': 'msg_h2', 'webhook-timestamp': 'now', 'webhook-signature': 'v1,AAAA' }, reason: 'malformed_header' },
+  { title: 'a timestamp ten minutes old', path: '/hooks/standard', headers: { 'webhook-id': 'msg_h3', 'webhook-timestamp': String(nowSeconds() - 600), 'webhook-signature': 'v1,AAAA' }, reason: 'stale_timestamp' },
+  { title: 'a Stripe timestamp ten minutes ahead', path: '/hooks/stripe', headers: { 'stripe-signature': `t=${nowSeconds() + 600},v1=00` }, reason: 'future_timestamp' },
+];
 
 /** Signed deliveries whose id or type no store should be asked to hold. */
 const unholdableIdentities: { title: string; source: 'standard' | 'stripe'; body: Buffer; id?: string }[] = [
@@ -177,5 +194,13 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     const body = Buffer.alloc(10_000_000, 0x61);
     const seen = await postWatchingErrors(url, '/hooks/nope', body, { 'content-type': 'application/json' });
     expect(seen).toEqual({ status: 404, json: { error: { code: 'MR_ERR_UNKNOWN_SOURCE', message: expect.any(String) } }, errors: [] });
+  });
+
+  it.skipIf(!harness.isAvailable).each(refusableByHeaders)('refuses $title with 401 before a byte of the body arrives', async ({ path, headers, reason }) => {
+    const { url, ingress, harnessStore } = await setup();
+    const response = await exchangeRaw(url, requestHead(path, headers, 900_000));
+    expect(response.status, response.text).toBe(401);
+    expect(response.json).toEqual({ error: { code: 'MR_ERR_SIGNATURE_INVALID', message: expect.stringMatching(new RegExp(`^${reason}: `)) } });
+    expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
   });
 });

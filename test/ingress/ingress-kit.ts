@@ -3,6 +3,7 @@
 // of what the store holds.
 
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import pino from 'pino';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { validateConfig } from '../../src/config/validate-config.js';
@@ -128,6 +129,62 @@ export function postWatchingErrors(url: string, path: string, body: Buffer, head
     });
     req.end(body);
   });
+}
+
+/**
+ * Write `bytes` on a fresh TCP connection and keep it open, as a slow or broken client
+ * would, until a whole answer (by its Content-Length) has arrived; then close. Rejects
+ * when none arrives within `answerWithinMs`, saying so.
+ */
+export function exchangeRaw(url: string, bytes: string | Buffer, answerWithinMs = 5_000): Promise<RawResponse> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let received = Buffer.alloc(0);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no complete answer within ${answerWithinMs} ms; got ${JSON.stringify(received.toString('latin1').slice(0, 200))}`));
+    }, answerWithinMs);
+    const finish = (response: RawResponse) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(response);
+    };
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const response = parseRawResponse(received);
+      if (response) finish(response);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      const response = parseRawResponse(received, true);
+      if (response) finish(response);
+    });
+    socket.write(bytes);
+  });
+}
+
+/** The answer in `bytes` once its head and Content-Length body are all there (or the connection closed). */
+function parseRawResponse(bytes: Buffer, isClosed = false): RawResponse | null {
+  const headEnd = bytes.indexOf('\r\n\r\n');
+  if (headEnd === -1) return null;
+  const [statusLine, ...lines] = bytes.subarray(0, headEnd).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const length = Number(headers['content-length'] ?? NaN);
+  const body = bytes.subarray(headEnd + 4);
+  if (!isClosed && !(body.length >= length)) return null;
+  const text = body.subarray(0, Number.isFinite(length) ? length : body.length).toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: Number(statusLine!.split(' ')[1]), headers, text, json };
 }
 
 /** POST a body with its headers to /hooks/<source>. */
