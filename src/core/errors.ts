@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   MR_ERR_SIGNATURE_INVALID: 'The webhook signature is missing, malformed, wrong or outside its time tolerance.',
   MR_ERR_PAYLOAD_TOO_LARGE: 'The request body is larger than the limit.',
   MR_ERR_BODY_MALFORMED: 'The request body does not parse as its content type says.',
+  MR_ERR_INGRESS_BUSY: 'The request bodies being read already fill the memory budget for them.',
   MR_ERR_HEADER_AMBIGUOUS: 'A header that picks the delivery id or event type was sent more than once.',
   MR_ERR_EVENT_IDENTITY_INVALID: 'The delivery id or event type is too long or holds characters no store keeps.',
   MR_ERR_METHOD_NOT_ALLOWED: 'The route does not accept that HTTP method.',
@@ -151,6 +152,23 @@ export class UnknownSourceError extends MailroomError {
 export class PayloadTooLargeError extends MailroomError {
   constructor(readonly limitBytes: number) {
     super('MR_ERR_PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${limitBytes} bytes.`, { httpStatus: 413 });
+  }
+}
+
+/**
+ * Reading this body would take the bodies held in memory past the server's budget
+ * (`server.bodyBufferLimitBytes`); nothing was read or stored (ingress: 503 + Retry-After).
+ */
+export class IngressBusyError extends MailroomError {
+  /** How long a sender should wait before retrying, for `Retry-After`. */
+  readonly retryAfterMs: number;
+  constructor(readonly budgetBytes: number, retryAfterMs: number) {
+    super(
+      'MR_ERR_INGRESS_BUSY',
+      `The server is reading as many request bodies as its memory budget of ${budgetBytes} bytes allows; nothing was stored. Retry later.`,
+      { httpStatus: 503 },
+    );
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

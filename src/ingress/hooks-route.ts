@@ -16,6 +16,7 @@ import type { JobInsert } from '../store/store.js';
 import { checkHeaders } from './header-checks.js';
 import { httpErrorFromError, httpErrorFromVerifyFailure, sendHttpError, sendJson } from './http-errors.js';
 import type { HttpError } from './http-errors.js';
+import type { BodyBudget, BodyReservation } from './body-budget.js';
 import { readBody, RequestAbortedError } from './read-body.js';
 import type { FanOutRule, IngressSource } from './sources.js';
 
@@ -27,6 +28,8 @@ export interface HooksRouteDeps {
   readonly onAnswer: (source: string, status: number) => void;
   /** The time signatures are judged at. @default () => new Date() */
   readonly now?: () => Date;
+  /** The memory budget every request's body is read against. */
+  readonly bodyBudget: BodyBudget;
 }
 
 /** What a job fanned out from an event inherits from its task's policy. */
@@ -67,15 +70,35 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
     return;
   }
 
+  // The body counts against the shared budget until this request is done with it.
+  const reservation = deps.bodyBudget.reserve();
+  try {
+    await acceptBody({ req, res, source, deps, refuse }, reservation);
+  } finally {
+    reservation.release();
+  }
+}
+
+/** One request to a known source whose headers passed. */
+interface HookRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly source: IngressSource;
+  readonly deps: HooksRouteDeps;
+  refuse(error: HttpError, detail?: Readonly<Record<string, unknown>>): void;
+}
+
+/** Read, verify and store the body; answers every outcome. */
+async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reservation: BodyReservation): Promise<void> {
   let rawBody: Buffer;
   try {
-    rawBody = await readBody(req, source.bodyLimitBytes);
+    rawBody = await readBody(req, { limitBytes: source.bodyLimitBytes, budget: deps.bodyBudget, reservation });
   } catch (error) {
     if (error instanceof RequestAbortedError) {
       deps.log.debug({ source: source.name }, 'webhook abandoned by the client mid-body');
       return;
     }
-    refuse(httpErrorFromError(error), { limitBytes: source.bodyLimitBytes });
+    refuse(httpErrorFromError(error), { limitBytes: source.bodyLimitBytes, heldBytes: deps.bodyBudget.heldBytes });
     return;
   }
 

@@ -3,7 +3,7 @@
 // that never include secrets or signatures; unexpected errors get a generic message.
 
 import type { ServerResponse } from 'node:http';
-import { hasCode, MailroomError, MethodNotAllowedError, StoreUnavailableError } from '../core/errors.js';
+import { hasCode, IngressBusyError, MailroomError, MethodNotAllowedError, StoreUnavailableError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { VerifyFailure, VerifyFailureReason } from '../providers/provider.js';
 import { finishResponse } from './finish-response.js';
@@ -50,6 +50,10 @@ export function httpErrorFromError(error: unknown): HttpError {
       message: 'The store is busy or unavailable; nothing was stored. Retry later.',
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1_000))) },
     };
+  }
+  if (error instanceof IngressBusyError) {
+    const retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1_000));
+    return { status: 503, code: error.code, message: error.message, headers: { 'retry-after': String(retryAfterSeconds) } };
   }
   if (error instanceof MethodNotAllowedError) {
     return { status: 405, code: error.code, message: error.message, headers: { allow: error.allowed.join(', ') } };

@@ -13,6 +13,7 @@ import type { MailroomMetrics } from '../metrics/metrics.js';
 import { handleHook } from './hooks-route.js';
 import type { HooksRouteDeps } from './hooks-route.js';
 import { httpErrorFromError, sendHttpError, sendJson } from './http-errors.js';
+import { BodyBudget, DEFAULT_BODY_BUFFER_LIMIT_BYTES } from './body-budget.js';
 import { compileSources } from './sources.js';
 
 const HOOKS_PREFIX = '/hooks/';
@@ -34,6 +35,8 @@ export interface IngressServerOptions {
 /** A running (or ready to run) ingress server. */
 export interface IngressServer {
   readonly server: Server;
+  /** Bytes of request bodies held now against `server.bodyBufferLimitBytes` (also a metric). */
+  readonly bodyBudget: { readonly heldBytes: number; readonly limitBytes: number };
   /** Listen; resolves with the base URL (`http://127.0.0.1:8080`). Port 0 picks a free one. */
   listen(port: number, host?: string): Promise<string>;
   /** Stop accepting, let in-flight requests finish (up to `timeoutMs`), then drop the rest. */
@@ -48,14 +51,17 @@ export interface IngressServer {
  */
 export function createIngressServer(options: IngressServerOptions): IngressServer {
   const log = options.logger ?? options.mr.log;
-  const sources = compileSources(options.config, log);
+  const bodyBudget = new BodyBudget(options.config.server?.bodyBufferLimitBytes ?? DEFAULT_BODY_BUFFER_LIMIT_BYTES);
+  const sources = compileSources(options.config, log, bodyBudget.limitBytes);
   const metrics = options.metrics;
+  metrics?.observeIngressBodyBytes(() => bodyBudget.heldBytes);
   const deps: HooksRouteDeps = {
     mr: options.mr,
     sources,
     log,
     onAnswer: (source, status) => metrics?.observeIngress(source, status),
     now: options.now,
+    bodyBudget,
   };
 
   const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
@@ -122,6 +128,7 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
 
   return {
     server,
+    bodyBudget,
     listen(port, host = '127.0.0.1') {
       return new Promise<string>((resolve, reject) => {
         server.once('error', reject);

@@ -11,7 +11,8 @@ import { storeHarnesses } from '../harness/stores.js';
 import { waitFor } from '../harness/wait.js';
 import { startReceiver } from '../tasks/task-kit.js';
 import type { Receiver } from '../tasks/task-kit.js';
-import { closeAll, countRows, exchangeRaw, openIngressMailroom, postHook, postWatchingErrors, startIngress } from './ingress-kit.js';
+import { closeAll, countRows, exchangeRaw, openIngressMailroom, openRaw, postHook, postWatchingErrors, startIngress } from './ingress-kit.js';
+import type { RawResponse } from './ingress-kit.js';
 
 const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
@@ -76,6 +77,24 @@ const refusableByHeaders: { title: string; path: string; headers: Record<string,
   { title: 'a timestamp ten minutes old', path: '/hooks/standard', headers: { 'webhook-id': 'msg_h3', 'webhook-timestamp': String(nowSeconds() - 600), 'webhook-signature': 'v1,AAAA' }, reason: 'stale_timestamp' },
   { title: 'a Stripe timestamp ten minutes ahead', path: '/hooks/stripe', headers: { 'stripe-signature': `t=${nowSeconds() + 600},v1=00` }, reason: 'future_timestamp' },
 ];
+
+/** Room for four declared bodies of `BUDGET_BODY_LIMIT_BYTES`, not five. */
+const BUDGET_BYTES = 65_536;
+const BUDGET_BODY_LIMIT_BYTES = 16_000;
+const budgetConfig: MailroomConfig = {
+  server: { bodyLimitBytes: BUDGET_BODY_LIMIT_BYTES, bodyBufferLimitBytes: BUDGET_BYTES },
+  sources: { standard: { provider: 'standard', secrets: [STANDARD_SECRET], tasks: ['record'] } },
+};
+
+/**
+ * The head of an unsigned request that passes every header check (a well-formed signature
+ * for nothing, a current timestamp), so only its body could refuse it.
+ */
+function plausibleHead(id: string, contentLength: number | 'chunked'): string {
+  const headers = { 'webhook-id': id, 'webhook-timestamp': String(nowSeconds()), 'webhook-signature': `v1,${Buffer.alloc(32, 7).toString('base64')}` };
+  if (contentLength !== 'chunked') return requestHead('/hooks/standard', headers, contentLength);
+  return requestHead('/hooks/standard', { ...headers, 'transfer-encoding': 'chunked' }, 0).replace('content-length: 0\r\n', '');
+}
 
 /** Signed deliveries whose id or type no store should be asked to hold. */
 const unholdableIdentities: { title: string; source: 'standard' | 'stripe'; body: Buffer; id?: string }[] = [
@@ -199,8 +218,55 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
   it.skipIf(!harness.isAvailable).each(refusableByHeaders)('refuses $title with 401 before a byte of the body arrives', async ({ path, headers, reason }) => {
     const { url, ingress, harnessStore } = await setup();
     const response = await exchangeRaw(url, requestHead(path, headers, 900_000));
+    expect(ingress.bodyBudget.heldBytes).toBe(0);
     expect(response.status, response.text).toBe(401);
     expect(response.json).toEqual({ error: { code: 'MR_ERR_SIGNATURE_INVALID', message: expect.stringMatching(new RegExp(`^${reason}: `)) } });
     expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
+  it.skipIf(!harness.isAvailable)('holds no more than the body budget across 100 trickling senders and answers the rest 503 at once', async () => {
+    const { mr, harnessStore } = await openIngressMailroom(harness);
+    const { url, ingress } = await startIngress(mr, budgetConfig);
+    const answered: RawResponse[] = [];
+    // Each declares a body just under the source limit and sends a sixteenth of it.
+    const senders = Array.from({ length: 100 }, (_, i) => openRaw(url, plausibleHead(`msg_trickle_${i}`, BUDGET_BODY_LIMIT_BYTES) + 'x'.repeat(1_000)));
+    for (const sender of senders) void sender.answer.then((response) => response && answered.push(response));
+    await waitFor(() => answered.length === 96, { description: '96 senders past the budget to be answered' });
+    expect(ingress.bodyBudget.heldBytes).toBe(4 * BUDGET_BODY_LIMIT_BYTES);
+    for (const response of answered) {
+      expect(response.status).toBe(503);
+      expect(response.headers['retry-after']).toBe('5');
+      expect(response.json).toEqual({ error: { code: 'MR_ERR_INGRESS_BUSY', message: expect.any(String) } });
+    }
+
+    // A small signed delivery still fits beside them.
+    const body = json({ type: 'user.created' });
+    expect((await postHook(url, 'standard', body, standardHeaders(body, 'msg_fits'))).status).toBe(202);
+
+    for (const sender of senders) sender.socket.destroy();
+    await waitFor(() => ingress.bodyBudget.heldBytes === 0, { description: 'the stalled bodies to be released' });
+    expect(await countRows(harnessStore)).toEqual({ events: 1, jobs: 1 });
+  });
+
+  it.skipIf(!harness.isAvailable)('answers 503 to a chunked body the moment it grows past the budget', async () => {
+    const { mr, harnessStore } = await openIngressMailroom(harness);
+    const { url, ingress } = await startIngress(mr, budgetConfig);
+    const stalled = Array.from({ length: 4 }, (_, i) => openRaw(url, plausibleHead(`msg_stall_${i}`, BUDGET_BODY_LIMIT_BYTES)));
+    await waitFor(() => ingress.bodyBudget.heldBytes === 4 * BUDGET_BODY_LIMIT_BYTES, { description: 'four bodies to be reserved' });
+    const chunk = 'y'.repeat(2_000);
+    const chunked = openRaw(url, `${plausibleHead('msg_chunked', 'chunked')}${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+    const response = await chunked.answer;
+    expect(response?.status).toBe(503);
+    expect(response?.json.error.code).toBe('MR_ERR_INGRESS_BUSY');
+    expect(ingress.bodyBudget.heldBytes).toBe(4 * BUDGET_BODY_LIMIT_BYTES);
+    for (const sender of [...stalled, chunked]) sender.socket.destroy();
+    await waitFor(() => ingress.bodyBudget.heldBytes === 0, { description: 'the stalled bodies to be released' });
+    expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
+  it.skipIf(!harness.isAvailable)('refuses to start when a source limit is larger than the body budget', async () => {
+    const { mr } = await openIngressMailroom(harness);
+    const tooBig = { ...budgetConfig, sources: { standard: { ...budgetConfig.sources!.standard!, bodyLimitBytes: BUDGET_BYTES + 1 } } };
+    await expect(startIngress(mr, tooBig)).rejects.toMatchObject({ code: 'MR_ERR_CONFIG_INVALID', key: 'sources.standard.bodyLimitBytes' });
   });
 });

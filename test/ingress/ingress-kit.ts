@@ -4,6 +4,7 @@
 
 import { request } from 'node:http';
 import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import pino from 'pino';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { validateConfig } from '../../src/config/validate-config.js';
@@ -131,37 +132,50 @@ export function postWatchingErrors(url: string, path: string, body: Buffer, head
   });
 }
 
+/** A raw client connection and the answer it gets (null when it closes without a whole one). */
+export interface RawConnection {
+  readonly socket: Socket;
+  readonly answer: Promise<RawResponse | null>;
+}
+
 /**
  * Write `bytes` on a fresh TCP connection and keep it open, as a slow or broken client
- * would, until a whole answer (by its Content-Length) has arrived; then close. Rejects
- * when none arrives within `answerWithinMs`, saying so.
+ * would; `answer` settles once a whole answer (by its Content-Length) has arrived, or the
+ * connection closed. The caller destroys the socket.
  */
-export function exchangeRaw(url: string, bytes: string | Buffer, answerWithinMs = 5_000): Promise<RawResponse> {
+export function openRaw(url: string, bytes: string | Buffer): RawConnection {
   const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let received = Buffer.alloc(0);
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no complete answer within ${answerWithinMs} ms; got ${JSON.stringify(received.toString('latin1').slice(0, 200))}`));
-    }, answerWithinMs);
-    const finish = (response: RawResponse) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(response);
-    };
+  const socket = connect(Number(port), hostname);
+  let received = Buffer.alloc(0);
+  const answer = new Promise<RawResponse | null>((resolve) => {
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
       const response = parseRawResponse(received);
-      if (response) finish(response);
+      if (response) resolve(response);
     });
     socket.on('error', () => undefined);
-    socket.on('close', () => {
-      const response = parseRawResponse(received, true);
-      if (response) finish(response);
-    });
-    socket.write(bytes);
+    socket.on('close', () => resolve(parseRawResponse(received, true)));
   });
+  socket.write(bytes);
+  return { socket, answer };
+}
+
+/**
+ * `openRaw`, then close once answered. Rejects, saying so, when no whole answer arrives
+ * within `answerWithinMs`.
+ */
+export async function exchangeRaw(url: string, bytes: string | Buffer, answerWithinMs = 5_000): Promise<RawResponse> {
+  const { socket, answer } = openRaw(url, bytes);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), answerWithinMs)));
+  try {
+    const response = await Promise.race([answer, deadline]);
+    if (response === 'late' || response === null) throw new Error(`no complete answer within ${answerWithinMs} ms`);
+    return response;
+  } finally {
+    clearTimeout(timer);
+    socket.destroy();
+  }
 }
 
 /** The answer in `bytes` once its head and Content-Length body are all there (or the connection closed). */
