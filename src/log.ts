@@ -50,6 +50,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     name: 'mailroom',
     level,
     redact: { paths: [...REDACT_PATHS, ...(options.redactPaths ?? [])], censor: '[redacted]' },
+    serializers: { err: serializeError },
   };
   if (options.destination) {
     const stream: DestinationStream = pretty
@@ -61,6 +62,17 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     ...settings,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
   });
+}
+
+/**
+ * pino's error serializer, minus `rawPacket`: node's HTTP parser errors carry the raw
+ * request in it, Authorization and signature headers included, and no log line ever
+ * carries a raw request.
+ */
+function serializeError(error: Error): pino.SerializedError {
+  const serialized = pino.stdSerializers.err(error);
+  delete serialized.rawPacket;
+  return serialized;
 }
 
 /**

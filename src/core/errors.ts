@@ -26,6 +26,9 @@ export const ERROR_CODES = {
   MR_ERR_HEADER_AMBIGUOUS: 'A header that picks the delivery id or event type was sent more than once.',
   MR_ERR_EVENT_IDENTITY_INVALID: 'The delivery id or event type is too long or holds characters no store keeps.',
   MR_ERR_METHOD_NOT_ALLOWED: 'The route does not accept that HTTP method.',
+  MR_ERR_REQUEST_TIMEOUT: 'The client did not send the request headers or body in time.',
+  MR_ERR_HEADERS_TOO_LARGE: 'The request headers are larger than the server accepts.',
+  MR_ERR_REQUEST_MALFORMED: 'The request is not valid HTTP.',
   MR_ERR_NOT_FOUND: 'No route matches the request.',
   MR_ERR_UNAUTHORIZED: 'Credentials are missing or wrong.',
 } as const;

@@ -14,11 +14,19 @@ import { handleHook } from './hooks-route.js';
 import type { HooksRouteDeps } from './hooks-route.js';
 import { httpErrorFromError, sendHttpError, sendJson } from './http-errors.js';
 import { BodyBudget, DEFAULT_BODY_BUFFER_LIMIT_BYTES } from './body-budget.js';
+import { answerClientError } from './client-errors.js';
 import { compileSources } from './sources.js';
 
 const HOOKS_PREFIX = '/hooks/';
 /** 30 s to send a whole request: bounds a slow sender holding a connection open. */
-const REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** 30 s for the headers, what node allowed before (the lesser of its 60 s and the request timeout). */
+const DEFAULT_HEADERS_TIMEOUT_MS = 30_000;
+/**
+ * 1 s between node's timeout sweeps. Its default of 30 s let a 30 s timeout fire anywhere
+ * between 30 and 60 s; each sweep only walks the open connections.
+ */
+const TIMEOUT_SWEEP_MS = 1_000;
 
 export interface IngressServerOptions {
   readonly mr: Mailroom;
@@ -30,6 +38,10 @@ export interface IngressServerOptions {
   readonly logger?: Logger;
   /** The time signatures are judged at (tests). @default () => new Date() */
   readonly now?: () => Date;
+  /** Time a client has to send a whole request, headers and body; past it, 408. @default 30000 */
+  readonly requestTimeoutMs?: number;
+  /** Time a client has to send the request headers; past it, 408. @default 30000 (at most requestTimeoutMs) */
+  readonly headersTimeoutMs?: number;
 }
 
 /** A running (or ready to run) ingress server. */
@@ -64,7 +76,13 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
     bodyBudget,
   };
 
-  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const headersTimeout = Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout);
+  const timeouts = { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(TIMEOUT_SWEEP_MS, headersTimeout) };
+  // The last response each connection carried, for a parser error or timeout mid-body.
+  const currentResponse = new WeakMap<Socket, ServerResponse>();
+  const server = createServer(timeouts, (req, res) => {
+    currentResponse.set(req.socket, res);
     route(req, res).catch((error: unknown) => {
       log.error({ err: error, path: safePath(req) }, 'request handler failed');
       if (!res.headersSent) sendHttpError(res, httpErrorFromError(error), { connection: 'close' });
@@ -76,11 +94,8 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  // A client that sends garbage gets a 400 from node itself; nothing to log above debug.
-  server.on('clientError', (error, socket) => {
-    log.debug({ err: error }, 'malformed HTTP request');
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-    else socket.destroy();
+  server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
+    answerClientError(error, socket, currentResponse.get(socket), log);
   });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {

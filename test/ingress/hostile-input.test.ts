@@ -5,8 +5,10 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MailroomConfig } from '../../src/config/define-config.js';
+import { createLogger } from '../../src/log.js';
 import { shopifyProvider } from '../../src/providers/shopify.js';
 import { createForwardTask } from '../../src/tasks/forward.js';
+import { jsonLines, logSink } from '../harness/log-sink.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { waitFor } from '../harness/wait.js';
 import { startReceiver } from '../tasks/task-kit.js';
@@ -95,6 +97,18 @@ function plausibleHead(id: string, contentLength: number | 'chunked'): string {
   if (contentLength !== 'chunked') return requestHead('/hooks/standard', headers, contentLength);
   return requestHead('/hooks/standard', { ...headers, 'transfer-encoding': 'chunked' }, 0).replace('content-length: 0\r\n', '');
 }
+
+/** Short timeouts, so a test sees node's timeout sweep fire within a second. */
+const SHORT_TIMEOUTS = { headersTimeoutMs: 300, requestTimeoutMs: 600 };
+
+/** Requests node's HTTP parser refuses before (or while) a route reads them. */
+const refusedByTheParser: { title: string; bytes: () => string; status: number; code: string }[] = [
+  { title: 'headers that do not arrive in time', bytes: () => 'POST /hooks/standard HTTP/1.1\r\nhost: 127.0.0.1\r\n', status: 408, code: 'MR_ERR_REQUEST_TIMEOUT' },
+  { title: 'a body that does not arrive in time', bytes: () => `${plausibleHead('msg_slow_body', 1_000)}{"type":`, status: 408, code: 'MR_ERR_REQUEST_TIMEOUT' },
+  { title: 'headers larger than the server accepts', bytes: () => `POST /hooks/standard HTTP/1.1\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'MR_ERR_HEADERS_TOO_LARGE' },
+  { title: 'bytes that are not HTTP', bytes: () => 'HELLO /hooks/standard NOPE\r\n\r\n', status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
+  { title: 'a chunked body that does not parse', bytes: () => `${plausibleHead('msg_bad_chunk', 'chunked')}zz\r\n`, status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
+];
 
 /** Signed deliveries whose id or type no store should be asked to hold. */
 const unholdableIdentities: { title: string; source: 'standard' | 'stripe'; body: Buffer; id?: string }[] = [
@@ -268,5 +282,31 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     const { mr } = await openIngressMailroom(harness);
     const tooBig = { ...budgetConfig, sources: { standard: { ...budgetConfig.sources!.standard!, bodyLimitBytes: BUDGET_BYTES + 1 } } };
     await expect(startIngress(mr, tooBig)).rejects.toMatchObject({ code: 'MR_ERR_CONFIG_INVALID', key: 'sources.standard.bodyLimitBytes' });
+  });
+
+  it.skipIf(!harness.isAvailable).each(refusedByTheParser)('answers $title with $status in the JSON error shape and stores nothing', async ({ bytes, status, code }) => {
+    const { url, ingress, harnessStore } = await setup(SHORT_TIMEOUTS);
+    const response = await exchangeRaw(url, bytes());
+    expect(response.status, response.text).toBe(status);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.json).toEqual({ error: { code, message: expect.any(String) } });
+    await waitFor(() => ingress.bodyBudget.heldBytes === 0, { description: 'any body reserved to be released' });
+    expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
+  it.skipIf(!harness.isAvailable)('never logs the raw bytes of a malformed request, even at debug level', async () => {
+    const out = logSink();
+    const { url } = await setup({ logger: createLogger({ destination: out, level: 'debug' }) });
+    const secrets = ['Bearer tok_live_9f8e7d6c5b4a', 't=1700000000,v1=5257a869e7ecebeda32affa62cd'];
+    const bytes = `POST /hooks/stripe HTTP/1.1\r\nauthorization: ${secrets[0]}\r\nstripe-signature: ${secrets[1]}\r\nbad header line\r\n\r\n`;
+    await exchangeRaw(url, bytes);
+    const refused = await waitFor(() => jsonLines(out.text()).find((line) => String(line.msg).startsWith('malformed HTTP request')), {
+      description: 'the malformed request to be logged',
+    });
+    expect(refused.level).toBeGreaterThanOrEqual(20);
+    // pino writes a Buffer as { type: 'Buffer', data: [bytes] }: decode those before looking.
+    const logged = out.text().replace(/\{"type":"Buffer","data":\[([\d,]*)\]\}/g, (_, bytes: string) => Buffer.from(bytes.split(',').map(Number)).toString('latin1'));
+    expect(logged).not.toContain('rawPacket');
+    for (const secret of secrets) expect(logged).not.toContain(secret);
   });
 });
