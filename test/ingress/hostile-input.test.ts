@@ -3,6 +3,7 @@
 // leaves nothing stored.
 
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { createLogger } from '../../src/log.js';
@@ -308,5 +309,20 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     const logged = out.text().replace(/\{"type":"Buffer","data":\[([\d,]*)\]\}/g, (_, bytes: string) => Buffer.from(bytes.split(',').map(Number)).toString('latin1'));
     expect(logged).not.toContain('rawPacket');
     for (const secret of secrets) expect(logged).not.toContain(secret);
+  });
+
+  it.skipIf(!harness.isAvailable)('stores a replayed GitHub capture under a new delivery id or event type, as docs/ingress.md warns', async () => {
+    const { mr, url } = await setup();
+    const body = json({ zen: 'Keep it logically awesome.', hook_id: 1 });
+    const captured = githubHeaders(body, { 'x-github-delivery': 'd-original', 'x-github-event': 'ping' });
+    expect((await postHook(url, 'github', body, captured)).status).toBe(202);
+    // Same bytes, same signature, other headers: the signature covers the body only.
+    const replayed = await postHook(url, 'github', body, { ...captured, 'x-github-delivery': 'd-forged', 'x-github-event': 'push' });
+    expect(replayed.status).toBe(202);
+    expect(replayed.json.duplicate).toBe(false);
+    expect((await mr.listJobs({ eventId: replayed.json.id })).map((job) => job.type).sort()).toEqual(['deploy', 'record']);
+    const doc = readFileSync(new URL('../../docs/ingress.md', import.meta.url), 'utf8');
+    expect(doc).toContain('GitHub signs the body only');
+    expect(doc).toMatch(/`X-GitHub-Delivery` and `X-GitHub-Event` headers are not covered/);
   });
 });
