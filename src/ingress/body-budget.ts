@@ -33,7 +33,7 @@ export class BodyBudget {
     let taken = 0;
     return {
       take: (bytes) => {
-        if (this.held + bytes > this.limitBytes) return false;
+        if (!Number.isSafeInteger(bytes) || bytes < 0 || this.held + bytes > this.limitBytes) return false;
         this.held += bytes;
         taken += bytes;
         return true;
