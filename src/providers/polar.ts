@@ -4,14 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Provider } from './provider.js';
 import { readTimestampOptions, type TimestampOptions } from './provider-options.js';
-import {
-  identifyStandardWebhook,
-  signStandardWebhook,
-  STANDARD_WEBHOOKS_ROUTING_HEADERS,
-  STANDARD_WEBHOOKS_SECRET_HEADERS,
-  verifyStandardWebhook,
-  verifyStandardWebhookHeaders,
-} from './standard-webhooks-scheme.js';
+import { signStandardWebhook, STANDARD_WEBHOOKS_MEMBERS, verifyStandardWebhook } from './standard-webhooks-scheme.js';
 
 /** Options of the `polar` provider. */
 export type PolarOptions = TimestampOptions;
@@ -29,14 +22,7 @@ export function polarKey(secret: string): Buffer | null {
 export const polarProvider: Provider<PolarOptions> = {
   name: 'polar',
   requiresSecret: true,
-
-  secretHeaders() {
-    return STANDARD_WEBHOOKS_SECRET_HEADERS;
-  },
-
-  routingHeaders() {
-    return STANDARD_WEBHOOKS_ROUTING_HEADERS;
-  },
+  ...STANDARD_WEBHOOKS_MEMBERS,
 
   parseOptions: readTimestampOptions,
 
@@ -47,10 +33,6 @@ export const polarProvider: Provider<PolarOptions> = {
   verify(input) {
     return verifyStandardWebhook(input, polarKey);
   },
-
-  verifyHeaders: verifyStandardWebhookHeaders,
-
-  identify: identifyStandardWebhook,
 
   hasDeliveryId() {
     return true;

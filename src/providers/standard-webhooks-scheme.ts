@@ -12,6 +12,7 @@ import {
   type EventIdentity,
   type HeaderCheckInput,
   type IdentifyInput,
+  type Provider,
   type RequestHeaders,
   type VerifyFailure,
   type VerifyInput,
@@ -35,9 +36,9 @@ const STANDARD_HEADERS: HeaderNames = { id: 'webhook-id', timestamp: 'webhook-ti
 const SVIX_HEADERS: HeaderNames = { id: 'svix-id', timestamp: 'svix-timestamp', signature: 'svix-signature' };
 
 /** The signature header of both dialects. */
-export const STANDARD_WEBHOOKS_SECRET_HEADERS: readonly string[] = [STANDARD_HEADERS.signature, SVIX_HEADERS.signature];
+const SECRET_HEADERS: readonly string[] = [STANDARD_HEADERS.signature, SVIX_HEADERS.signature];
 /** The delivery id header of both dialects (the type is in the signed body). */
-export const STANDARD_WEBHOOKS_ROUTING_HEADERS: readonly string[] = [STANDARD_HEADERS.id, SVIX_HEADERS.id];
+const ROUTING_HEADERS: readonly string[] = [STANDARD_HEADERS.id, SVIX_HEADERS.id];
 
 /** Turns one configured secret into HMAC key bytes, or null when it cannot be one. */
 export type StandardKeyDerivation = (secret: string) => Buffer | null;
@@ -121,6 +122,17 @@ export function verifyStandardWebhookHeaders(input: HeaderCheckInput<TimestampOp
   if (isVerifyFailure(signed)) return signed;
   return checkTimestampWindow(signed.signedAtSeconds, input.now, input.options.toleranceMs, `The ${signed.names.timestamp} header`);
 }
+
+/**
+ * The members every provider of this scheme shares (`standard`, `polar`): they differ
+ * only in how a secret becomes the key, so in `verify` and `sign`.
+ */
+export const STANDARD_WEBHOOKS_MEMBERS = {
+  secretHeaders: (): readonly string[] => SECRET_HEADERS,
+  routingHeaders: (): readonly string[] => ROUTING_HEADERS,
+  verifyHeaders: verifyStandardWebhookHeaders,
+  identify: identifyStandardWebhook,
+} satisfies Partial<Provider<TimestampOptions>>;
 
 /** Delivery id from the id header, event type from the body's `type`. */
 export function identifyStandardWebhook(input: IdentifyInput<unknown>): EventIdentity {
