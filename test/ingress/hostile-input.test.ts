@@ -18,7 +18,6 @@ import { closeAll, countRows, exchangeRaw, openIngressMailroom, openRaw, postHoo
 import type { RawResponse } from './ingress-kit.js';
 
 const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-
 const STRIPE_SECRET = 'whsec_5f0e1d2c3b4a69788796a5b4c3d2e1f0';
 const SHOPIFY_SECRET = 'shpss_5c2a0b1d9e8f7a6b';
 const GITHUB_SECRET = "It's a Secret to Everybody";
@@ -120,6 +119,7 @@ const unholdableIdentities: { title: string; source: 'standard' | 'stripe'; body
   { title: 'a line break in a body delivery id', source: 'stripe', body: json({ id: 'evt_1\nforged log line', type: 'invoice.paid' }) },
   { title: 'a 300-character event type', source: 'stripe', body: json({ id: 'evt_long_type', type: 't'.repeat(300) }) },
 ];
+
 describe.each(storeHarnesses)('hostile input at the door on $name', (harness) => {
   let receiver: Receiver | null = null;
   afterEach(async () => {
