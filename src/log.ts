@@ -4,10 +4,16 @@
 import pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 import { createRequire } from 'node:module';
+import { SECRET_HEADERS } from './providers/index.js';
 
 export type { Logger };
 
-/** Paths pino replaces with "[redacted]" wherever they appear in a log object. */
+/**
+ * Paths pino replaces with "[redacted]" wherever they appear in a log object: secrets and
+ * tokens by name, and every signature or credential header in every provider's spelling
+ * (`SECRET_HEADERS`, the list storage and `forward` use), at the top and one level down
+ * (a request or event object carrying its headers).
+ */
 export const REDACT_PATHS: readonly string[] = [
   'secret',
   'secrets',
@@ -17,32 +23,9 @@ export const REDACT_PATHS: readonly string[] = [
   '*.token',
   'password',
   '*.password',
-  'headers.authorization',
-  'headers.cookie',
-  'headers["stripe-signature"]',
-  'headers["x-hub-signature-256"]',
-  'headers["x-hub-signature"]',
-  'headers["webhook-signature"]',
-  'headers["svix-signature"]',
-  'headers["x-shopify-hmac-sha256"]',
-  'headers["x-slack-signature"]',
-  '*.headers.authorization',
-  '*.headers.cookie',
-  // Nested one level (a request or event object carrying its headers): signatures and
-  // credentials are equally secret there.
-  '*.headers["stripe-signature"]',
-  '*.headers["x-hub-signature-256"]',
-  '*.headers["x-hub-signature"]',
-  '*.headers["webhook-signature"]',
-  '*.headers["svix-signature"]',
-  '*.headers["x-shopify-hmac-sha256"]',
-  '*.headers["x-slack-signature"]',
-  'headers["set-cookie"]',
-  '*.headers["set-cookie"]',
-  'headers["x-api-key"]',
-  '*.headers["x-api-key"]',
   'apiKey',
   '*.apiKey',
+  ...[...SECRET_HEADERS, 'set-cookie'].flatMap((name) => [`headers["${name}"]`, `*.headers["${name}"]`]),
 ];
 
 export interface LoggerOptions {
@@ -67,6 +50,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     name: 'mailroom',
     level,
     redact: { paths: [...REDACT_PATHS, ...(options.redactPaths ?? [])], censor: '[redacted]' },
+    serializers: { err: serializeError },
   };
   if (options.destination) {
     const stream: DestinationStream = pretty
@@ -78,6 +62,17 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     ...settings,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
   });
+}
+
+/**
+ * pino's error serializer, minus `rawPacket`: node's HTTP parser errors carry the raw
+ * request in it, Authorization and signature headers included, and no log line ever
+ * carries a raw request.
+ */
+function serializeError(error: Error): pino.SerializedError {
+  const serialized = pino.stdSerializers.err(error);
+  delete serialized.rawPacket;
+  return serialized;
 }
 
 /**

@@ -2,6 +2,7 @@
 // jobs (get, list, replay, cancel, purge, stats). Store-agnostic: it asks the store for
 // capabilities, never for its kind.
 
+import { checkEventIdentity } from './core/event-identity.js';
 import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, UnsupportedError, MailroomError } from './core/errors.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { TaskRegistry } from './core/task-registry.js';
@@ -186,9 +187,12 @@ export class Mailroom {
   /**
    * Store an inbound event and the jobs it fans out to in one transaction, deduped on
    * (source, deliveryId); wakes this process's workers when jobs were created.
+   * @throws EventIdentityInvalidError when the delivery id or type is past the limits of
+   *   `core/event-identity.ts` (the same on every store).
    */
   async ingest(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
+    checkEventIdentity(params.event);
     const result = await this.store.eventInsertWithJobs(params);
     if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkers();
     return result;

@@ -2,35 +2,18 @@
 // put them, configured payload paths redacted, pretty output only on a terminal, and one
 // line per job state change carrying the job's id, type and attempt.
 
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
+import { SECRET_HEADERS } from '../src/providers/index.js';
 import { Mailroom } from '../src/mailroom.js';
 import { Permanent } from '../src/core/errors.js';
 import { closeTestMailrooms } from './harness/mailroom.js';
 import { sqliteHarness } from './harness/sqlite.js';
+import { jsonLines, logSink as sink } from './harness/log-sink.js';
 import { waitFor, waitForEvent } from './harness/wait.js';
 
 const SIGNATURE = 't=1700000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd';
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-
-/** A stream that keeps what was written; `isTTY` to pretend to be a terminal. */
-function sink(isTTY = false): Writable & { text: () => string } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      text += String(chunk);
-      callback();
-    },
-  }) as Writable & { text: () => string; isTTY?: boolean };
-  stream.isTTY = isTTY;
-  stream.text = () => text;
-  return stream;
-}
-
-function jsonLines(text: string): Array<Record<string, any>> {
-  return text.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
-}
 
 describe('log redaction', () => {
   it('removes signature headers, authorization, cookies and secrets from a logged request', () => {
@@ -54,6 +37,29 @@ describe('log redaction', () => {
     expect(line!.headers).toEqual({ 'stripe-signature': '[redacted]', authorization: '[redacted]', cookie: '[redacted]', 'content-type': 'application/json' });
     expect(line!.req.headers['x-hub-signature-256']).toBe('[redacted]');
     expect(line!.msg).toBe('webhook received');
+  });
+
+  it("redacts every signature and credential header in every provider's spelling, at the top and one level down", () => {
+    const out = sink();
+    const log = createLogger({ destination: out });
+    const headers = Object.fromEntries(SECRET_HEADERS.map((name) => [name, `leaked-${name}`]));
+    expect(headers).toHaveProperty('shopify-hmac-sha256');
+    log.info({ headers: { ...headers, 'x-shopify-topic': 'orders/create' }, event: { headers } }, 'webhook refused');
+    expect(out.text()).not.toContain('leaked-');
+    const [line] = jsonLines(out.text());
+    expect(line!.headers['shopify-hmac-sha256']).toBe('[redacted]');
+    expect(line!.headers['x-shopify-topic']).toBe('orders/create');
+  });
+
+  it("drops the rawPacket of node's HTTP parser errors from a logged error", () => {
+    const out = sink();
+    const error = Object.assign(new Error('Parse Error: Invalid header token'), {
+      code: 'HPE_INVALID_HEADER_TOKEN',
+      rawPacket: Buffer.from('POST / HTTP/1.1\r\nauthorization: Bearer tok_live_123\r\n'),
+    });
+    createLogger({ destination: out }).info({ err: error }, 'malformed HTTP request');
+    expect(out.text()).not.toContain('rawPacket');
+    expect(jsonLines(out.text())[0]!.err).toMatchObject({ code: 'HPE_INVALID_HEADER_TOKEN', message: 'Parse Error: Invalid header token' });
   });
 
   it('redacts configured payload paths and leaves the rest of the payload readable', () => {

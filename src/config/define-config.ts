@@ -90,6 +90,12 @@ export interface ServerConfig {
   readonly port?: number;
   /** Largest accepted webhook body; reading stops there and the answer is 413. @default 1048576 */
   readonly bodyLimitBytes?: number;
+  /**
+   * Bytes of webhook bodies held in memory at once, across all requests; a request whose
+   * body would not fit gets 503 + Retry-After before it is read. At least every body limit.
+   * @default 67108864 (64 MiB)
+   */
+  readonly bodyBufferLimitBytes?: number;
 }
 
 export interface WorkerConfig {

@@ -45,11 +45,14 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
   const config: Record<string, unknown> = {};
   if (root.db !== undefined) config.db = readString(root.db, 'db');
   if (root.server !== undefined) {
-    const server = readObject(root.server, 'server', ['host', 'port', 'bodyLimitBytes']);
+    const server = readObject(root.server, 'server', ['host', 'port', 'bodyLimitBytes', 'bodyBufferLimitBytes']);
     config.server = {
       ...(server.host !== undefined ? { host: readString(server.host, 'server.host') } : {}),
       ...(server.port !== undefined ? { port: readInteger(server.port, 'server.port', 0, 65_535) } : {}),
       ...(server.bodyLimitBytes !== undefined ? { bodyLimitBytes: readInteger(server.bodyLimitBytes, 'server.bodyLimitBytes', 1) } : {}),
+      ...(server.bodyBufferLimitBytes !== undefined
+        ? { bodyBufferLimitBytes: readInteger(server.bodyBufferLimitBytes, 'server.bodyBufferLimitBytes', 1) }
+        : {}),
     };
   }
   if (root.worker !== undefined) {

@@ -22,7 +22,13 @@ export const ERROR_CODES = {
   MR_ERR_SIGNATURE_INVALID: 'The webhook signature is missing, malformed, wrong or outside its time tolerance.',
   MR_ERR_PAYLOAD_TOO_LARGE: 'The request body is larger than the limit.',
   MR_ERR_BODY_MALFORMED: 'The request body does not parse as its content type says.',
+  MR_ERR_INGRESS_BUSY: 'The request bodies being read already fill the memory budget for them.',
+  MR_ERR_HEADER_AMBIGUOUS: 'A header that picks the delivery id or event type was sent more than once.',
+  MR_ERR_EVENT_IDENTITY_INVALID: 'The delivery id or event type is too long or holds characters no store keeps.',
   MR_ERR_METHOD_NOT_ALLOWED: 'The route does not accept that HTTP method.',
+  MR_ERR_REQUEST_TIMEOUT: 'The client did not send the request headers or body in time.',
+  MR_ERR_HEADERS_TOO_LARGE: 'The request headers are larger than the server accepts.',
+  MR_ERR_REQUEST_MALFORMED: 'The request is not valid HTTP.',
   MR_ERR_NOT_FOUND: 'No route matches the request.',
   MR_ERR_UNAUTHORIZED: 'Credentials are missing or wrong.',
 } as const;
@@ -152,10 +158,44 @@ export class PayloadTooLargeError extends MailroomError {
   }
 }
 
+/**
+ * Reading this body would take the bodies held in memory past the server's budget
+ * (`server.bodyBufferLimitBytes`); nothing was read or stored (ingress: 503 + Retry-After).
+ */
+export class IngressBusyError extends MailroomError {
+  /** How long a sender should wait before retrying, for `Retry-After`. */
+  readonly retryAfterMs: number;
+  constructor(readonly budgetBytes: number, retryAfterMs: number) {
+    super(
+      'MR_ERR_INGRESS_BUSY',
+      `The server is reading as many request bodies as its memory budget of ${budgetBytes} bytes allows; nothing was stored. Retry later.`,
+      { httpStatus: 503 },
+    );
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
 /** The content type says JSON and the body does not parse (ingress: 400). */
 export class BodyMalformedError extends MailroomError {
   constructor(message: string) {
     super('MR_ERR_BODY_MALFORMED', message, { httpStatus: 400 });
+  }
+}
+
+/**
+ * An inbound event's delivery id or event type is past the limits every store can hold
+ * (ingress: 400). The value is not repeated in the message: it may be megabytes of anything.
+ */
+export class EventIdentityInvalidError extends MailroomError {
+  constructor(readonly field: 'deliveryId' | 'type', readonly problem: string) {
+    super('MR_ERR_EVENT_IDENTITY_INVALID', `The event's ${field === 'deliveryId' ? 'delivery id' : 'type'} ${problem}.`, { httpStatus: 400 });
+  }
+}
+
+/** A header the delivery id or event type is read from came more than once (ingress: 400). */
+export class AmbiguousHeaderError extends MailroomError {
+  constructor(readonly header: string) {
+    super('MR_ERR_HEADER_AMBIGUOUS', `The ${header} header was sent more than once; it must name one delivery or event type.`, { httpStatus: 400 });
   }
 }
 

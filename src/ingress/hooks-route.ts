@@ -4,6 +4,7 @@
 // redelivery). Anything that stops short of the commit answers with an error and has
 // written nothing.
 
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyMalformedError, StoreUnavailableError } from '../core/errors.js';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../core/retry-policy.js';
@@ -12,8 +13,10 @@ import type { Mailroom } from '../mailroom.js';
 import { idText, readJsonPath } from '../providers/json-path.js';
 import type { RequestHeaders } from '../providers/provider.js';
 import type { JobInsert } from '../store/store.js';
+import { checkHeaders } from './header-checks.js';
 import { httpErrorFromError, httpErrorFromVerifyFailure, sendHttpError, sendJson } from './http-errors.js';
 import type { HttpError } from './http-errors.js';
+import type { BodyBudget, BodyReservation } from './body-budget.js';
 import { readBody, RequestAbortedError } from './read-body.js';
 import type { FanOutRule, IngressSource } from './sources.js';
 
@@ -25,6 +28,8 @@ export interface HooksRouteDeps {
   readonly onAnswer: (source: string, status: number) => void;
   /** The time signatures are judged at. @default () => new Date() */
   readonly now?: () => Date;
+  /** The memory budget every request's body is read against. */
+  readonly bodyBudget: BodyBudget;
 }
 
 /** What a job fanned out from an event inherits from its task's policy. */
@@ -47,11 +52,8 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
   const source = deps.sources.get(sourceName);
   // An unknown name is counted under one label so a scanner cannot grow the metric's cardinality.
   const metricSource = source ? source.name : '(unknown)';
-  const refuse = (error: HttpError, detail: Record<string, unknown> = {}) => {
-    const headers: Record<string, string> = {};
-    // A body we did not read to its end must not be mistaken for the next request.
-    if (!req.complete) headers.connection = 'close';
-    sendHttpError(res, error, headers);
+  const refuse = (error: HttpError, detail: Readonly<Record<string, unknown>> = {}) => {
+    sendHttpError(res, error);
     deps.onAnswer(metricSource, error.status);
     const level = error.status >= 500 ? 'warn' : 'info';
     deps.log[level]({ source: sourceName.slice(0, 100), status: error.status, code: error.code, ...detail }, 'webhook refused');
@@ -62,15 +64,41 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
     return;
   }
 
+  const headerRefusal = checkHeaders(req, source, deps.now ? deps.now() : new Date());
+  if (headerRefusal !== null) {
+    refuse(headerRefusal.error, headerRefusal.detail);
+    return;
+  }
+
+  // The body counts against the shared budget until this request is done with it.
+  const reservation = deps.bodyBudget.reserve();
+  try {
+    await acceptBody({ req, res, source, deps, refuse }, reservation);
+  } finally {
+    reservation.release();
+  }
+}
+
+/** One request to a known source whose headers passed. */
+interface HookRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly source: IngressSource;
+  readonly deps: HooksRouteDeps;
+  refuse(error: HttpError, detail?: Readonly<Record<string, unknown>>): void;
+}
+
+/** Read, verify and store the body; answers every outcome. */
+async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reservation: BodyReservation): Promise<void> {
   let rawBody: Buffer;
   try {
-    rawBody = await readBody(req, source.bodyLimitBytes);
+    rawBody = await readBody(req, { limitBytes: source.bodyLimitBytes, budget: deps.bodyBudget, reservation });
   } catch (error) {
     if (error instanceof RequestAbortedError) {
       deps.log.debug({ source: source.name }, 'webhook abandoned by the client mid-body');
       return;
     }
-    refuse(httpErrorFromError(error), { limitBytes: source.bodyLimitBytes });
+    refuse(httpErrorFromError(error), { limitBytes: source.bodyLimitBytes, heldBytes: deps.bodyBudget.heldBytes });
     return;
   }
 
@@ -104,7 +132,7 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
         source: source.name,
         deliveryId: verified.deliveryId,
         type: verified.eventType,
-        headers: storableHeaders(req.headers, source.secretHeaders),
+        headers: storableHeaders(req.headers, source.provider.secretHeaders),
         rawBody,
       },
       jobs,
@@ -118,21 +146,29 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
       result.isDuplicate ? 'webhook redelivered: already stored' : 'webhook stored',
     );
   } catch (error) {
-    if (!(error instanceof StoreUnavailableError)) deps.log.error({ source: source.name, err: error }, 'webhook could not be stored');
-    refuse(httpErrorFromError(error));
+    const answer = httpErrorFromError(error);
+    // A typed refusal (a delivery id past the limits) is the sender's; a store that is
+    // down has its own log lines. Anything else is a bug worth a stack.
+    const isUnexpected = answer.status >= 500 && !(error instanceof StoreUnavailableError);
+    if (isUnexpected) deps.log.error({ source: source.name, err: error }, 'webhook could not be stored');
+    refuse(answer);
   }
 }
 
 /**
  * The parsed body when something needs it (a JSON content type, which must parse, or a
  * group path), else undefined. Non-JSON bodies (form-encoded, binary) are stored as they are.
- * @throws BodyMalformedError when the content type says JSON and the body does not parse.
+ * @throws BodyMalformedError when the content type says JSON and the body is not UTF-8 or does not parse.
  */
 function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly FanOutRule[]): unknown {
   const contentType = headers['content-type'];
   const mime = (typeof contentType === 'string' ? contentType : '').split(';', 1)[0]!.trim().toLowerCase();
   const isJson = mime === 'application/json' || mime.endsWith('+json');
   if (isJson) {
+    // JSON is UTF-8 (RFC 8259 §8.1). Decoding would turn a bad byte into U+FFFD and parse,
+    // so the handler would see other text than the bytes stored and forwarded, and a
+    // receiver that verifies the forward over decoded text gets another signature.
+    if (!isUtf8(rawBody)) throw new BodyMalformedError('The body is not valid UTF-8, but its Content-Type says JSON.');
     try {
       return JSON.parse(rawBody.toString('utf8'));
     } catch {

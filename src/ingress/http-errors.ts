@@ -1,11 +1,14 @@
-// The one mapping from typed errors and verification reasons to an HTTP status and the
-// JSON body `{ "error": { "code", "message" } }`. Messages come from errors and providers
-// that never include secrets or signatures; unexpected errors get a generic message.
+// The one mapping from typed errors, verification reasons and node's HTTP parser errors
+// to an HTTP status and the JSON body `{ "error": { "code", "message" } }`, and the ways
+// to write it. Messages come from errors and providers that never include secrets or
+// signatures; unexpected errors get a generic message.
 
+import { STATUS_CODES } from 'node:http';
 import type { ServerResponse } from 'node:http';
-import { hasCode, MailroomError, MethodNotAllowedError, StoreUnavailableError } from '../core/errors.js';
+import { hasCode, IngressBusyError, MailroomError, MethodNotAllowedError, StoreUnavailableError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { VerifyFailure, VerifyFailureReason } from '../providers/provider.js';
+import { finishResponse } from './finish-response.js';
 
 /** An answer to refuse a request with. */
 export interface HttpError {
@@ -50,6 +53,10 @@ export function httpErrorFromError(error: unknown): HttpError {
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1_000))) },
     };
   }
+  if (error instanceof IngressBusyError) {
+    const retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1_000));
+    return { status: 503, code: error.code, message: error.message, headers: { 'retry-after': String(retryAfterSeconds) } };
+  }
   if (error instanceof MethodNotAllowedError) {
     return { status: 405, code: error.code, message: error.message, headers: { allow: error.allowed.join(', ') } };
   }
@@ -64,19 +71,70 @@ export function httpErrorFromError(error: unknown): HttpError {
   };
 }
 
-/** Write `error` as the response (JSON body, its extra headers). */
-export function sendHttpError(res: ServerResponse, error: HttpError, extraHeaders: Readonly<Record<string, string>> = {}): void {
-  sendJson(res, error.status, { error: { code: error.code, message: error.message } }, { ...error.headers, ...extraHeaders });
+/**
+ * What node's HTTP parser refused, before any route saw a request, or null when nobody is
+ * left to answer (the connection broke). `error.code` is node's (`HPE_*`, a timeout).
+ */
+export function httpErrorFromClientError(error: { readonly code?: string }): HttpError | null {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, code: 'MR_ERR_REQUEST_TIMEOUT', message: 'The request headers or body did not arrive in time.' };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'MR_ERR_HEADERS_TOO_LARGE', message: 'The request headers are larger than the server accepts.' };
+    case 'ECONNRESET':
+    case 'EPIPE':
+    // The client closed its side mid-request: an abort, not something to answer.
+    case 'HPE_INVALID_EOF_STATE':
+      return null;
+    default:
+      return { status: 400, code: 'MR_ERR_REQUEST_MALFORMED', message: 'The request is not valid HTTP.' };
+  }
 }
 
-/** Write a JSON response. */
+/** Write `error` as the response (JSON body, its extra headers). */
+export function sendHttpError(res: ServerResponse, error: HttpError, extraHeaders: Readonly<Record<string, string>> = {}): void {
+  sendJson(res, error.status, errorBody(error), { ...error.headers, ...extraHeaders });
+}
+
+/**
+ * Write `error` and close the connection, reading nothing more of the request: for one
+ * the server gives up on mid-body (a timeout, a body that does not parse). The request is
+ * paused first, so its body cannot complete (and be stored) behind the answer, and
+ * destroyed once the connection is gone: node forgets a request whose response has
+ * finished, so nothing else would tell its reader that the body will never end.
+ */
+export function sendHttpErrorAndClose(res: ServerResponse, error: HttpError): void {
+  const req = res.req;
+  req.pause();
+  res.socket?.once('close', () => req.destroy());
+  const text = JSON.stringify(errorBody(error));
+  res.writeHead(error.status, jsonHeaders(text, { ...error.headers, connection: 'close' }));
+  res.end(text);
+}
+
+/** `error` as the bytes of a whole HTTP/1.1 answer, for a connection with no response object. */
+export function rawHttpError(error: HttpError): string {
+  const text = JSON.stringify(errorBody(error));
+  const head = Object.entries(jsonHeaders(text, { ...error.headers, connection: 'close' })).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}\r\n${head.join('')}\r\n${text}`;
+}
+
+/** Write a JSON response; it ends once the request's body is read (see finish-response.ts). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, {
+  res.writeHead(status, jsonHeaders(text, headers));
+  finishResponse(res, text);
+}
+
+function errorBody(error: HttpError): { error: { code: ErrorCode; message: string } } {
+  return { error: { code: error.code, message: error.message } };
+}
+
+function jsonHeaders(text: string, headers: Readonly<Record<string, string>>): Record<string, string | number> {
+  return {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
     'cache-control': 'no-store',
     ...headers,
-  });
-  res.end(text);
+  };
 }

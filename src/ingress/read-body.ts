@@ -1,9 +1,18 @@
-// Reads a request body into one Buffer, refusing as soon as it passes the limit: a body
-// that declares a larger Content-Length is refused before any byte is read, and a chunked
-// one stops being buffered the moment it crosses the limit.
+// Reads a request body into one Buffer, refusing as soon as it passes the limit or the
+// shared memory budget: a body that declares a larger Content-Length is refused before
+// any byte is read, a declared length is reserved against the budget up front, and a
+// chunked body is reserved chunk by chunk and stops being buffered the moment it crosses
+// either bound.
 
 import type { IncomingMessage } from 'node:http';
-import { PayloadTooLargeError } from '../core/errors.js';
+import { IngressBusyError, PayloadTooLargeError } from '../core/errors.js';
+import type { BodyBudget, BodyReservation } from './body-budget.js';
+
+/**
+ * 5 s: bodies ahead in the budget finish within a request timeout or are cut; a retry a
+ * few seconds later finds room, and every provider's own schedule waits longer anyway.
+ */
+const BUSY_RETRY_AFTER_MS = 5_000;
 
 /** The client went away before the body was complete: there is nobody to answer. */
 export class RequestAbortedError extends Error {
@@ -13,13 +22,25 @@ export class RequestAbortedError extends Error {
   }
 }
 
+/** Where a body may go: its own limit, and the budget (through a reservation) it shares. */
+export interface ReadBodyLimits {
+  readonly limitBytes: number;
+  readonly budget: BodyBudget;
+  /** Holds what was read; the caller releases it once done with the body. */
+  readonly reservation: BodyReservation;
+}
+
 /**
  * The whole body, byte-exact.
- * @throws PayloadTooLargeError past `limitBytes`; RequestAbortedError when the client left.
+ * @throws PayloadTooLargeError past `limitBytes`; IngressBusyError when the budget cannot
+ *   hold it; RequestAbortedError when the client left.
  */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(new PayloadTooLargeError(limitBytes));
+export function readBody(req: IncomingMessage, { limitBytes, budget, reservation }: ReadBodyLimits): Promise<Buffer> {
+  const busy = () => new IngressBusyError(budget.limitBytes, BUSY_RETRY_AFTER_MS);
+  const declaredText = req.headers['content-length'];
+  const declared = declaredText === undefined ? null : Number(declaredText);
+  if (declared !== null && declared > limitBytes) return Promise.reject(new PayloadTooLargeError(limitBytes));
+  if (declared !== null && !reservation.take(declared)) return Promise.reject(busy());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -29,15 +50,17 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
       req.off('error', onError);
       req.off('close', onClose);
     };
+    const stop = (error: Error) => {
+      cleanup();
+      // Stop reading: what is left is discarded once the refusal is written.
+      req.pause();
+      reject(error);
+    };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received > limitBytes) {
-        cleanup();
-        // Stop reading: the socket is closed once the 413 is written.
-        req.pause();
-        reject(new PayloadTooLargeError(limitBytes));
-        return;
-      }
+      if (received > limitBytes) return stop(new PayloadTooLargeError(limitBytes));
+      // A declared length was reserved whole; node's parser never delivers more than it.
+      if (declared === null && !reservation.take(chunk.length)) return stop(busy());
       chunks.push(chunk);
     };
     const onEnd = () => {

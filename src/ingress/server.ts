@@ -13,11 +13,20 @@ import type { MailroomMetrics } from '../metrics/metrics.js';
 import { handleHook } from './hooks-route.js';
 import type { HooksRouteDeps } from './hooks-route.js';
 import { httpErrorFromError, sendHttpError, sendJson } from './http-errors.js';
+import { BodyBudget, DEFAULT_BODY_BUFFER_LIMIT_BYTES } from './body-budget.js';
+import { answerClientError } from './client-errors.js';
 import { compileSources } from './sources.js';
 
 const HOOKS_PREFIX = '/hooks/';
 /** 30 s to send a whole request: bounds a slow sender holding a connection open. */
-const REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** 30 s for the headers, what node allowed before (the lesser of its 60 s and the request timeout). */
+const DEFAULT_HEADERS_TIMEOUT_MS = 30_000;
+/**
+ * 1 s between node's timeout sweeps. Its default of 30 s let a 30 s timeout fire anywhere
+ * between 30 and 60 s; each sweep only walks the open connections.
+ */
+const TIMEOUT_SWEEP_MS = 1_000;
 
 export interface IngressServerOptions {
   readonly mr: Mailroom;
@@ -29,11 +38,17 @@ export interface IngressServerOptions {
   readonly logger?: Logger;
   /** The time signatures are judged at (tests). @default () => new Date() */
   readonly now?: () => Date;
+  /** Time a client has to send a whole request, headers and body; past it, 408. @default 30000 */
+  readonly requestTimeoutMs?: number;
+  /** Time a client has to send the request headers; past it, 408. @default 30000 (at most requestTimeoutMs) */
+  readonly headersTimeoutMs?: number;
 }
 
 /** A running (or ready to run) ingress server. */
 export interface IngressServer {
   readonly server: Server;
+  /** Bytes of request bodies held now against `server.bodyBufferLimitBytes` (also a metric). */
+  readonly bodyBudget: { readonly heldBytes: number; readonly limitBytes: number };
   /** Listen; resolves with the base URL (`http://127.0.0.1:8080`). Port 0 picks a free one. */
   listen(port: number, host?: string): Promise<string>;
   /** Stop accepting, let in-flight requests finish (up to `timeoutMs`), then drop the rest. */
@@ -48,17 +63,26 @@ export interface IngressServer {
  */
 export function createIngressServer(options: IngressServerOptions): IngressServer {
   const log = options.logger ?? options.mr.log;
-  const sources = compileSources(options.config, log);
+  const bodyBudget = new BodyBudget(options.config.server?.bodyBufferLimitBytes ?? DEFAULT_BODY_BUFFER_LIMIT_BYTES);
+  const sources = compileSources(options.config, log, bodyBudget.limitBytes);
   const metrics = options.metrics;
+  metrics?.observeIngressBodyBytes(() => bodyBudget.heldBytes);
   const deps: HooksRouteDeps = {
     mr: options.mr,
     sources,
     log,
     onAnswer: (source, status) => metrics?.observeIngress(source, status),
     now: options.now,
+    bodyBudget,
   };
 
-  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const headersTimeout = Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout);
+  const timeouts = { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(TIMEOUT_SWEEP_MS, headersTimeout) };
+  // The last response each connection carried, for a parser error or timeout mid-body.
+  const currentResponse = new WeakMap<Socket, ServerResponse>();
+  const server = createServer(timeouts, (req, res) => {
+    currentResponse.set(req.socket, res);
     route(req, res).catch((error: unknown) => {
       log.error({ err: error, path: safePath(req) }, 'request handler failed');
       if (!res.headersSent) sendHttpError(res, httpErrorFromError(error), { connection: 'close' });
@@ -70,11 +94,8 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  // A client that sends garbage gets a 400 from node itself; nothing to log above debug.
-  server.on('clientError', (error, socket) => {
-    log.debug({ err: error }, 'malformed HTTP request');
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-    else socket.destroy();
+  server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
+    answerClientError(error, socket, currentResponse.get(socket), log);
   });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -110,22 +131,19 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
         return;
       }
       default:
-        return sendHttpError(
-          res,
-          { status: 404, code: 'MR_ERR_NOT_FOUND', message: 'No route matches this path.' },
-          req.complete ? {} : { connection: 'close' },
-        );
+        return sendHttpError(res, { status: 404, code: 'MR_ERR_NOT_FOUND', message: 'No route matches this path.' });
     }
   }
 
   function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: string[]): void {
     const error = httpErrorFromError(new MethodNotAllowedError(req.method ?? '?', allowed));
-    sendHttpError(res, error, req.complete ? {} : { connection: 'close' });
+    sendHttpError(res, error);
     log.info({ path: safePath(req), method: req.method, status: 405 }, 'request refused');
   }
 
   return {
     server,
+    bodyBudget,
     listen(port, host = '127.0.0.1') {
       return new Promise<string>((resolve, reject) => {
         server.once('error', reject);

@@ -2,6 +2,7 @@
 // bound to its secrets, the body limit, and a compiled fan-out (event filter, group path),
 // so nothing is parsed or looked up by name while a webhook waits.
 
+import { ConfigError } from '../core/errors.js';
 import { configureProvider } from '../providers/index.js';
 import type { ConfiguredProvider } from '../providers/index.js';
 import { parseJsonPath } from '../providers/json-path.js';
@@ -28,34 +29,24 @@ export interface IngressSource {
   readonly provider: ConfiguredProvider;
   readonly bodyLimitBytes: number;
   readonly fanOut: readonly FanOutRule[];
-  /** Lower-cased request headers never stored (signatures and credentials). */
-  readonly secretHeaders: ReadonlySet<string>;
 }
-
-/** Headers that carry a signature or a credential for some provider; never stored. */
-const SIGNATURE_HEADERS = [
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'stripe-signature',
-  'x-hub-signature',
-  'x-hub-signature-256',
-  'webhook-signature',
-  'svix-signature',
-  'x-shopify-hmac-sha256',
-  'x-slack-signature',
-];
 
 /**
  * Compile every source in `config`. Warns (once, at start) about sources that verify
  * nothing (`none`) or cannot dedupe.
+ * @param bodyBufferLimitBytes the memory budget for bodies: a source whose limit is larger
+ *   could never have a body read, so it is a config error.
  * @throws ConfigError naming the bad key (the config is normally validated before this).
  */
-export function compileSources(config: MailroomConfig, log?: Logger): Map<string, IngressSource> {
+export function compileSources(config: MailroomConfig, log?: Logger, bodyBufferLimitBytes = Infinity): Map<string, IngressSource> {
   const sources = new Map<string, IngressSource>();
   const defaultLimit = config.server?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   for (const [name, source] of Object.entries(config.sources ?? {})) {
     const compiled = compileSource(name, source, defaultLimit);
+    if (compiled.bodyLimitBytes > bodyBufferLimitBytes) {
+      const key = source.bodyLimitBytes !== undefined ? `sources.${name}.bodyLimitBytes` : 'server.bodyLimitBytes';
+      throw new ConfigError(key, `is ${compiled.bodyLimitBytes}, more than server.bodyBufferLimitBytes (${bodyBufferLimitBytes}): no such body could ever be read`);
+    }
     if (compiled.provider.name === 'none') {
       log?.warn({ source: name }, "source uses provider 'none': requests are NOT verified; anyone who can reach the server can post events");
     }
@@ -69,9 +60,6 @@ export function compileSources(config: MailroomConfig, log?: Logger): Map<string
 
 function compileSource(name: string, source: SourceConfig, defaultLimit: number): IngressSource {
   const provider = configureProvider(source, `sources.${name}`);
-  const secretHeaders = new Set(SIGNATURE_HEADERS);
-  const configuredHeader = (provider.options as { header?: unknown } | null)?.header;
-  if (typeof configuredHeader === 'string') secretHeaders.add(configuredHeader.toLowerCase());
   const fanOut = (source.tasks ?? []).map((entry): FanOutRule => {
     if (typeof entry === 'string') return { task: entry, events: null, groupPath: null, priority: 0 };
     return {
@@ -81,5 +69,5 @@ function compileSource(name: string, source: SourceConfig, defaultLimit: number)
       priority: entry.priority ?? 0,
     };
   });
-  return { name, provider, bodyLimitBytes: source.bodyLimitBytes ?? defaultLimit, fanOut, secretHeaders };
+  return { name, provider, bodyLimitBytes: source.bodyLimitBytes ?? defaultLimit, fanOut };
 }

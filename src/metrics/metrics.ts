@@ -14,7 +14,8 @@
 //   (`mailroom_job_attempts_total{queue,type,outcome}`, the duration histogram): rates
 //   per type, summed across processes by Prometheus. Backlog by type is a CLI question
 //   (`mailroom jobs --status pending --type T`), not a metric.
-// - Ingress counts come from the server (observeIngress).
+// - Ingress counts come from the server (observeIngress); the bytes of bodies it holds are
+//   read from its body budget at each scrape (observeIngressBodyBytes).
 // Lint (`promtool check metrics`): counters end in `_total`, no gauge does, units are
 // base units in the name (`_seconds`).
 
@@ -139,6 +140,19 @@ export class MailroomMetrics {
         if (name.endsWith('_total') && !(metric instanceof Counter)) this.registry.removeSingleMetric(name);
       }
     }
+  }
+
+  /** Export the bytes of webhook bodies the ingress holds now, read through `read` at each scrape. */
+  observeIngressBodyBytes(read: () => number): void {
+    this.registry.removeSingleMetric('mailroom_ingress_body_bytes');
+    new Gauge({
+      name: 'mailroom_ingress_body_bytes',
+      help: 'Bytes of webhook request bodies held in memory now, against server.bodyBufferLimitBytes (past it: 503).',
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 
   /** Count one ingress answer. */

@@ -62,6 +62,11 @@ export function hasConfiguredDeliveryId(options: IdentityOptions): boolean {
   return options.idHeader !== undefined || options.idPath !== undefined;
 }
 
+/** The headers the options read the delivery id and type from. */
+export function identityHeaderNames(options: IdentityOptions): string[] {
+  return [options.idHeader, options.typeHeader].filter((name): name is string => name !== undefined);
+}
+
 /** Headers carrying the sample's id and type where the options put them in headers. */
 export function identityHeaders(options: IdentityOptions, deliveryId: string | undefined, eventType: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {};

@@ -7,13 +7,14 @@ import {
   hasConfiguredDeliveryId,
   identifyConfigured,
   IDENTITY_OPTION_KEYS,
+  identityHeaderNames,
   identityHeaders,
   readIdentityOptions,
   type IdentityOptions,
 } from './configured-identity.js';
 import { hmacDigest, type HmacAlgorithm } from './hmac-digest.js';
 import { readHeader } from './header-value.js';
-import { verifyFailure, type Provider, type VerifyResult } from './provider.js';
+import { verifyFailure, type Provider, type RequestHeaders, type VerifyFailure, type VerifyResult } from './provider.js';
 import { readOptionalChoice, readOptionalHeaderName, readOptionalString, readOptionsObject } from './provider-options.js';
 import { decodeSignature, type SignatureEncoding } from './signature-encoding.js';
 import { timingSafeEqual } from './timing-safe-equal.js';
@@ -34,6 +35,14 @@ export interface HmacOptions extends IdentityOptions {
   readonly prefix: string;
 }
 
+/** The digest text of the configured header, or the failure a missing or unprefixed one is. */
+function readSignatureText(headers: RequestHeaders, options: HmacOptions): string | VerifyFailure {
+  const header = readHeader(headers, options.header);
+  if (header === undefined) return verifyFailure('missing_header', `The ${options.header} header is missing.`);
+  if (!header.startsWith(options.prefix)) return verifyFailure('malformed_header', `The ${options.header} header does not start with "${options.prefix}".`);
+  return header.slice(options.prefix.length);
+}
+
 /**
  * The `hmac` provider: HMAC of the raw body with the secret's UTF-8 bytes. It signs no
  * timestamp, so only dedupe (an `idHeader` or `idPath`) stops a replay from running twice.
@@ -42,6 +51,12 @@ export interface HmacOptions extends IdentityOptions {
 export const hmacProvider: Provider<HmacOptions> = {
   name: 'hmac',
   requiresSecret: true,
+
+  secretHeaders(options) {
+    return options === null ? [] : [options.header];
+  },
+
+  routingHeaders: identityHeaderNames,
 
   parseOptions(raw, keyPrefix) {
     const record = readOptionsObject(raw, keyPrefix, ['header', 'algorithm', 'encoding', 'prefix', ...IDENTITY_OPTION_KEYS]);
@@ -64,15 +79,19 @@ export const hmacProvider: Provider<HmacOptions> = {
   verify(input): VerifyResult {
     const secrets = usableSecrets(input.secrets);
     if (!Array.isArray(secrets)) return secrets;
-    const { header: headerName, algorithm, encoding, prefix } = input.options;
-    const header = readHeader(input.headers, headerName);
-    if (header === undefined) return verifyFailure('missing_header', `The ${headerName} header is missing.`);
-    if (!header.startsWith(prefix)) return verifyFailure('malformed_header', `The ${headerName} header does not start with "${prefix}".`);
-    const received = decodeSignature(header.slice(prefix.length), encoding);
+    const { header: headerName, algorithm, encoding } = input.options;
+    const signatureText = readSignatureText(input.headers, input.options);
+    if (typeof signatureText !== 'string') return signatureText;
+    const received = decodeSignature(signatureText, encoding);
     const matches =
       received !== null && secrets.some((secret) => timingSafeEqual(received, hmacDigest(algorithm, secret, [input.rawBody])));
     if (!matches) return verifyFailure('bad_signature', `${headerName} does not match the source secrets.`);
     return { ok: true, ...identifyConfigured(input) };
+  },
+
+  verifyHeaders(input) {
+    const signatureText = readSignatureText(input.headers, input.options);
+    return typeof signatureText === 'string' ? null : signatureText;
   },
 
   identify: identifyConfigured,

@@ -6,7 +6,7 @@ import { githubProvider } from './github.js';
 import { hmacProvider } from './hmac.js';
 import { noneProvider } from './none.js';
 import { polarProvider } from './polar.js';
-import type { EventIdentity, Provider, RequestHeaders, VerifyResult } from './provider.js';
+import type { EventIdentity, Provider, RequestHeaders, VerifyFailure, VerifyResult } from './provider.js';
 import { shopifyProvider } from './shopify.js';
 import { slackProvider } from './slack.js';
 import { standardProvider } from './standard.js';
@@ -26,6 +26,18 @@ export const PROVIDERS = {
   hmac: hmacProvider,
   none: noneProvider,
 } as const;
+
+/** Headers that carry a credential whatever the provider (and whatever proxy sits in front). */
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
+
+/**
+ * Every spelling of every header that carries a signature or a credential, for any
+ * provider, lower-cased: the one list storage, `forward` and log redaction all use. A
+ * source adds what its options name (`hmac`'s header), as `ConfiguredProvider.secretHeaders`.
+ */
+export const SECRET_HEADERS: readonly string[] = [
+  ...new Set([...CREDENTIAL_HEADERS, ...Object.values(PROVIDERS).flatMap((provider) => provider.secretHeaders(null))]),
+];
 
 /** A provider name a source may use. */
 export type ProviderName = keyof typeof PROVIDERS;
@@ -99,7 +111,13 @@ export interface ConfiguredProvider {
   readonly options: unknown;
   /** False for `hmac`/`none` without an id header or path: the source cannot dedupe (warn at start). */
   readonly hasDeliveryId: boolean;
+  /** `SECRET_HEADERS` plus the headers this source's options name: never stored, forwarded or logged. */
+  readonly secretHeaders: ReadonlySet<string>;
+  /** Headers the delivery id and event type come from, every spelling; a repeat is ambiguous. */
+  readonly routingHeaders: readonly string[];
   verify(input: { readonly headers: RequestHeaders; readonly rawBody: Buffer; readonly now: Date }): VerifyResult;
+  /** The failure `verify` is bound to report from the headers alone, or null (see Provider). */
+  verifyHeaders(input: { readonly headers: RequestHeaders; readonly now: Date }): VerifyFailure | null;
   identify(input: { readonly headers: RequestHeaders; readonly rawBody: Buffer }): EventIdentity;
   /** Headers that make `rawBody` verify, signed with the source's first secret. */
   sign(input: { readonly rawBody: Buffer; readonly now: Date; readonly deliveryId?: string; readonly eventType?: string }): Record<string, string>;
@@ -122,7 +140,10 @@ export function configureProvider(config: SourceProviderConfig, keyPrefix: strin
     name,
     options,
     hasDeliveryId: provider.hasDeliveryId(options),
+    secretHeaders: new Set([...SECRET_HEADERS, ...provider.secretHeaders(options)]),
+    routingHeaders: provider.routingHeaders(options),
     verify: ({ headers, rawBody, now }) => provider.verify({ headers, rawBody, now, secrets, options }),
+    verifyHeaders: ({ headers, now }) => provider.verifyHeaders({ headers, now, options }),
     identify: ({ headers, rawBody }) => provider.identify({ headers, rawBody, options }),
     sign: ({ rawBody, now, deliveryId, eventType }) =>
       provider.sign({ rawBody, now, options, secret: secrets[0] ?? '', deliveryId, eventType }),

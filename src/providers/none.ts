@@ -6,6 +6,7 @@ import {
   hasConfiguredDeliveryId,
   identifyConfigured,
   IDENTITY_OPTION_KEYS,
+  identityHeaderNames,
   identityHeaders,
   readIdentityOptions,
   type IdentityOptions,
@@ -21,6 +22,12 @@ export const noneProvider: Provider<NoneOptions> = {
   name: 'none',
   requiresSecret: false,
 
+  secretHeaders() {
+    return [];
+  },
+
+  routingHeaders: identityHeaderNames,
+
   parseOptions(raw, keyPrefix) {
     return readIdentityOptions(readOptionsObject(raw, keyPrefix, IDENTITY_OPTION_KEYS), keyPrefix);
   },
@@ -31,6 +38,10 @@ export const noneProvider: Provider<NoneOptions> = {
 
   verify(input) {
     return { ok: true, ...identifyConfigured(input) };
+  },
+
+  verifyHeaders() {
+    return null;
   },
 
   identify: identifyConfigured,

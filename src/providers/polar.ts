@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Provider } from './provider.js';
 import { readTimestampOptions, type TimestampOptions } from './provider-options.js';
-import { identifyStandardWebhook, signStandardWebhook, verifyStandardWebhook } from './standard-webhooks-scheme.js';
+import { signStandardWebhook, STANDARD_WEBHOOKS_MEMBERS, verifyStandardWebhook } from './standard-webhooks-scheme.js';
 
 /** Options of the `polar` provider. */
 export type PolarOptions = TimestampOptions;
@@ -22,6 +22,7 @@ export function polarKey(secret: string): Buffer | null {
 export const polarProvider: Provider<PolarOptions> = {
   name: 'polar',
   requiresSecret: true,
+  ...STANDARD_WEBHOOKS_MEMBERS,
 
   parseOptions: readTimestampOptions,
 
@@ -32,8 +33,6 @@ export const polarProvider: Provider<PolarOptions> = {
   verify(input) {
     return verifyStandardWebhook(input, polarKey);
   },
-
-  identify: identifyStandardWebhook,
 
   hasDeliveryId() {
     return true;

@@ -62,6 +62,14 @@ export interface IdentifyInput<O> {
   readonly options: O;
 }
 
+/** What a provider reads to judge a request by its headers alone, before its body arrives. */
+export interface HeaderCheckInput<O> {
+  readonly headers: RequestHeaders;
+  readonly options: O;
+  /** The time to judge timestamps against. */
+  readonly now: Date;
+}
+
 /** What a provider reads to verify a request. */
 export interface VerifyInput<O> extends IdentifyInput<O> {
   /** Every secret currently valid for the source; the request verifies if any one matches (rotation). */
@@ -99,6 +107,19 @@ export interface Provider<O = unknown> {
   /** False only for `none`: every other provider refuses to verify without a secret. */
   readonly requiresSecret: boolean;
   /**
+   * Every spelling of every header that carries this scheme's signature, lower-cased: the
+   * ingress never stores them, `forward` never sends them on, logs redact them. `null`
+   * asks for the names the scheme fixes by itself (the process-wide list); with options,
+   * the names they add too (`hmac`'s configured header).
+   */
+  secretHeaders(options: O | null): readonly string[];
+  /**
+   * Every spelling of the headers the delivery id and event type are read from,
+   * lower-cased. A repeat of one is ambiguous (node joins repeats into `push, ping`, which
+   * would route to nothing and dedupe on a made-up id), so the ingress refuses it.
+   */
+  routingHeaders(options: O): readonly string[];
+  /**
    * Check and normalize the source's provider options.
    * @param keyPrefix the config path of the options object, used to name a bad key.
    * @throws ConfigError naming the bad key.
@@ -108,6 +129,13 @@ export interface Provider<O = unknown> {
   checkSecret(secret: string): string | null;
   /** Verify the raw body and headers against any of the secrets. Never throws. */
   verify(input: VerifyInput<O>): VerifyResult;
+  /**
+   * The failure `verify` is bound to report whatever the body: a signature header missing
+   * or malformed, a signed timestamp outside the window. Null when only the body can
+   * tell. Lets the ingress refuse before reading (and holding) a body. Never throws, and
+   * never refuses a request `verify` would accept at the same `now`.
+   */
+  verifyHeaders(input: HeaderCheckInput<O>): VerifyFailure | null;
   /** Find the delivery id and event type. Works on unverified input; call it after `verify`. */
   identify(input: IdentifyInput<O>): EventIdentity;
   /** True when `identify` can ever return a delivery id with these options (else: no dedupe). */
@@ -127,4 +155,9 @@ export interface Provider<O = unknown> {
 /** Build a `VerifyFailure`. */
 export function verifyFailure(reason: VerifyFailureReason, message: string): VerifyFailure {
   return { ok: false, reason, message };
+}
+
+/** True when a header parser gave a failure rather than the parsed parts. */
+export function isVerifyFailure(value: object): value is VerifyFailure {
+  return (value as { ok?: unknown }).ok === false;
 }

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hmacDigest } from './hmac-digest.js';
 import { readHeader } from './header-value.js';
-import { verifyFailure, type Provider, type RequestHeaders, type VerifyResult } from './provider.js';
+import { verifyFailure, type Provider, type RequestHeaders, type VerifyFailure, type VerifyResult } from './provider.js';
 import { readOptionsObject } from './provider-options.js';
 import { decodeSignature } from './signature-encoding.js';
 import { timingSafeEqual } from './timing-safe-equal.js';
@@ -20,6 +20,16 @@ function readShopifyHeader(headers: RequestHeaders, suffix: string): string | un
   return readHeader(headers, `x-shopify-${suffix}`) ?? readHeader(headers, `shopify-${suffix}`);
 }
 
+/** The X-Shopify-Hmac-Sha256 value (either spelling), or the failure its absence is. */
+function readHmacHeader(headers: RequestHeaders): string | VerifyFailure {
+  return readShopifyHeader(headers, 'hmac-sha256') ?? verifyFailure('missing_header', 'The X-Shopify-Hmac-Sha256 header is missing.');
+}
+
+/** Both spellings of a Shopify header, classic first. */
+function shopifyHeaderNames(suffix: string): string[] {
+  return [`x-shopify-${suffix}`, `shopify-${suffix}`];
+}
+
 /**
  * The `shopify` provider. The scheme signs no timestamp, so it has no replay window of its
  * own; dedupe on the webhook id is what stops a replayed delivery from running twice.
@@ -27,6 +37,14 @@ function readShopifyHeader(headers: RequestHeaders, suffix: string): string | un
 export const shopifyProvider: Provider<ShopifyOptions> = {
   name: 'shopify',
   requiresSecret: true,
+
+  secretHeaders() {
+    return shopifyHeaderNames('hmac-sha256');
+  },
+
+  routingHeaders() {
+    return ['webhook-id', 'event-id', 'topic'].flatMap(shopifyHeaderNames);
+  },
 
   parseOptions(raw, keyPrefix) {
     readOptionsObject(raw, keyPrefix, []);
@@ -40,14 +58,20 @@ export const shopifyProvider: Provider<ShopifyOptions> = {
   verify(input): VerifyResult {
     const secrets = usableSecrets(input.secrets);
     if (!Array.isArray(secrets)) return secrets;
-    const header = readShopifyHeader(input.headers, 'hmac-sha256');
-    if (header === undefined) return verifyFailure('missing_header', 'The X-Shopify-Hmac-Sha256 header is missing.');
+    const header = readHmacHeader(input.headers);
+    if (typeof header !== 'string') return header;
     const received = decodeSignature(header, 'base64');
     const matches =
       received !== null &&
       secrets.some((secret) => timingSafeEqual(received, hmacDigest('sha256', secret, [input.rawBody])));
     if (!matches) return verifyFailure('bad_signature', 'X-Shopify-Hmac-Sha256 does not match the source secrets.');
     return { ok: true, ...shopifyProvider.identify(input) };
+  },
+
+  verifyHeaders(input) {
+    // No timestamp is signed, and any base64 might be the digest: only absence is certain.
+    const header = readHmacHeader(input.headers);
+    return typeof header === 'string' ? null : header;
   },
 
   identify(input) {

@@ -6,7 +6,7 @@ import { hmacDigest } from './hmac-digest.js';
 import { readHeader } from './header-value.js';
 import { ownField, parseJsonBody } from './json-body.js';
 import { idText } from './json-path.js';
-import { verifyFailure, type Provider, type RequestHeaders, type VerifyResult } from './provider.js';
+import { isVerifyFailure, verifyFailure, type Provider, type RequestHeaders, type VerifyFailure, type VerifyResult } from './provider.js';
 import { readTimestampOptions, type TimestampOptions } from './provider-options.js';
 import { decodeSignature } from './signature-encoding.js';
 import { timingSafeEqual } from './timing-safe-equal.js';
@@ -37,10 +37,39 @@ function slackBody(headers: RequestHeaders, rawBody: Buffer): unknown {
   return payload === null ? undefined : parseJsonBody(Buffer.from(payload, 'utf8'));
 }
 
+interface SlackSignedHeaders {
+  readonly signatureHex: string;
+  readonly timestampText: string;
+  readonly signedAtSeconds: number;
+}
+
+/** The signature and timestamp headers' parts, or the failure a missing or malformed one is. */
+function readSignedHeaders(headers: RequestHeaders): SlackSignedHeaders | VerifyFailure {
+  const signature = readHeader(headers, SIGNATURE_HEADER);
+  if (signature === undefined) return verifyFailure('missing_header', 'The X-Slack-Signature header is missing.');
+  const timestampText = readHeader(headers, TIMESTAMP_HEADER);
+  if (timestampText === undefined) return verifyFailure('missing_header', 'The X-Slack-Request-Timestamp header is missing.');
+  if (!signature.startsWith(SIGNATURE_PREFIX)) {
+    return verifyFailure('malformed_header', 'The X-Slack-Signature header does not start with "v0=".');
+  }
+  const signedAtSeconds = parseUnixSeconds(timestampText);
+  if (signedAtSeconds === null) return verifyFailure('malformed_header', 'The X-Slack-Request-Timestamp header is not a Unix timestamp.');
+  return { signatureHex: signature.slice(SIGNATURE_PREFIX.length), timestampText, signedAtSeconds };
+}
+
 /** The `slack` provider. Slack's own SDK checks only staleness; we also refuse the future. */
 export const slackProvider: Provider<SlackOptions> = {
   name: 'slack',
   requiresSecret: true,
+
+  secretHeaders() {
+    return [SIGNATURE_HEADER];
+  },
+
+  routingHeaders() {
+    // The id and type are in the signed body.
+    return [];
+  },
 
   parseOptions: readTimestampOptions,
 
@@ -51,25 +80,24 @@ export const slackProvider: Provider<SlackOptions> = {
   verify(input): VerifyResult {
     const secrets = usableSecrets(input.secrets);
     if (!Array.isArray(secrets)) return secrets;
-    const signature = readHeader(input.headers, SIGNATURE_HEADER);
-    if (signature === undefined) return verifyFailure('missing_header', 'The X-Slack-Signature header is missing.');
-    const timestampText = readHeader(input.headers, TIMESTAMP_HEADER);
-    if (timestampText === undefined) return verifyFailure('missing_header', 'The X-Slack-Request-Timestamp header is missing.');
-    if (!signature.startsWith(SIGNATURE_PREFIX)) {
-      return verifyFailure('malformed_header', 'The X-Slack-Signature header does not start with "v0=".');
-    }
-    const signedAtSeconds = parseUnixSeconds(timestampText);
-    if (signedAtSeconds === null) return verifyFailure('malformed_header', 'The X-Slack-Request-Timestamp header is not a Unix timestamp.');
+    const signed = readSignedHeaders(input.headers);
+    if (isVerifyFailure(signed)) return signed;
 
-    const received = decodeSignature(signature.slice(SIGNATURE_PREFIX.length), 'hex');
+    const received = decodeSignature(signed.signatureHex, 'hex');
     const matches =
       received !== null &&
-      secrets.some((secret) => timingSafeEqual(received, slackSignature(secret, timestampText, input.rawBody)));
+      secrets.some((secret) => timingSafeEqual(received, slackSignature(secret, signed.timestampText, input.rawBody)));
     if (!matches) return verifyFailure('bad_signature', 'X-Slack-Signature does not match the source secrets.');
 
-    const outside = checkTimestampWindow(signedAtSeconds, input.now, input.options.toleranceMs, 'X-Slack-Request-Timestamp');
+    const outside = checkTimestampWindow(signed.signedAtSeconds, input.now, input.options.toleranceMs, 'X-Slack-Request-Timestamp');
     if (outside) return outside;
-    return { ok: true, ...slackProvider.identify(input), timestamp: new Date(signedAtSeconds * 1000) };
+    return { ok: true, ...slackProvider.identify(input), timestamp: new Date(signed.signedAtSeconds * 1000) };
+  },
+
+  verifyHeaders(input) {
+    const signed = readSignedHeaders(input.headers);
+    if (isVerifyFailure(signed)) return signed;
+    return checkTimestampWindow(signed.signedAtSeconds, input.now, input.options.toleranceMs, 'X-Slack-Request-Timestamp');
   },
 
   identify(input) {

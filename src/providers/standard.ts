@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Provider } from './provider.js';
 import { readTimestampOptions, type TimestampOptions } from './provider-options.js';
-import { identifyStandardWebhook, signStandardWebhook, verifyStandardWebhook } from './standard-webhooks-scheme.js';
+import { signStandardWebhook, STANDARD_WEBHOOKS_MEMBERS, verifyStandardWebhook } from './standard-webhooks-scheme.js';
 
 const SECRET_PREFIX = 'whsec_';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -26,6 +26,7 @@ export function standardWebhooksKey(secret: string): Buffer | null {
 export const standardProvider: Provider<StandardOptions> = {
   name: 'standard',
   requiresSecret: true,
+  ...STANDARD_WEBHOOKS_MEMBERS,
 
   parseOptions: readTimestampOptions,
 
@@ -36,8 +37,6 @@ export const standardProvider: Provider<StandardOptions> = {
   verify(input) {
     return verifyStandardWebhook(input, standardWebhooksKey);
   },
-
-  identify: identifyStandardWebhook,
 
   hasDeliveryId() {
     return true;

@@ -5,7 +5,7 @@ import { hmacDigest } from './hmac-digest.js';
 import { readHeader } from './header-value.js';
 import { ownField, parseJsonBody } from './json-body.js';
 import { idText } from './json-path.js';
-import { verifyFailure, type Provider, type VerifyResult } from './provider.js';
+import { isVerifyFailure, verifyFailure, type Provider, type RequestHeaders, type VerifyFailure, type VerifyResult } from './provider.js';
 import { readTimestampOptions, type TimestampOptions } from './provider-options.js';
 import { decodeSignature } from './signature-encoding.js';
 import { timingSafeEqual } from './timing-safe-equal.js';
@@ -13,6 +13,7 @@ import { checkTimestampWindow, parseUnixSeconds } from './timestamp-window.js';
 import { usableSecrets } from './usable-secrets.js';
 
 const SIGNATURE_HEADER = 'stripe-signature';
+const STRIPE_TIMESTAMP_NAME = 'The Stripe-Signature timestamp';
 
 /** Options of the `stripe` provider. */
 export type StripeOptions = TimestampOptions;
@@ -40,6 +41,21 @@ function parseSignatureHeader(value: string): StripeSignatureHeader | string {
   return { timestampText: timestamps[0]!, signatures };
 }
 
+interface StripeSignedHeader extends StripeSignatureHeader {
+  readonly signedAtSeconds: number;
+}
+
+/** The Stripe-Signature header's parts, or the failure a missing or malformed one is. */
+function readSignedHeader(headers: RequestHeaders): StripeSignedHeader | VerifyFailure {
+  const header = readHeader(headers, SIGNATURE_HEADER);
+  if (header === undefined) return verifyFailure('missing_header', 'The Stripe-Signature header is missing.');
+  const parsed = parseSignatureHeader(header);
+  if (typeof parsed === 'string') return verifyFailure('malformed_header', `The Stripe-Signature header is malformed: ${parsed}.`);
+  const signedAtSeconds = parseUnixSeconds(parsed.timestampText);
+  if (signedAtSeconds === null) return verifyFailure('malformed_header', 'The Stripe-Signature t= value is not a Unix timestamp.');
+  return { ...parsed, signedAtSeconds };
+}
+
 function stripeSignature(secret: string, timestampText: string, rawBody: Buffer): Buffer {
   return hmacDigest('sha256', secret, [`${timestampText}.`, rawBody]);
 }
@@ -52,6 +68,15 @@ export const stripeProvider: Provider<StripeOptions> = {
   name: 'stripe',
   requiresSecret: true,
 
+  secretHeaders() {
+    return [SIGNATURE_HEADER];
+  },
+
+  routingHeaders() {
+    // The id and type are in the signed body.
+    return [];
+  },
+
   parseOptions: readTimestampOptions,
 
   checkSecret(secret) {
@@ -61,12 +86,8 @@ export const stripeProvider: Provider<StripeOptions> = {
   verify(input): VerifyResult {
     const secrets = usableSecrets(input.secrets);
     if (!Array.isArray(secrets)) return secrets;
-    const header = readHeader(input.headers, SIGNATURE_HEADER);
-    if (header === undefined) return verifyFailure('missing_header', 'The Stripe-Signature header is missing.');
-    const parsed = parseSignatureHeader(header);
-    if (typeof parsed === 'string') return verifyFailure('malformed_header', `The Stripe-Signature header is malformed: ${parsed}.`);
-    const signedAtSeconds = parseUnixSeconds(parsed.timestampText);
-    if (signedAtSeconds === null) return verifyFailure('malformed_header', 'The Stripe-Signature t= value is not a Unix timestamp.');
+    const parsed = readSignedHeader(input.headers);
+    if (isVerifyFailure(parsed)) return parsed;
 
     const received = parsed.signatures.map((text) => decodeSignature(text, 'hex'));
     const matches = secrets.some((secret) => {
@@ -75,9 +96,15 @@ export const stripeProvider: Provider<StripeOptions> = {
     });
     if (!matches) return verifyFailure('bad_signature', 'No v1 signature in Stripe-Signature matches the source secrets.');
 
-    const outside = checkTimestampWindow(signedAtSeconds, input.now, input.options.toleranceMs, 'The Stripe-Signature timestamp');
+    const outside = checkTimestampWindow(parsed.signedAtSeconds, input.now, input.options.toleranceMs, STRIPE_TIMESTAMP_NAME);
     if (outside) return outside;
-    return { ok: true, ...stripeProvider.identify(input), timestamp: new Date(signedAtSeconds * 1000) };
+    return { ok: true, ...stripeProvider.identify(input), timestamp: new Date(parsed.signedAtSeconds * 1000) };
+  },
+
+  verifyHeaders(input) {
+    const parsed = readSignedHeader(input.headers);
+    if (isVerifyFailure(parsed)) return parsed;
+    return checkTimestampWindow(parsed.signedAtSeconds, input.now, input.options.toleranceMs, STRIPE_TIMESTAMP_NAME);
   },
 
   identify(input) {

@@ -7,6 +7,7 @@ import { Permanent, RetryAfter } from '../core/errors.js';
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../core/backoff.js';
 import type { TaskContext, TaskDefinition } from '../core/task-registry.js';
 import type { ForwardTaskConfig } from '../config/define-config.js';
+import { SECRET_HEADERS } from '../providers/index.js';
 import { signStandardWebhook } from '../providers/standard-webhooks-scheme.js';
 import { standardWebhooksKey } from '../providers/standard.js';
 import { classifyResponse } from './classify-response.js';
@@ -18,11 +19,17 @@ export const DEFAULT_FORWARD_MAX_ATTEMPTS = STANDARD_WEBHOOKS_SCHEDULE_MS.length
 /** Bytes of a failed answer kept in the job's error. */
 const RESPONSE_EXCERPT_BYTES = 512;
 
-/** Stored headers never sent on: transport headers, and anything that authenticates the first hop. */
+/**
+ * Stored headers never sent on: transport headers, the first hop's Standard Webhooks id and
+ * timestamp (the hop is re-signed with its own), and every signature or credential header
+ * in any provider's spelling. Storage drops those already; events stored by an older
+ * version may still hold one.
+ */
 const NOT_FORWARDED = new Set([
   'host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade',
-  'expect', 'proxy-authorization', 'proxy-connection', 'accept-encoding', 'authorization', 'cookie',
-  'webhook-id', 'webhook-timestamp', 'webhook-signature', 'svix-id', 'svix-timestamp', 'svix-signature',
+  'expect', 'proxy-connection', 'accept-encoding',
+  'webhook-id', 'webhook-timestamp', 'svix-id', 'svix-timestamp',
+  ...SECRET_HEADERS,
 ]);
 
 export interface ForwardDeps {

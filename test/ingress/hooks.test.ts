@@ -401,7 +401,9 @@ describe.each(storeHarnesses)('webhook ingress on $name', (harness) => {
       const { url, harnessStore } = await setup();
       const { request } = await import('node:http');
       const response = await new Promise<number>((resolve, reject) => {
-        const req = request(new URL('/hooks/small', url), { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        // Well-formed signature headers (for another body): only the body can refuse them.
+        const headers = { ...standardHeaders(Buffer.from('{}'), 'm-chunked'), 'transfer-encoding': 'chunked' };
+        const req = request(new URL('/hooks/small', url), { method: 'POST', agent: false, headers }, (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
         });

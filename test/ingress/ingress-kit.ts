@@ -3,11 +3,13 @@
 // of what the store holds.
 
 import { request } from 'node:http';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import pino from 'pino';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { validateConfig } from '../../src/config/validate-config.js';
 import { createIngressServer } from '../../src/ingress/server.js';
-import type { IngressServer } from '../../src/ingress/server.js';
+import type { IngressServer, IngressServerOptions } from '../../src/ingress/server.js';
 import type { Mailroom } from '../../src/mailroom.js';
 import { Mailroom as MailroomClass } from '../../src/mailroom.js';
 import type { HarnessStore, StoreHarness } from '../harness/store-harness.js';
@@ -32,9 +34,13 @@ export async function closeAll(harness: StoreHarness): Promise<void> {
   await harness.cleanup();
 }
 
-/** Start an ingress for `config` on a free port; closed by closeServers(). */
-export async function startIngress(mr: Mailroom, config: MailroomConfig): Promise<{ ingress: IngressServer; url: string }> {
-  const ingress = createIngressServer({ mr, config: validateConfig(config), logger: silentLog });
+/** Start an ingress for `config` on a free port (`options` override the server's own); closed by closeServers(). */
+export async function startIngress(
+  mr: Mailroom,
+  config: MailroomConfig,
+  options: Partial<Omit<IngressServerOptions, 'mr' | 'config'>> = {},
+): Promise<{ ingress: IngressServer; url: string }> {
+  const ingress = createIngressServer({ mr, config: validateConfig(config), logger: silentLog, ...options });
   servers.push(ingress);
   const url = await ingress.listen(0, '127.0.0.1');
   return { ingress, url };
@@ -52,8 +58,11 @@ export interface RawResponse {
   readonly json: any;
 }
 
-/** One request with exactly these bytes and headers (no keep-alive: each test request stands alone). */
-export function send(url: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<RawResponse> {
+/**
+ * One request with exactly these bytes and headers (no keep-alive: each test request stands
+ * alone). A header given as a list is sent once per value.
+ */
+export function send(url: string, path: string, options: { method?: string; headers?: Record<string, string | string[]>; body?: Buffer | string } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const body = options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body, 'utf8');
     const req = request(
@@ -86,8 +95,114 @@ export function send(url: string, path: string, options: { method?: string; head
   });
 }
 
+/** What a sender saw: the answer (if any) and every error its request emitted until it closed. */
+export interface WatchedResponse {
+  readonly status: number | null;
+  readonly json: any;
+  readonly errors: string[];
+}
+
+/**
+ * POST with node's own http client and watch the request to its end: an answer read and
+ * then an EPIPE/ECONNRESET (the server closed while the body was still going out) shows as
+ * a status plus errors.
+ */
+export function postWatchingErrors(url: string, path: string, body: Buffer, headers: Record<string, string>): Promise<WatchedResponse> {
+  return new Promise((resolve) => {
+    let status: number | null = null;
+    let text = '';
+    const errors: string[] = [];
+    const req = request(new URL(path, url), { method: 'POST', agent: false, headers: { 'content-length': String(body.length), ...headers } }, (res) => {
+      status = res.statusCode ?? null;
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+    req.on('close', () => {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      resolve({ status, json, errors });
+    });
+    req.end(body);
+  });
+}
+
+/** A raw client connection and the answer it gets (null when it closes without a whole one). */
+export interface RawConnection {
+  readonly socket: Socket;
+  readonly answer: Promise<RawResponse | null>;
+}
+
+/**
+ * Write `bytes` on a fresh TCP connection and keep it open, as a slow or broken client
+ * would; `answer` settles once a whole answer (by its Content-Length) has arrived, or the
+ * connection closed. The caller destroys the socket.
+ */
+export function openRaw(url: string, bytes: string | Buffer): RawConnection {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  let received = Buffer.alloc(0);
+  const answer = new Promise<RawResponse | null>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const response = parseRawResponse(received);
+      if (response) resolve(response);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(parseRawResponse(received, true)));
+  });
+  socket.write(bytes);
+  return { socket, answer };
+}
+
+/**
+ * `openRaw`, then close once answered. Rejects, saying so, when no whole answer arrives
+ * within `answerWithinMs`.
+ */
+export async function exchangeRaw(url: string, bytes: string | Buffer, answerWithinMs = 5_000): Promise<RawResponse> {
+  const { socket, answer } = openRaw(url, bytes);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), answerWithinMs)));
+  try {
+    const response = await Promise.race([answer, deadline]);
+    if (response === 'late' || response === null) throw new Error(`no complete answer within ${answerWithinMs} ms`);
+    return response;
+  } finally {
+    clearTimeout(timer);
+    socket.destroy();
+  }
+}
+
+/** The answer in `bytes` once its head and Content-Length body are all there (or the connection closed). */
+function parseRawResponse(bytes: Buffer, isClosed = false): RawResponse | null {
+  const headEnd = bytes.indexOf('\r\n\r\n');
+  if (headEnd === -1) return null;
+  const [statusLine, ...lines] = bytes.subarray(0, headEnd).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const length = Number(headers['content-length'] ?? NaN);
+  const body = bytes.subarray(headEnd + 4);
+  if (!isClosed && !(body.length >= length)) return null;
+  const text = body.subarray(0, Number.isFinite(length) ? length : body.length).toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: Number(statusLine!.split(' ')[1]), headers, text, json };
+}
+
 /** POST a body with its headers to /hooks/<source>. */
-export function postHook(url: string, source: string, body: Buffer | string, headers: Record<string, string>): Promise<RawResponse> {
+export function postHook(url: string, source: string, body: Buffer | string, headers: Record<string, string | string[]>): Promise<RawResponse> {
   return send(url, `/hooks/${source}`, { body, headers });
 }
 

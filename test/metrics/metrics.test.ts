@@ -106,6 +106,16 @@ describe('metrics without a store round trip', () => {
     expect(sample(body, 'mailroom_ingress_requests_total{source="github",code="200"}')).toBe(1);
   });
 
+  it('exports the bytes of webhook bodies the ingress holds now, read at each scrape', async () => {
+    const { mr } = await openTestMailroom(storeHarnesses[0]!);
+    const metrics = new MailroomMetrics(mr, { processMetrics: false });
+    let heldBytes = 4_096;
+    metrics.observeIngressBodyBytes(() => heldBytes);
+    expect(sample((await metrics.render()).body, 'mailroom_ingress_body_bytes')).toBe(4_096);
+    heldBytes = 0;
+    expect(sample((await metrics.render()).body, 'mailroom_ingress_body_bytes')).toBe(0);
+  });
+
   it('keeps the last good job numbers and reports mailroom_store_up 0 when stats fail', async () => {
     const { mr } = await openTestMailroom(storeHarnesses[0]!);
     await insertJob(mr.store, { status: 'dead' });

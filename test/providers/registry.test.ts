@@ -8,6 +8,7 @@ import {
   getProvider,
   isProviderName,
   PROVIDER_NAMES,
+  SECRET_HEADERS,
   validateProviderOptions,
   validateProviderSecrets,
 } from '../../src/providers/index.js';
@@ -41,6 +42,30 @@ describe('provider registry', () => {
     expect(isProviderName('svix')).toBe(false);
   });
 
+  it('lists every spelling of every signature header a provider reads, and the usual credentials', () => {
+    expect([...SECRET_HEADERS].sort()).toEqual([
+      'authorization',
+      'cookie',
+      'proxy-authorization',
+      // Shopify's newer events webhooks drop the X- prefix; both spellings carry the HMAC.
+      'shopify-hmac-sha256',
+      'stripe-signature',
+      'svix-signature',
+      'webhook-signature',
+      'x-api-key',
+      'x-hub-signature',
+      'x-hub-signature-256',
+      'x-shopify-hmac-sha256',
+      'x-slack-signature',
+    ]);
+  });
+
+  it("adds a source's configured hmac signature header to its secret headers", () => {
+    const source = configureProvider({ provider: 'hmac', options: { header: 'X-Build-Signature' }, secrets: ['s'] }, 'sources.ci');
+    expect(source.secretHeaders.has('x-build-signature')).toBe(true);
+    for (const name of SECRET_HEADERS) expect(source.secretHeaders.has(name)).toBe(true);
+  });
+
   for (const name of PROVIDER_NAMES) {
     it(`configures ${name} and verifies a sample it signs, with the body byte-exact`, () => {
       const options = name === 'hmac' ? { header: 'x-signature', idPath: '$.id' } : name === 'none' ? { idPath: '$.id' } : undefined;
@@ -54,6 +79,23 @@ describe('provider registry', () => {
       if (name !== 'none') expectFailure(source.verify({ headers, rawBody: Buffer.concat([rawBody, Buffer.from(' ')]), now: NOW }), 'bad_signature');
       // Secrets stay in the closure: nothing a logger would serialize contains them.
       if (secrets) expect(JSON.stringify(source)).not.toContain(secrets[0]);
+    });
+  }
+
+  for (const name of PROVIDER_NAMES) {
+    it(`names as a routing header of ${name} every header its delivery id or event type is read from`, () => {
+      const options = name === 'hmac' ? { header: 'x-signature', idHeader: 'x-request-id', typeHeader: 'x-event' } : name === 'none' ? { idHeader: 'x-request-id' } : undefined;
+      const source = configureProvider({ provider: name, options, secrets: name === 'none' ? undefined : [SECRETS[name]!] }, `sources.${name}`);
+      const rawBody = jsonBody({ id: 'evt_sample', type: 'sample.created', event_id: 'Ev_sample' });
+      const headers = source.sign({ rawBody, now: NOW, deliveryId: 'sample-1', eventType: 'sample.created' });
+      const identity = source.identify({ headers, rawBody });
+      // A header whose value changes the identity routes the event: a repeat of it is ambiguous.
+      const routing = Object.keys(headers).filter((header) => {
+        const changed = source.identify({ headers: { ...headers, [header]: 'other' }, rawBody });
+        return changed.deliveryId !== identity.deliveryId || changed.eventType !== identity.eventType;
+      });
+      expect(routing.length > 0 || ['stripe', 'slack'].includes(name)).toBe(true);
+      for (const header of routing) expect(source.routingHeaders).toContain(header.toLowerCase());
     });
   }
 

@@ -4,6 +4,7 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPermanent, retryAfterDelayMs } from '../../src/core/errors.js';
+import { SECRET_HEADERS } from '../../src/providers/index.js';
 import { createForwardTask } from '../../src/tasks/forward.js';
 import { startReceiver, storedEvent, taskContext } from './task-kit.js';
 import type { Receiver } from './task-kit.js';
@@ -38,6 +39,18 @@ describe('forward task', () => {
     expect(got!.headers['mailroom-attempt']).toBe('3');
     expect(got!.headers.host).not.toBe('example.com');
     expect(got!.headers['webhook-signature']).toBeUndefined();
+  });
+
+  it("never sends on a signature or credential header, in any provider's spelling, that a stored event still holds", async () => {
+    receiver = await startReceiver();
+    const leaked = Object.fromEntries(SECRET_HEADERS.map((name) => [name, `leaked-${name}`]));
+    expect(leaked).toHaveProperty('shopify-hmac-sha256');
+    const task = createForwardTask({ kind: 'forward', url: receiver.url });
+    const event = storedEvent({ headers: { ...storedEvent().headers, ...leaked } });
+    await task.run(null, taskContext({ event }));
+    const [got] = receiver.received;
+    expect(got!.headers['x-github-event']).toBe('push');
+    expect(JSON.stringify(got!.headers)).not.toContain('leaked-');
   });
 
   it('re-signs the hop with Standard Webhooks when the task has a secret', async () => {
