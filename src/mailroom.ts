@@ -312,7 +312,9 @@ export class Mailroom {
     if ('id' in target) {
       const job = await this.store.jobGet({ id: String(target.id) });
       if (!job) throw new JobNotFoundError(String(target.id));
-      if (job.status === 'done' && !options.force) throw new JobStateError(job.id, 'done', 'replay (pass { force: true })');
+      if (job.status === 'done' && !options.force) {
+        throw new JobStateError(job.id, 'done', 'replay', 'Pass { force: true } to run it again (its side effects repeat).');
+      }
       if (job.status === 'pending' || job.status === 'running') throw new JobStateError(job.id, job.status, 'replay');
       ids = await this.store.jobReplay({ ...common, ids: [job.id], includeCancelled: true });
     } else if ('ids' in target) {

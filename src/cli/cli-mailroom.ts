@@ -3,6 +3,7 @@
 // (--db, then MAILROOM_DB, then the config's db, then the default), and a logger that
 // writes to the command's stderr so it never mixes with --json on stdout.
 
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { MailroomConfig } from '../config/define-config.js';
 import { loadConfig } from '../config/load-config.js';
@@ -10,6 +11,7 @@ import { DEFAULT_DB_URL, openMailroomFromConfig } from '../config/open-mailroom.
 import { createLogger } from '../log.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
+import { parseStoreUrl } from '../store/store-url.js';
 import type { CommonOptions } from './args.js';
 import type { CliIo } from './command.js';
 
@@ -72,8 +74,11 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
     destination: options.logTo === 'stdout' ? io.stdout : io.stderr,
     pretty: options.prettyLogs,
   });
+  const isReadOnly = options.migrate === false && options.checkSchema !== false;
+  // Opening a SQLite file creates it: a mistyped --db would leave an empty database behind.
+  if (isReadOnly) refuseMissingSqliteFile(db);
   const mr = await openMailroomFromConfig({ config, db, logger: log, open: { migrate: options.migrate ?? true } });
-  if (options.migrate === false && options.checkSchema !== false) {
+  if (isReadOnly) {
     const version = await mr.store.schemaVersion().catch(async (error: unknown) => {
       await mr.close();
       throw error;
@@ -89,6 +94,13 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
     }
   }
   return { mr, config, log, db };
+}
+
+function refuseMissingSqliteFile(db: string): void {
+  const parsed = parseStoreUrl(db);
+  if (parsed.kind !== 'sqlite' || parsed.path === ':memory:' || existsSync(parsed.path)) return;
+  const where = describeDbUrl(db);
+  throw new Error(`No database at ${where}; check --db / MAILROOM_DB, or run \`mailroom migrate --db ${where}\` to create one.`);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -103,8 +103,12 @@ export class JobNotFoundError extends MailroomError {
 }
 
 export class JobStateError extends MailroomError {
-  constructor(readonly jobId: string, readonly status: string, operation: string) {
-    super('MR_ERR_JOB_STATE', `Job ${jobId} is ${status}; cannot ${operation} it.`, { httpStatus: 409 });
+  /**
+   * @param advice What to do instead, as a sentence; the CLI replaces the library's advice
+   *   (`{ force: true }`) with its own (`--force`), so it is kept apart from the fact.
+   */
+  constructor(readonly jobId: string, readonly status: string, readonly operation: string, readonly advice?: string) {
+    super('MR_ERR_JOB_STATE', `Job ${jobId} is ${status}; cannot ${operation} it.${advice ? ` ${advice}` : ''}`, { httpStatus: 409 });
   }
 }
 

@@ -51,6 +51,8 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(conflict.code).toBe(1);
     expect(conflict.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(conflict.stderr).toContain(`job ${job.id}`);
+    // Its advice once: the message's own, not the message's and then the CLI's again.
+    expect(conflict.stderr.match(/to get the existing job/g)).toHaveLength(1);
   });
 
   it.runIf(harness.isAvailable)('enqueue --run-at schedules at that time and prints a one-line summary', async () => {
@@ -157,7 +159,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     const refused = await runCommand(['replay', '--db', url, '--id', done.id]);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(refused.stderr).toContain('force');
+    expect(refused.stderr).toBe(`mailroom replay: Job ${done.id} is done; cannot replay it. Add --force to run it again (its side effects repeat).\n`);
     expect(await runJson(['replay', '--db', url, '--id', done.id, '--force'])).toEqual({ count: 1, ids: [done.id] });
   });
 

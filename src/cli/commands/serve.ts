@@ -101,7 +101,9 @@ Options:
       ingress = createIngressServer({ mr, config: effective, metrics, logger: log });
       const host = options.host ?? effective.server?.host ?? DEFAULT_HOST;
       const port = options.port ?? effective.server?.port ?? DEFAULT_PORT;
-      const url = await ingress.listen(port, host);
+      const url = await ingress.listen(port, host).catch((error: unknown) => {
+        throw listenProblem(error, host, port);
+      });
       const sourceNames = Object.keys(effective.sources ?? {});
       log.info(
         { url, store: describeDbUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: types, workerId: worker?.id ?? null },
@@ -166,6 +168,17 @@ function warnAboutFanOut(config: MailroomConfig, types: readonly string[], warn:
       }
     }
   }
+}
+
+/** A port that cannot be bound, said with the flag that fixes it (Node says only EADDRINUSE). */
+function listenProblem(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return new Error(`${host}:${port} is already in use; stop what listens there, or choose another port with --port N (--port 0 picks a free one).`);
+  }
+  if (code === 'EACCES') return new Error(`Not allowed to listen on ${host}:${port}; choose a port above 1023 with --port N.`);
+  if (code === 'EADDRNOTAVAIL') return new Error(`${host} is not an address of this machine; choose another with --host.`);
+  return error;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -11,12 +11,12 @@
 // a process crash loses nothing, and a step lost to power loss only runs a job again.
 // 'normal' commits everything with NORMAL.
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { KeyConflictError, MailroomError, SchemaTooNewError, MigrationError } from '../../core/errors.js';
+import { KeyConflictError, MailroomError, SchemaTooNewError, MigrationError, StoreUrlError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type {
@@ -131,7 +131,7 @@ export class SqliteStore implements Store {
       this.ownsDatabase = false;
     } else {
       const path = options.path ?? ':memory:';
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      if (path !== ':memory:') makeParentDirectory(path);
       this.db = new Database(path);
       this.ownsDatabase = true;
     }
@@ -839,6 +839,30 @@ export class SqliteStore implements Store {
         delayMs = Math.min(delayMs * 2, 100);
       }
     }
+  }
+}
+
+/**
+ * Creates the directory the database file goes in. A path under a regular file fails
+ * with a raw EEXIST or ENOTDIR from mkdir; say instead which part of the path is a file.
+ */
+function makeParentDirectory(path: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw error;
+    let file = dirname(path);
+    while (dirname(file) !== file && !isFile(file)) file = dirname(file);
+    throw new StoreUrlError(`The SQLite path ${path} is under ${file}, which is a file, not a directory.`);
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false; // ENOENT, or ENOTDIR below the file we are looking for
   }
 }
 
