@@ -38,6 +38,12 @@ export interface OpenCliMailroomOptions {
   readonly logTo?: 'stdout' | 'stderr';
   /** Human-readable log lines; default: when the stream is a terminal. */
   readonly prettyLogs?: boolean;
+  /**
+   * Refuse a config whose sources' webhook secrets are unset. Only the commands that
+   * receive webhooks need them (serve); a command that reads or operates on the store
+   * must work from a shell that lacks them. @default false
+   */
+  readonly requireSourceSecrets?: boolean;
 }
 
 /** The store URL a command uses: --db, MAILROOM_DB, the config's db, the default. */
@@ -67,7 +73,8 @@ export function describeDbUrl(url: string): string {
 }
 
 export async function openCliMailroom(common: CommonOptions, io: CliIo, options: OpenCliMailroomOptions = {}): Promise<CliMailroom> {
-  const config = await loadConfig({ path: common.config, cwd: io.cwd });
+  const requireSourceSecrets = options.requireSourceSecrets ?? false;
+  const config = await loadConfig({ path: common.config, cwd: io.cwd, requireSourceSecrets });
   const db = resolveDbUrl(common, io, config);
   const log = createLogger({
     level: nonEmpty(io.env.MAILROOM_LOG_LEVEL) ?? options.logLevel ?? 'warn',
@@ -77,7 +84,7 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
   const isReadOnly = options.migrate === false && options.checkSchema !== false;
   // Opening a SQLite file creates it: a mistyped --db would leave an empty database behind.
   if (isReadOnly) refuseMissingSqliteFile(db);
-  const mr = await openMailroomFromConfig({ config, db, logger: log, open: { migrate: options.migrate ?? true } });
+  const mr = await openMailroomFromConfig({ config, db, logger: log, requireSourceSecrets, open: { migrate: options.migrate ?? true } });
   if (isReadOnly) {
     const version = await mr.store.schemaVersion().catch(async (error: unknown) => {
       await mr.close();

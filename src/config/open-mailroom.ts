@@ -22,6 +22,8 @@ export interface OpenMailroomFromConfigOptions {
   /** `--db` / `MAILROOM_DB`: wins over `config.db`. */
   readonly db?: string;
   readonly logger?: Logger;
+  /** Refuse sources without usable secrets (see validateConfig). @default true */
+  readonly requireSourceSecrets?: boolean;
   /** Passed to Mailroom.open (tests: lockDeadlineMs, a store, migrate: false). */
   readonly open?: Omit<MailroomOptions, 'db' | 'logger'>;
 }
@@ -32,7 +34,7 @@ export interface OpenMailroomFromConfigOptions {
  * @example const mr = await openMailroomFromConfig({ config: await loadConfig({ cwd }), db: flags.db });
  */
 export async function openMailroomFromConfig(options: OpenMailroomFromConfigOptions): Promise<Mailroom> {
-  const config = validateConfig(options.config ?? {});
+  const config = validateConfig(options.config ?? {}, { requireSourceSecrets: options.requireSourceSecrets });
   // Load task modules before opening the store: a broken module should not leave a store open.
   const definitions = await loadTaskDefinitions(config);
   const mr = await Mailroom.open({

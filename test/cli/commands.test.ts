@@ -1,12 +1,14 @@
 // Every operator command, in-process through the same dispatcher the bin uses, on every
 // store: what it prints (tables and --json), what it changes, and its exit codes.
 
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storeHarnesses } from '../harness/stores.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { insertJob } from '../harness/factory.js';
 import { jobInsert } from '../harness/factory.js';
-import { removeTempDirs, runCommand, runJson } from './run-command.js';
+import { removeTempDirs, runCommand, runJson, tempDir } from './run-command.js';
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -217,6 +219,34 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(lines[0]).toMatch(/^QUEUE\s+PENDING\s+RUNNING\s+DONE\s+DEAD\s+OLDEST_PENDING$/);
     expect(lines.find((l) => l.startsWith('email'))).toMatch(/^email\s+1\s+0\s+0\s+1\s+1m 0\ds$/);
     expect(lines.find((l) => l.startsWith('ALL'))).toMatch(/^ALL\s+1\s+0\s+1\s+1\s/);
+  });
+
+  it.runIf(harness.isAvailable)('read and operate commands run from a folder whose config names webhook secrets this shell lacks', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'mailroom.config.mjs'),
+      `export default {
+  sources: { stripe: { provider: 'stripe', secrets: [process.env.MR_TEST_UNSET_STRIPE_SECRET], tasks: ['fulfil'] } },
+  tasks: { fulfil: { kind: 'forward', url: 'http://127.0.0.1:9/orders', queue: 'orders' } },
+};\n`,
+    );
+    // The config module reads this process's environment, where the variable is not set.
+    expect(process.env.MR_TEST_UNSET_STRIPE_SECRET).toBeUndefined();
+    const dead = await insertJob(mr.store, { type: 'fulfil', status: 'dead', maxAttempts: 1 });
+    const run = (...argv: string[]) => runCommand([...argv, '--db', url], { cwd: dir });
+    for (const argv of [['stats'], ['jobs'], ['dead'], ['job', dead.id], ['migrate'], ['purge'], ['replay', '--id', dead.id], ['cancel', '--id', dead.id]]) {
+      const result = await run(...argv);
+      expect(result.stderr, argv[0]).not.toContain('secrets');
+      expect(result.code, `${argv[0]}: ${result.stderr}`).toBe(0);
+    }
+    // enqueue still gets the configured task's policy from that config.
+    const job = await runJson(['enqueue', 'fulfil', '--db', url], { cwd: dir });
+    expect(job.queue).toBe('orders');
+    // serve receives webhooks: it needs the secret and names the key that lacks it.
+    const serve = await runCommand(['serve', '--port', '0', '--db', url, '--retention', 'off'], { cwd: dir });
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toMatch(/^mailroom serve: sources\.stripe\.secrets\[0\]: is empty or not a string \(is its environment variable set\?\)/);
   });
 
   it.runIf(harness.isAvailable)('MAILROOM_DB is used when --db is absent, and --db wins over it', async () => {

@@ -79,6 +79,7 @@ Options:
 
   async run(options, io) {
     const { mr, config, log, db } = await openCliMailroom(options.common, io, {
+      requireSourceSecrets: true,
       logLevel: 'info',
       logTo: 'stdout',
       prettyLogs: options.common.json ? false : undefined,
