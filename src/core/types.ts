@@ -17,6 +17,8 @@ export interface Attempt {
   readonly finishedAt: Date | null;
   readonly outcome: AttemptOutcome;
   readonly error: string | null;
+  /** Where a failure was thrown: the error's stack, cut to a few KiB; null for other outcomes. */
+  readonly stack: string | null;
   readonly workerId: string | null;
 }
 
@@ -24,6 +26,11 @@ export interface Replay {
   readonly at: Date;
   readonly reason: string | null;
   readonly by: string | null;
+  /**
+   * How many `attemptsLog` entries came before this replay (attempt numbers start again
+   * after it); null for replays recorded by a release that did not keep it.
+   */
+  readonly attemptsBefore: number | null;
 }
 
 export interface Job<P = unknown> {

@@ -109,6 +109,8 @@ export interface JobCompleteParams {
 
 export interface JobFailure extends Lease {
   readonly error: string;
+  /** Kept on the attempt's history row (bounded by the caller). @default null */
+  readonly stack?: string | null;
   readonly outcome: 'failed' | 'timeout';
   /** Retry after this many ms from the store's now, or null to park the job as dead. */
   readonly retryDelayMs: number | null;

@@ -90,6 +90,7 @@ export class PostgresExecutor implements StoreExecutor {
         finishedAt: row.finished_at ?? null,
         outcome: 'done',
         error: null,
+        stack: null,
         workerId: row.lease_owner ?? null,
       });
     }
@@ -181,6 +182,7 @@ export class PostgresExecutor implements StoreExecutor {
         failures.map((failure) => failure.error),
         failures.map((failure) => failure.outcome),
         params.now ?? null,
+        failures.map((failure) => failure.stack ?? null),
       ]);
       await this.logAttempts(runner, failed);
       return failed;
@@ -407,6 +409,7 @@ export class PostgresExecutor implements StoreExecutor {
       rows.map((row) => row.outcome),
       rows.map((row) => row.error ?? null),
       rows.map((row) => row.lease_owner ?? null),
+      rows.map((row) => row.stack ?? null),
     ]);
   }
 
@@ -478,12 +481,13 @@ function toAttempt(row: Row): Attempt {
     finishedAt: row.finished_at ? new Date(row.finished_at) : null,
     outcome: row.outcome,
     error: row.error ?? null,
+    stack: row.stack ?? null,
     workerId: row.worker_id ?? null,
   };
 }
 
 function toReplay(row: Row): Replay {
-  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null };
+  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null, attemptsBefore: row.attempts_before ?? null };
 }
 
 function toEvent(row: Row): InboundEvent {

@@ -254,6 +254,7 @@ export class SqliteStore implements Store {
           finishedAt: toDate(row.finished_at),
           outcome: 'done',
           error: null,
+          stack: null,
           workerId: row.lease_owner ?? null,
         });
       }
@@ -370,7 +371,7 @@ export class SqliteStore implements Store {
         }) as Row | undefined;
         if (!row) continue;
         counts.move(row.queue, 'running', row.status);
-        this.logAttempt(row, row.attempts, failure.outcome, failure.error, now);
+        this.logAttempt(row, row.attempts, failure.outcome, failure.error, now, failure.stack ?? null);
         failed.push(failure.id);
       }
       this.applyCounts(counts);
@@ -642,7 +643,7 @@ export class SqliteStore implements Store {
     return rows.map((row) => String(row.id));
   }
 
-  private logAttempt(row: Row, attempt: number, outcome: Attempt['outcome'], error: string | null, now: number): void {
+  private logAttempt(row: Row, attempt: number, outcome: Attempt['outcome'], error: string | null, now: number, stack: string | null = null): void {
     this.stmt('attemptInsert').run({
       jobId: row.id,
       attempt,
@@ -650,6 +651,7 @@ export class SqliteStore implements Store {
       finishedAt: now,
       outcome,
       error,
+      stack,
       workerId: row.lease_owner ?? null,
     });
   }
@@ -982,12 +984,13 @@ function toAttempt(row: Row): Attempt {
     finishedAt: toDate(row.finished_at),
     outcome: row.outcome,
     error: row.error ?? null,
+    stack: row.stack ?? null,
     workerId: row.worker_id ?? null,
   };
 }
 
 function toReplay(row: Row): Replay {
-  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null };
+  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null, attemptsBefore: row.attempts_before ?? null };
 }
 
 function toEvent(row: Row): InboundEvent {

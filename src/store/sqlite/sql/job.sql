@@ -154,8 +154,8 @@ RETURNING id, queue, status, attempts, started_at, lease_owner;
 
 -- name: attemptInsert
 -- One history row for an attempt that did not end `done` on the row itself.
-INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
-VALUES (@jobId, @attempt, @startedAt, @finishedAt, @outcome, @error, @workerId);
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, stack, worker_id)
+VALUES (@jobId, @attempt, @startedAt, @finishedAt, @outcome, @error, @stack, @workerId);
 
 -- name: jobReplay
 -- Fresh budget for one dead (or, forced, done) job; history is kept. Guarded by status so
@@ -180,7 +180,10 @@ SELECT id, attempts, started_at, finished_at, 'done', NULL, lease_owner
 FROM mailroom_job WHERE id = @id AND status = 'done';
 
 -- name: jobReplay.record
-INSERT INTO mailroom_replay (job_id, at, reason, by) VALUES (@jobId, @now, @reason, @by);
+-- When, why, by whom, and how many history rows came before it (counted after a forced
+-- replay moved the row-held success into the history).
+INSERT INTO mailroom_replay (job_id, at, reason, by, attempts_before)
+VALUES (@jobId, @now, @reason, @by, (SELECT count(*) FROM mailroom_attempt WHERE job_id = @jobId));
 
 -- name: jobCancel
 UPDATE mailroom_job
