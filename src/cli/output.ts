@@ -54,6 +54,7 @@ export function attemptToJson(attempt: Attempt): Record<string, unknown> {
     startedAt: iso(attempt.startedAt),
     finishedAt: iso(attempt.finishedAt),
     error: attempt.error,
+    stack: attempt.stack,
     workerId: attempt.workerId,
   };
 }

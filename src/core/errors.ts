@@ -216,6 +216,23 @@ export function hasCode(error: unknown, code: ErrorCode): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }
 
+/** 40 frames and 4,000 characters: enough to find the throwing line, small enough to keep per attempt. */
+const MAX_STACK_LINES = 40;
+const MAX_STACK_CHARS = 4_000;
+
+/**
+ * The stack of anything thrown, cut to a bound, for the attempt's history; null when it
+ * has none. Read by property, not `instanceof`, so an error from another realm keeps it.
+ */
+export function boundedStack(error: unknown): string | null {
+  const stack = (error as { stack?: unknown } | null)?.stack;
+  if (typeof stack !== 'string' || stack.trim() === '') return null;
+  const lines = stack.split('\n');
+  let text = lines.slice(0, MAX_STACK_LINES).join('\n');
+  if (lines.length > MAX_STACK_LINES) text += `\n    … ${lines.length - MAX_STACK_LINES} more lines`;
+  return text.length > MAX_STACK_CHARS ? `${text.slice(0, MAX_STACK_CHARS)}…` : text;
+}
+
 /** A one-line description of anything thrown, for `lastError` and logs. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) {

@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { describeError, LeaseLostError, MailroomError } from '../core/errors.js';
+import { boundedStack, describeError, LeaseLostError, MailroomError } from '../core/errors.js';
 import type { ClaimedJob, Job } from '../core/types.js';
 import type { TaskRegistry } from '../core/task-registry.js';
 import { retryDelayMs } from '../core/retry-policy.js';
@@ -436,6 +436,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       id: job.id,
       leaseToken: job.leaseToken,
       error: message,
+      // A timeout's stack is the worker's timer, not the handler's: only a throw has one worth keeping.
+      stack: outcome.kind === 'failed' ? boundedStack(error) : null,
       outcome: outcome.kind === 'timeout' ? 'timeout' : 'failed',
       retryDelayMs: delayMs,
       deadReason: isPermanentFailure ? 'permanent' : 'exhausted',

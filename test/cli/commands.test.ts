@@ -131,6 +131,21 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(human.stdout).toContain('ops@example');
   });
 
+  it.runIf(harness.isAvailable)('job shows the stack of the latest failure, and --json every attempt\'s', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const [{ job }] = await mr.store.jobInsertMany({ jobs: [jobInsert({ type: 'charge', maxAttempts: 2 })] });
+    const stacks = ['Error: card declined\n    at charge (/app/charge.js:10:11)', 'Error: card declined\n    at retryCharge (/app/charge.js:20:5)'];
+    for (const stack of stacks) {
+      const [claimed] = await mr.store.jobClaim({ workerId: 'w-1', types: ['charge'], queues: null, limit: 1, leaseMs: 60_000 });
+      await mr.store.jobFail({ failures: [{ id: claimed!.id, leaseToken: claimed!.leaseToken, error: 'Error: card declined', stack, outcome: 'failed', retryDelayMs: 0 }] });
+    }
+    const human = await runCommand(['job', job.id, '--db', url]);
+    expect(human.stdout).toContain(`stack of attempt 2 (failed):\n  Error: card declined\n      at retryCharge (/app/charge.js:20:5)\n`);
+    expect(human.stdout).not.toContain('at charge (');
+    const detail = await runJson(['job', job.id, '--db', url]);
+    expect(detail.attemptsLog.map((a: { stack: string }) => a.stack)).toEqual(stacks);
+  });
+
   it.runIf(harness.isAvailable)('job of an unknown id fails with one line and exit 1', async () => {
     const { url } = await openTestMailroom(harness);
     const result = await runCommand(['job', '999999', '--db', url]);

@@ -458,6 +458,28 @@ describe.each(storeHarnesses)('worker on $name', (harness) => {
     expect(stored.map((j) => j.payload)).toEqual([{ userId: 42, lang: 'en' }]);
   });
 
+  it.runIf(harness.isAvailable)('keeps the stack of a thrown failure on its attempt, and none for a timeout', async () => {
+    const { mr } = await openTestMailroom(harness);
+    function sendWelcomeMail(): never {
+      throw new Error('smtp 421');
+    }
+    mr.task('mail', { maxAttempts: 1, async run() {
+      sendWelcomeMail();
+    } });
+    mr.task('slow', { maxAttempts: 1, timeoutMs: 20, async run(_payload, ctx) {
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+    } });
+    const mail = await mr.enqueue('mail', {});
+    const slow = await mr.enqueue('slow', {});
+    const worker = mr.work({ pollMs: 10 });
+    await waitFor(async () => (await mr.getJob(mail.id))?.status === 'dead' && (await mr.getJob(slow.id))?.status === 'dead');
+    await worker.drained();
+    const [failed] = (await mr.getJob(mail.id))!.attemptsLog;
+    expect(failed!.error).toBe('Error: smtp 421');
+    expect(failed!.stack).toMatch(/^Error: smtp 421\n\s+at sendWelcomeMail /);
+    expect((await mr.getJob(slow.id))!.attemptsLog[0]).toMatchObject({ outcome: 'timeout', stack: null });
+  });
+
   it.runIf(harness.isAvailable)('replays a dead job with a fresh budget and runs it again', async () => {
     const { mr } = await openTestMailroom(harness);
     let isFixed = false;

@@ -19,11 +19,12 @@ const job: CliCommand<JobOptions> = {
   summary: 'Show one job with every attempt and replay',
   usage: `Usage: mailroom job ID [--json]
 
-Shows a job's fields, payload, attempts (start, end, outcome, error, worker) and replays.
+Shows a job's fields, payload, attempts (start, end, outcome, error, worker), the stack
+of the latest failure, and replays.
 
 Options:
   --db URL, --config PATH
-  --json          print the job with "attemptsLog" and "replays"`,
+  --json          print the job with "attemptsLog" (each failure's "stack") and "replays"`,
 
   parse(argv) {
     const { positionals, common } = parseCommandArgs('job', argv, {}, { maxPositionals: 1 });
@@ -86,6 +87,9 @@ export function renderJobDetail(detail: JobDetail): string {
           ),
         ),
   );
+  // The newest failure's stack: older ones are usually the same throw (all of them: --json).
+  const failure = detail.attemptsLog.findLast((attempt) => attempt.stack !== null);
+  if (failure) lines.push('', `stack of attempt ${failure.attempt} (${failure.outcome}):`, indent(failure.stack!));
   if (detail.replays.length > 0) {
     lines.push('', `replays (${detail.replays.length}):`);
     lines.push(
