@@ -60,7 +60,7 @@ export function attemptToJson(attempt: Attempt): Record<string, unknown> {
 }
 
 export function replayToJson(replay: Replay): Record<string, unknown> {
-  return { at: iso(replay.at), reason: replay.reason, by: replay.by };
+  return { at: iso(replay.at), reason: replay.reason, by: replay.by, attemptsBefore: replay.attemptsBefore };
 }
 
 export function jobDetailToJson(job: JobDetail): Record<string, unknown> {

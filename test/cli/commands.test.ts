@@ -121,7 +121,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
       [2, 'failed', 'Error: card declined', 'w-1'],
       [3, 'failed', 'Error: card declined', 'w-1'],
     ]);
-    expect(detail.replays).toEqual([{ at: expect.any(String), reason: 'card updated', by: 'ops@example' }]);
+    expect(detail.replays).toEqual([{ at: expect.any(String), reason: 'card updated', by: 'ops@example', attemptsBefore: 3 }]);
 
     const human = await runCommand(['job', dead.id, '--db', url]);
     expect(human.code).toBe(0);
@@ -144,6 +144,34 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(human.stdout).not.toContain('at charge (');
     const detail = await runJson(['job', job.id, '--db', url]);
     expect(detail.attemptsLog.map((a: { stack: string }) => a.stack)).toEqual(stacks);
+  });
+
+  it.runIf(harness.isAvailable)('job after a replay shows no earlier start or lease and marks where the replay fell among the attempts', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const dead = await insertJob(mr.store, { type: 'charge', status: 'dead', maxAttempts: 2, error: 'Error: card declined', workerId: 'w-1' });
+    await runJson(['replay', '--db', url, '--id', dead.id, '--reason', 'card updated', '--by', 'ops']);
+    const waiting = await runCommand(['job', dead.id, '--db', url]);
+    expect(waiting.stdout).toMatch(/^started {5}-$/m);
+    expect(waiting.stdout).toMatch(/^lease {7}-$/m);
+    const [claimed] = await mr.store.jobClaim({ workerId: 'w-2', types: ['charge'], queues: null, limit: 1, leaseMs: 60_000 });
+    const running = await runCommand(['job', dead.id, '--db', url]);
+    expect(running.stdout).toMatch(/^lease {7}w-2 until \S+Z$/m);
+    await mr.store.jobComplete({ leases: [claimed!] });
+
+    const human = await runCommand(['job', dead.id, '--db', url]);
+    expect(human.stdout).toMatch(/^lease {7}-$/m);
+    const rows = human.stdout.split('\n').filter((line) => /^\s+\d+\s+(failed|done)\s/.test(line) || line.includes('-- replayed'));
+    expect(rows.map((line) => line.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual(['1 failed', '2 failed', '-- replayed', '1 done']);
+    expect(rows[2]).toMatch(/^ {2}-- replayed \S+Z by ops: card updated; attempts count from 1 again --$/);
+  });
+
+  it.runIf(harness.isAvailable)('cancel and job both show the reason a job was cancelled for', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const pending = await insertJob(mr.store, { type: 'send_email' });
+    const cancelled = await runCommand(['cancel', '--db', url, '--id', pending.id, '--reason', 'customer left']);
+    expect(cancelled.stdout).toBe(`Cancelled job ${pending.id} (send_email): customer left. It is dead (cancelled); mailroom replay --id ${pending.id} puts it back.\n`);
+    const human = await runCommand(['job', pending.id, '--db', url]);
+    expect(human.stdout).toMatch(/^status {6}dead \(cancelled: customer left\)$/m);
   });
 
   it.runIf(harness.isAvailable)('job of an unknown id fails with one line and exit 1', async () => {

@@ -22,6 +22,15 @@ export function replayConformance(harness: StoreHarness): void {
       expect((await claimOne(ctx.store, { types: [dead.type], now: at(MINUTE_MS) })).attempts).toBe(1);
     });
 
+    it('clears the previous run\'s start time and worker from a replayed job; its history keeps them', async () => {
+      const dead = await insertJob(ctx.store, { status: 'dead', maxAttempts: 1, workerId: 'worker-old', now: T0 });
+      expect(dead).toMatchObject({ startedAt: T0, leaseOwner: 'worker-old' });
+      await ctx.store.jobReplay({ ids: [dead.id], reason: null, by: null, now: at(MINUTE_MS) });
+      const after = (await ctx.store.jobGet({ id: dead.id }))!;
+      expect(after).toMatchObject({ startedAt: null, leaseOwner: null, leaseExpiresAt: null });
+      expect(after.attemptsLog).toMatchObject([{ attempt: 1, startedAt: T0, workerId: 'worker-old' }]);
+    });
+
     it('gives a replayed job a new attempt budget only when one is asked for', async () => {
       const kept = await insertJob(ctx.store, { status: 'dead', maxAttempts: 2, now: T0 });
       const raised = await insertJob(ctx.store, { status: 'dead', maxAttempts: 2, now: T0 });

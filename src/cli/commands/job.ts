@@ -49,7 +49,7 @@ export function renderJobDetail(detail: JobDetail): string {
     ['id', detail.id],
     ['type', detail.type],
     ['queue', detail.queue],
-    ['status', detail.status + (detail.deadReason ? ` (${detail.deadReason})` : '')],
+    ['status', detail.status + (detail.deadReason ? ` (${deadReasonText(detail)})` : '')],
     ['attempts', `${detail.attempts} of ${detail.maxAttempts}`],
     ['priority', String(detail.priority)],
     ['key', detail.key ?? '-'],
@@ -59,34 +59,14 @@ export function renderJobDetail(detail: JobDetail): string {
     ['run at', formatTime(detail.runAt)],
     ['started', formatTime(detail.startedAt)],
     ['finished', formatTime(detail.finishedAt)],
-    ['lease', detail.leaseOwner ? `${detail.leaseOwner} until ${formatTime(detail.leaseExpiresAt)}` : '-'],
+    // Only a running job holds a lease; a done row keeps the worker that ran it (attempts show it).
+    ['lease', detail.status === 'running' && detail.leaseOwner ? `${detail.leaseOwner} until ${formatTime(detail.leaseExpiresAt)}` : '-'],
     ['last error', detail.lastError ?? '-'],
   ];
   const width = Math.max(...fields.map(([name]) => name.length));
   const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
   lines.push('', 'payload:', indent(JSON.stringify(detail.payload, null, 2)));
-  lines.push('', `attempts (${detail.attemptsLog.length}):`);
-  lines.push(
-    detail.attemptsLog.length === 0
-      ? '  (none yet)'
-      : indent(
-          renderTable<Attempt>(
-            [
-              { header: '#', value: (a) => String(a.attempt), align: 'right' },
-              { header: 'OUTCOME', value: (a) => a.outcome },
-              { header: 'STARTED', value: (a) => formatTime(a.startedAt) },
-              {
-                header: 'TOOK',
-                value: (a) => (a.startedAt && a.finishedAt ? formatDurationMs(a.finishedAt.getTime() - a.startedAt.getTime()) : '-'),
-                align: 'right',
-              },
-              { header: 'WORKER', value: (a) => a.workerId ?? '-', maxWidth: 32 },
-              { header: 'ERROR', value: (a) => a.error ?? '-', maxWidth: 100 },
-            ],
-            detail.attemptsLog,
-          ),
-        ),
-  );
+  lines.push('', `attempts (${detail.attemptsLog.length}):`, ...renderAttempts(detail));
   // The newest failure's stack: older ones are usually the same throw (all of them: --json).
   const failure = detail.attemptsLog.findLast((attempt) => attempt.stack !== null);
   if (failure) lines.push('', `stack of attempt ${failure.attempt} (${failure.outcome}):`, indent(failure.stack!));
@@ -106,6 +86,54 @@ export function renderJobDetail(detail: JobDetail): string {
     );
   }
   return lines.join('\n');
+}
+
+/** The attempt table, one row per attempt, with a line where each replay fell. */
+function renderAttempts(detail: JobDetail): string[] {
+  if (detail.attemptsLog.length === 0) return withReplayMarks(['  (none yet)'], detail, 0);
+  const table = renderTable<Attempt>(
+    [
+      { header: '#', value: (a) => String(a.attempt), align: 'right' },
+      { header: 'OUTCOME', value: (a) => a.outcome },
+      { header: 'STARTED', value: (a) => formatTime(a.startedAt) },
+      {
+        header: 'TOOK',
+        value: (a) => (a.startedAt && a.finishedAt ? formatDurationMs(a.finishedAt.getTime() - a.startedAt.getTime()) : '-'),
+        align: 'right',
+      },
+      { header: 'WORKER', value: (a) => a.workerId ?? '-', maxWidth: 32 },
+      { header: 'ERROR', value: (a) => a.error ?? '-', maxWidth: 100 },
+    ],
+    detail.attemptsLog,
+  );
+  return withReplayMarks(indent(table).split('\n'), detail, 1);
+}
+
+/**
+ * The attempt rows with a line where each replay fell: attempt numbers start again after
+ * a replay, and without the mark `1 2 3 1` reads like a bug. `headerLines` rows come
+ * before the first attempt. A replay recorded without its position is placed by time.
+ */
+function withReplayMarks(rows: string[], detail: JobDetail, headerLines: number): string[] {
+  const placed = detail.replays.map((replay) => ({
+    replay,
+    before: replay.attemptsBefore ?? detail.attemptsLog.filter((a) => a.finishedAt !== null && a.finishedAt <= replay.at).length,
+  }));
+  const out = rows.slice(0, headerLines);
+  for (let i = 0; i <= detail.attemptsLog.length; i++) {
+    for (const { replay } of placed.filter((p) => p.before === i)) {
+      out.push(`  -- replayed ${formatTime(replay.at)} by ${replay.by ?? '-'}${replay.reason ? `: ${replay.reason}` : ''}; attempts count from 1 again --`);
+    }
+    if (i < detail.attemptsLog.length) out.push(rows[headerLines + i]!);
+  }
+  return out;
+}
+
+/** Why a dead job is dead; a cancellation with the reason it was given. */
+function deadReasonText(detail: JobDetail): string {
+  const prefix = 'cancelled: ';
+  if (detail.deadReason === 'cancelled' && detail.lastError?.startsWith(prefix)) return `cancelled: ${detail.lastError.slice(prefix.length)}`;
+  return detail.deadReason ?? '';
 }
 
 function indent(text: string): string {

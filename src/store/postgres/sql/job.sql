@@ -241,13 +241,14 @@ SELECT * FROM unnest($1::bigint[], $2::integer[], $3::timestamptz[], $4::timesta
 -- name: jobReplay
 -- Fresh budget for dead (or, forced, done) jobs; history is kept. Guarded by status, and
 -- a concurrent replay waits for the row lock and then fails the re-checked guard, so two
--- concurrent replays of one job replay it once.
+-- concurrent replays of one job replay it once. The previous run's start and worker are
+-- cleared: its attempt rows keep them, and on the row they read as the new run's.
 -- params: $1 ids, $2 now, $3 force, $4 include_cancelled, $5 max_attempts (null: keep)
 WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 UPDATE mailroom_job j
 SET status = 'pending', attempts = 0, max_attempts = coalesce($5::integer, j.max_attempts),
     last_error = NULL, dead_reason = NULL, run_at = clock.now, finished_at = NULL,
-    lease_token = NULL, lease_expires_at = NULL
+    started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
 FROM clock
 WHERE j.id = ANY($1::bigint[])
   AND (j.status = 'dead' OR ($3::boolean AND j.status = 'done'))

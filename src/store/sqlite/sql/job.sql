@@ -159,11 +159,12 @@ VALUES (@jobId, @attempt, @startedAt, @finishedAt, @outcome, @error, @stack, @wo
 
 -- name: jobReplay
 -- Fresh budget for one dead (or, forced, done) job; history is kept. Guarded by status so
--- two concurrent replays of one job replay it once.
+-- two concurrent replays of one job replay it once. The previous run's start and worker
+-- are cleared: its attempt rows keep them, and on the row they read as the new run's.
 UPDATE mailroom_job
 SET status = 'pending', attempts = 0, max_attempts = coalesce(@maxAttempts, max_attempts),
     last_error = NULL, dead_reason = NULL, run_at = @now, finished_at = NULL,
-    lease_token = NULL, lease_expires_at = NULL
+    started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id
   AND (status = 'dead' OR (@force = 1 AND status = 'done'))
   AND (dead_reason IS NULL OR dead_reason <> 'cancelled' OR @includeCancelled = 1)
