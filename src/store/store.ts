@@ -164,6 +164,17 @@ export interface JobReplayParams {
   readonly now?: Date;
 }
 
+/** Which pending jobs a retry-now takes when no ids are given (every field optional). */
+export type JobRetryNowFilter = Omit<JobFilter, 'status'>;
+
+export interface JobRetryNowParams {
+  /** Make exactly these jobs due (pending ones that wait; others are left alone). */
+  readonly ids?: readonly string[];
+  /** Or every waiting pending job matching this filter. One of ids/filter is required. */
+  readonly filter?: JobRetryNowFilter;
+  readonly now?: Date;
+}
+
 export interface JobCancelParams {
   readonly id: string;
   readonly reason?: string;
@@ -262,6 +273,11 @@ export interface StoreExecutor {
   jobPurge(params: JobPurgeParams): Promise<JobPurgeResult>;
   jobReplay(params: JobReplayParams): Promise<string[]>;
   jobRescue(params: JobRescueParams): Promise<JobRescueResult>;
+  /**
+   * Pending jobs that wait (for a retry or a delay) become due now; attempts, history and
+   * group order are untouched. Returns the ids it moved, in id order.
+   */
+  jobRetryNow(params: JobRetryNowParams): Promise<string[]>;
   jobStats(params: JobStatsParams): Promise<JobStatsResult>;
 }
 

@@ -32,6 +32,7 @@ import type {
   JobCompleteParams,
   JobExtendLeaseParams,
   JobFailParams,
+  JobFilter,
   JobGetParams,
   JobHandBackParams,
   JobInsert,
@@ -43,6 +44,7 @@ import type {
   JobReplayParams,
   JobRescueParams,
   JobRescueResult,
+  JobRetryNowParams,
   JobStatsParams,
   JobStatsResult,
   Lease,
@@ -50,7 +52,7 @@ import type {
 } from '../store.js';
 import { buildJobFilter, isJobId } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
-import { quoteSchema, schemaSql, sqlBlock } from './schema-sql.js';
+import { channelName, quoteSchema, schemaSql, sqlBlock } from './schema-sql.js';
 import type { SqlBlocks } from '../sql-file.js';
 
 /** 1,000 rows per purge transaction: short locks, few round trips. Matches job.sql's LIMIT. */
@@ -218,7 +220,8 @@ export class PostgresExecutor implements StoreExecutor {
   }
 
   async jobReplay(params: JobReplayParams): Promise<string[]> {
-    const ids = (params.ids ? params.ids.map(String) : await this.replayCandidates(params)).filter(isJobId);
+    const matching = params.filter ? await this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : [];
+    const ids = (params.ids ? params.ids.map(String) : matching).filter(isJobId);
     if (ids.length === 0) return [];
     const replayed = await this.runner.atomic(async (runner) => {
       if (params.force) await runner.run(this.stmt('jobReplay.doneAttempt'), [ids]);
@@ -240,6 +243,14 @@ export class PostgresExecutor implements StoreExecutor {
       return new Set(rows.map((row) => String(row.id)));
     });
     return [...new Set(ids)].filter((id) => replayed.has(id));
+  }
+
+  async jobRetryNow(params: JobRetryNowParams): Promise<string[]> {
+    const matching = params.filter ? await this.idsMatching({ ...params.filter, status: 'pending' }) : [];
+    const ids = (params.ids ? params.ids.map(String) : matching).filter(isJobId);
+    if (ids.length === 0) return [];
+    const rows = await this.runner.run(this.stmt('jobRetryNow'), [ids, params.now ?? null, channelName(this.schema)]);
+    return rows.map((row) => String(row.id));
   }
 
   async jobCancel(params: JobCancelParams): Promise<Job | null> {
@@ -413,10 +424,9 @@ export class PostgresExecutor implements StoreExecutor {
     ]);
   }
 
-  private async replayCandidates(params: JobReplayParams): Promise<string[]> {
-    const filter = params.filter;
-    if (!filter) return [];
-    const built = buildJobFilter({ ...filter, status: filter.status ?? 'dead' });
+  /** Ids of the jobs a filter matches, in id order (replay and retry-now by filter). */
+  private async idsMatching(filter: JobFilter): Promise<string[]> {
+    const built = buildJobFilter(filter);
     if (built.matchesNothing) return [];
     // Built from the allow-listed filter (job-filter.ts); every value is bound.
     const rows = await this.runner.run(

@@ -35,7 +35,7 @@ import { WalCheckpointer } from './wal-checkpointer.js';
 import { latestVersion, loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
 import { StoreUnavailableError } from '../errors.js';
-import { claimedJob, compareClaimed } from '../claimed-job.js';
+import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
 import type {
   EventGetParams,
@@ -49,6 +49,7 @@ import type {
   JobCompleteParams,
   JobExtendLeaseParams,
   JobFailParams,
+  JobFilter,
   JobGetParams,
   JobHandBackParams,
   JobInsert,
@@ -60,6 +61,7 @@ import type {
   JobReplayParams,
   JobRescueParams,
   JobRescueResult,
+  JobRetryNowParams,
   JobStatsParams,
   JobStatsResult,
   MigrateResult,
@@ -417,7 +419,7 @@ export class SqliteStore implements Store {
   async jobReplay(params: JobReplayParams): Promise<string[]> {
     return this.write('ack', () => {
       const now = nowMs(params.now);
-      const ids = params.ids ?? this.replayCandidates(params);
+      const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : []);
       const replayed: string[] = [];
       const counts = new QueueCountDeltas();
       for (const id of ids) {
@@ -439,6 +441,18 @@ export class SqliteStore implements Store {
       }
       this.applyCounts(counts);
       return replayed;
+    });
+  }
+
+  async jobRetryNow(params: JobRetryNowParams): Promise<string[]> {
+    return this.write('ack', () => {
+      const now = nowMs(params.now);
+      const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: 'pending' }) : []);
+      const moved: string[] = [];
+      for (const id of ids) {
+        if (DECIMAL_ID.test(String(id)) && this.stmt('jobRetryNow').get({ id, now })) moved.push(String(id));
+      }
+      return moved.sort(compareJobIds);
     });
   }
 
@@ -633,10 +647,9 @@ export class SqliteStore implements Store {
     return { event: toEvent(existing), jobs, isDuplicate: true };
   }
 
-  private replayCandidates(params: JobReplayParams): string[] {
-    const filter = params.filter;
-    if (!filter) return [];
-    const built = buildJobFilter({ ...filter, status: filter.status ?? 'dead' });
+  /** Ids of the jobs a filter matches, in id order (replay and retry-now by filter). */
+  private idsMatching(filter: JobFilter): string[] {
+    const built = buildJobFilter(filter);
     const rows = this.db
       .prepare(`SELECT id FROM mailroom_job WHERE ${built.clauses.join(' AND ')} ORDER BY id`)
       .all(built.values) as Row[];

@@ -276,6 +276,24 @@ SELECT r.job_id, clock.now, $3::text, $4::text,
        (SELECT count(*) FROM mailroom_attempt a WHERE a.job_id = r.job_id)
 FROM unnest($1::bigint[]) AS r(job_id), clock;
 
+-- name: jobRetryNow
+-- "Run now": pending jobs that wait (for a retry or a delay) become due now. Attempts and
+-- history are untouched, and so is group order: a grouped job is still claimed only as
+-- its group's head. A due job is left as it is (run_at never moves later). The status
+-- does not change, so the update trigger sees no job become pending and sends no NOTIFY:
+-- this statement wakes the workers of each queue itself ($3: the schema's channel), at
+-- commit. `(SELECT count(*) FROM woken)` makes the otherwise unreferenced CTE run.
+-- params: $1 ids, $2 now, $3 channel
+WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+due AS (
+  UPDATE mailroom_job j SET run_at = clock.now
+  FROM clock
+  WHERE j.id = ANY($1::bigint[]) AND j.status = 'pending' AND j.run_at > clock.now
+  RETURNING j.id, j.queue
+),
+woken AS (SELECT pg_notify($3::text, q.queue) FROM (SELECT DISTINCT queue FROM due) q)
+SELECT id FROM due WHERE (SELECT count(*) FROM woken) >= 0 ORDER BY id;
+
 -- name: jobCancel
 -- pending -> dead (cancelled); a job already claimed or finished is left alone.
 -- params: $1 id, $2 now, $3 reason

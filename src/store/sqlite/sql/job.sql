@@ -186,6 +186,14 @@ FROM mailroom_job WHERE id = @id AND status = 'done';
 INSERT INTO mailroom_replay (job_id, at, reason, by, attempts_before)
 VALUES (@jobId, @now, @reason, @by, (SELECT count(*) FROM mailroom_attempt WHERE job_id = @jobId));
 
+-- name: jobRetryNow
+-- "Run now": one pending job that waits (for its retry or its delay) becomes due at @now.
+-- Attempts and history are untouched, and so is its group's order: a grouped job is still
+-- claimed only as its group's head. A due job is left as it is (run_at never moves later).
+UPDATE mailroom_job SET run_at = @now
+WHERE id = @id AND status = 'pending' AND run_at > @now
+RETURNING id;
+
 -- name: jobCancel
 UPDATE mailroom_job
 SET status = 'dead', dead_reason = 'cancelled', last_error = @reason, finished_at = @now
