@@ -9,6 +9,8 @@ export type {
   ReplayTarget,
   ReplayOptions,
   ReplayResult,
+  RetryNowFilter,
+  RetryNowResult,
   PurgeOptions,
   MailroomStats,
   SyncTransaction,

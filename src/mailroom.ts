@@ -96,6 +96,22 @@ export interface ReplayResult {
   readonly ids: string[];
 }
 
+/** Which waiting pending jobs `retryNow` makes due: every field narrows; `{}` takes them all. */
+export interface RetryNowFilter {
+  readonly type?: string;
+  readonly queue?: string;
+  readonly source?: string;
+  readonly eventId?: string;
+  /** Case-insensitive substring of the last error. */
+  readonly errorContains?: string;
+}
+
+export interface RetryNowResult {
+  /** Jobs that were waiting and are due now. */
+  readonly count: number;
+  readonly ids: string[];
+}
+
 export interface PurgeOptions {
   /** Delete `done` jobs finished longer ago than this. @default 7 days */
   readonly olderThanMs?: number;
@@ -315,7 +331,8 @@ export class Mailroom {
       if (job.status === 'done' && !options.force) {
         throw new JobStateError(job.id, 'done', 'replay', 'Pass { force: true } to run it again (its side effects repeat).');
       }
-      if (job.status === 'pending' || job.status === 'running') throw new JobStateError(job.id, job.status, 'replay');
+      if (job.status === 'pending') throw new JobStateError(job.id, 'pending', 'replay', 'It runs on its own; to run it now, use retryNow.');
+      if (job.status === 'running') throw new JobStateError(job.id, 'running', 'replay');
       ids = await this.store.jobReplay({ ...common, ids: [job.id], includeCancelled: true });
     } else if ('ids' in target) {
       ids = await this.store.jobReplay({ ...common, ids: target.ids.map(String) });
@@ -335,6 +352,42 @@ export class Mailroom {
     }
     if (ids.length > 0) {
       this.log.info({ count: ids.length, reason: options.reason, by: options.by }, 'jobs replayed');
+      this.wakeWorkers();
+    }
+    return { count: ids.length, ids };
+  }
+
+  /**
+   * Run now: a pending job that waits for its retry or its delay becomes due at once, with
+   * its attempts and history untouched (what an operator does when the endpoint is back).
+   * Group order still holds: a grouped job runs when its group's earlier jobs have.
+   * One id, or every waiting pending job matching a filter. A job already due is left
+   * as it is and not counted.
+   * @throws JobNotFoundError for an unknown id; JobStateError when that job is not pending
+   * @example await mr.retryNow('4711'); await mr.retryNow({ type: 'forward', errorContains: 'ECONNREFUSED' });
+   */
+  async retryNow(target: string | RetryNowFilter): Promise<RetryNowResult> {
+    this.assertOpen();
+    let ids: string[];
+    if (typeof target === 'string' || typeof target === 'number') {
+      const id = String(target);
+      ids = await this.store.jobRetryNow({ ids: [id] });
+      if (ids.length === 0) {
+        const job = await this.store.jobGet({ id });
+        if (!job) throw new JobNotFoundError(id);
+        if (job.status !== 'pending') {
+          const advice = job.status === 'running' ? undefined : 'Replay it to run it again.';
+          throw new JobStateError(job.id, job.status, 'retry', advice);
+        }
+      }
+    } else {
+      if (typeof target !== 'object' || target === null) throw new InvalidArgumentError('retryNow takes a job id or a filter');
+      ids = await this.store.jobRetryNow({
+        filter: { type: target.type, queue: target.queue, source: target.source, eventId: target.eventId, errorContains: target.errorContains },
+      });
+    }
+    if (ids.length > 0) {
+      this.log.info({ count: ids.length, jobIds: ids.slice(0, 100) }, 'jobs made due now');
       this.wakeWorkers();
     }
     return { count: ids.length, ids };

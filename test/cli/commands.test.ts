@@ -208,6 +208,36 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(await runJson(['replay', '--db', url, '--id', done.id, '--force'])).toEqual({ count: 1, ids: [done.id] });
   });
 
+  it.runIf(harness.isAvailable)('retry runs a waiting job now by id or by filter, attempts untouched, and sends dead ones to replay', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const waiting = await insertJob(mr.store, { type: 'forward', attempts: 2, retryDelayMs: 3_600_000, error: 'Error: connect ECONNREFUSED' });
+    const other = await insertJob(mr.store, { type: 'forward', attempts: 1, retryDelayMs: 3_600_000, error: 'Error: 500' });
+    const dead = await insertJob(mr.store, { type: 'forward', status: 'dead', maxAttempts: 1 });
+    const before = Date.now();
+
+    const human = await runCommand(['retry', '--db', url, '--id', waiting.id]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe(`Job ${waiting.id} is due now; a worker runs it when one is free (after earlier jobs of its group).\n`);
+    const after = (await mr.getJob(waiting.id))!;
+    expect(after).toMatchObject({ status: 'pending', attempts: 2 });
+    expect(after.runAt.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(after.runAt.getTime()).toBeGreaterThanOrEqual(before - 1_000);
+    expect((await runCommand(['retry', '--db', url, '--id', waiting.id])).stdout).toBe(`Job ${waiting.id} was already due; nothing to do.\n`);
+
+    expect(await runJson(['retry', '--db', url, '--type', 'forward', '--error', '500'])).toEqual({ count: 1, ids: [other.id] });
+    expect((await runCommand(['retry', '--db', url, '--type', 'forward'])).stdout).toContain('No waiting pending jobs matched');
+
+    const refused = await runCommand(['retry', '--db', url, '--id', dead.id]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`mailroom retry: Job ${dead.id} is dead; cannot retry it. To run it again: mailroom replay --id ${dead.id}.\n`);
+    const usage = await runCommand(['retry', '--db', url]);
+    expect(usage.code).toBe(2);
+
+    // And replay, asked for a pending job, points at retry.
+    const replay = await runCommand(['replay', '--db', url, '--id', waiting.id]);
+    expect(replay.stderr).toBe(`mailroom replay: Job ${waiting.id} is pending; cannot replay it. It runs on its own; to run it now: mailroom retry --id ${waiting.id}.\n`);
+  });
+
   it.runIf(harness.isAvailable)('cancel moves a pending job to dead and refuses a running one', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const pending = await insertJob(mr.store, { type: 'send_email' });

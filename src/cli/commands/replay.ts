@@ -110,10 +110,14 @@ Options:
   },
 };
 
-/** The library's advice names its options (`{ force: true }`); an operator types flags. */
+/** The library's advice names its API (`{ force: true }`, retryNow); an operator types commands. */
 function withCliAdvice(error: unknown): unknown {
-  if (!(error instanceof JobStateError) || error.status !== 'done') return error;
-  return new JobStateError(error.jobId, error.status, error.operation, 'Add --force to run it again (its side effects repeat).');
+  if (!(error instanceof JobStateError)) return error;
+  if (error.status === 'done') return new JobStateError(error.jobId, 'done', error.operation, 'Add --force to run it again (its side effects repeat).');
+  if (error.status === 'pending') {
+    return new JobStateError(error.jobId, 'pending', error.operation, `It runs on its own; to run it now: mailroom retry --id ${error.jobId}.`);
+  }
+  return error;
 }
 
 export default replay;
