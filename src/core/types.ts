@@ -81,6 +81,18 @@ export interface InboundEvent {
   readonly receivedAt: Date;
 }
 
+/** A stored event as a list shows it: no headers or body, their size and its jobs' count. */
+export interface EventSummary {
+  readonly id: string;
+  readonly source: string;
+  readonly deliveryId: string | null;
+  readonly type: string | null;
+  readonly receivedAt: Date;
+  readonly bodyBytes: number;
+  /** Jobs the event fanned out to (0 for one no task took, such as a filtered `ping`). */
+  readonly jobCount: number;
+}
+
 export type StatusCounts = Record<JobStatus, number>;
 
 export interface JobStats {

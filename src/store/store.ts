@@ -8,6 +8,7 @@ import type {
   Attempt,
   ClaimedJob,
   DeadReason,
+  EventSummary,
   InboundEvent,
   Job,
   JobDetail,
@@ -70,13 +71,21 @@ export interface JobFilter {
   readonly errorContains?: string;
 }
 
-export interface JobListParams extends JobFilter {
-  /** @default 100 */
+/** One page of a listing in id order (jobs, events). */
+export interface ListPageParams {
+  /** @default 100, at most 10,000 */
   readonly limit?: number;
-  /** Keyset pagination: only jobs after this id in the listing's order (id > after ascending, id < after descending). */
+  /** Keyset pagination: only rows after this id in the listing's order (id > after ascending, id < after descending). */
   readonly after?: string;
   /** Newest first when true (dashboard, CLI); default ascending id. */
   readonly descending?: boolean;
+}
+
+export interface JobListParams extends JobFilter, ListPageParams {}
+
+export interface EventListParams extends ListPageParams {
+  readonly source?: string;
+  readonly type?: string;
 }
 
 export interface JobClaimParams {
@@ -260,6 +269,8 @@ export interface MigrateResult {
 export interface StoreExecutor {
   eventGet(params: EventGetParams): Promise<InboundEvent | null>;
   eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult>;
+  /** Stored events, with no headers or body, and how many jobs each fanned out to. */
+  eventList(params: EventListParams): Promise<EventSummary[]>;
   jobCancel(params: JobCancelParams): Promise<Job | null>;
   jobClaim(params: JobClaimParams): Promise<ClaimedJob[]>;
   jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult>;

@@ -11,6 +11,7 @@ import type {
   Attempt,
   ClaimedJob,
   DeadReason,
+  EventSummary,
   InboundEvent,
   Job,
   JobDetail,
@@ -25,6 +26,7 @@ import type {
   EventGetParams,
   EventInsertWithJobsParams,
   EventInsertWithJobsResult,
+  EventListParams,
   JobCancelParams,
   JobClaimParams,
   JobClaimableParams,
@@ -39,6 +41,7 @@ import type {
   JobInsertManyParams,
   JobInsertResult,
   JobListParams,
+  ListPageParams,
   JobPurgeParams,
   JobPurgeResult,
   JobReplayParams,
@@ -51,6 +54,7 @@ import type {
   StoreExecutor,
 } from '../store.js';
 import { buildJobFilter, isJobId } from './job-filter.js';
+import type { BuiltJobFilter } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
 import { channelName, quoteSchema, schemaSql, sqlBlock } from './schema-sql.js';
 import type { SqlBlocks } from '../sql-file.js';
@@ -101,24 +105,7 @@ export class PostgresExecutor implements StoreExecutor {
   }
 
   async jobList(params: JobListParams): Promise<Job[]> {
-    const filter = buildJobFilter(params);
-    if (filter.matchesNothing) return [];
-    const clauses = [...filter.clauses];
-    const values = [...filter.values];
-    if (params.after !== undefined) {
-      if (!isJobId(String(params.after))) return [];
-      values.push(String(params.after));
-      clauses.push(params.descending ? `id < $${values.length}` : `id > $${values.length}`);
-    }
-    values.push(clampLimit(params.limit));
-    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
-    const order = params.descending ? 'DESC' : 'ASC';
-    // Built from the allow-listed filter (job-filter.ts); every value is bound.
-    const rows = await this.runner.run(
-      `SELECT * FROM ${this.table('mailroom_job')} ${where} ORDER BY id ${order} LIMIT $${values.length}`,
-      values,
-    );
-    return rows.map(toJob);
+    return (await this.listPage('*', this.table('mailroom_job'), buildJobFilter(params), params)).map(toJob);
   }
 
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
@@ -333,6 +320,20 @@ export class PostgresExecutor implements StoreExecutor {
     });
   }
 
+  async eventList(params: EventListParams): Promise<EventSummary[]> {
+    // Only these two columns, values bound: the filter-builder exception for list queries.
+    const filter: BuiltJobFilter = { clauses: [], values: [], matchesNothing: false };
+    for (const [column, value] of [['source', params.source], ['type', params.type]] as const) {
+      if (value === undefined || value === '') continue;
+      filter.values.push(value);
+      filter.clauses.push(`${column} = $${filter.values.length}`);
+    }
+    const select =
+      'e.id, e.source, e.delivery_id, e.type, e.received_at, octet_length(e.body) AS body_bytes, ' +
+      `(SELECT count(*) FROM ${this.table('mailroom_job')} j WHERE j.event_id = e.id) AS job_count`;
+    return (await this.listPage(select, `${this.table('mailroom_event')} e`, filter, params)).map(toEventSummary);
+  }
+
   async eventGet(params: EventGetParams): Promise<InboundEvent | null> {
     if (!isJobId(params.id)) return null;
     const [row] = await this.runner.run(this.stmt('eventGet'), [params.id]);
@@ -424,6 +425,22 @@ export class PostgresExecutor implements StoreExecutor {
     ]);
   }
 
+  /** One keyset page of `from` in id order under a built filter (allow-listed columns, bound values). */
+  private async listPage(select: string, from: string, filter: BuiltJobFilter, page: ListPageParams): Promise<Row[]> {
+    if (filter.matchesNothing) return [];
+    const clauses = [...filter.clauses];
+    const values = [...filter.values];
+    if (page.after !== undefined) {
+      if (!isJobId(String(page.after))) return [];
+      values.push(String(page.after));
+      clauses.push(page.descending ? `id < $${values.length}` : `id > $${values.length}`);
+    }
+    values.push(clampLimit(page.limit));
+    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
+    const order = page.descending ? 'DESC' : 'ASC';
+    return this.runner.run(`SELECT ${select} FROM ${from} ${where} ORDER BY id ${order} LIMIT $${values.length}`, values);
+  }
+
   /** Ids of the jobs a filter matches, in id order (replay and retry-now by filter). */
   private async idsMatching(filter: JobFilter): Promise<string[]> {
     const built = buildJobFilter(filter);
@@ -498,6 +515,18 @@ function toAttempt(row: Row): Attempt {
 
 function toReplay(row: Row): Replay {
   return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null, attemptsBefore: row.attempts_before ?? null };
+}
+
+function toEventSummary(row: Row): EventSummary {
+  return {
+    id: String(row.id),
+    source: row.source,
+    deliveryId: row.delivery_id ?? null,
+    type: row.type ?? null,
+    receivedAt: row.received_at,
+    bodyBytes: Number(row.body_bytes),
+    jobCount: Number(row.job_count),
+  };
 }
 
 function toEvent(row: Row): InboundEvent {

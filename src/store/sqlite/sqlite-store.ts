@@ -23,6 +23,7 @@ import type {
   Attempt,
   ClaimedJob,
   DeadReason,
+  EventSummary,
   InboundEvent,
   Job,
   JobDetail,
@@ -42,6 +43,7 @@ import type {
   EventInsert,
   EventInsertWithJobsParams,
   EventInsertWithJobsResult,
+  EventListParams,
   JobCancelParams,
   JobClaimParams,
   JobClaimableParams,
@@ -56,6 +58,7 @@ import type {
   JobInsertManyParams,
   JobInsertResult,
   JobListParams,
+  ListPageParams,
   JobPurgeParams,
   JobPurgeResult,
   JobReplayParams,
@@ -71,6 +74,7 @@ import type {
 } from '../store.js';
 import { interpretSqliteError, isSqliteRetryable } from './interpret-error.js';
 import { buildJobFilter } from './job-filter.js';
+import type { BuiltJobFilter } from './job-filter.js';
 import { QueueCountDeltas } from './queue-count-deltas.js';
 
 type Db = Database.Database;
@@ -266,23 +270,7 @@ export class SqliteStore implements Store {
   }
 
   async jobList(params: JobListParams): Promise<Job[]> {
-    return this.read(() => {
-      const filter = buildJobFilter(params);
-      const order = params.descending ? 'DESC' : 'ASC';
-      const clauses = [...filter.clauses];
-      const values: Record<string, unknown> = { ...filter.values };
-      if (params.after !== undefined) {
-        if (!DECIMAL_ID.test(String(params.after))) return [];
-        clauses.push(params.descending ? 'id < @after' : 'id > @after');
-        values.after = params.after;
-      }
-      values.limit = clampLimit(params.limit);
-      const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
-      const rows = this.db
-        .prepare(`SELECT * FROM mailroom_job ${where} ORDER BY id ${order} LIMIT @limit`)
-        .all(values) as Row[];
-      return rows.map(toJob);
-    });
+    return this.read(() => this.listPage('*', 'mailroom_job', buildJobFilter(params), params).map(toJob));
   }
 
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
@@ -537,6 +525,20 @@ export class SqliteStore implements Store {
     }, merge);
   }
 
+  async eventList(params: EventListParams): Promise<EventSummary[]> {
+    // Only these two columns, values bound: the filter-builder exception for list queries.
+    const filter: BuiltJobFilter = { clauses: [], values: {} };
+    for (const [column, value] of [['source', params.source], ['type', params.type]] as const) {
+      if (value === undefined || value === '') continue;
+      filter.clauses.push(`${column} = @${column}`);
+      filter.values[column] = value;
+    }
+    const select =
+      'e.id, e.source, e.delivery_id, e.type, e.received_at, length(e.body) AS body_bytes, ' +
+      '(SELECT count(*) FROM mailroom_job j WHERE j.event_id = e.id) AS job_count';
+    return this.read(() => this.listPage(select, 'mailroom_event e', filter, params).map(toEventSummary));
+  }
+
   async eventGet(params: EventGetParams): Promise<InboundEvent | null> {
     if (!DECIMAL_ID.test(String(params.id))) return null;
     return this.read(() => {
@@ -645,6 +647,24 @@ export class SqliteStore implements Store {
     const existing = this.stmt('eventInsertWithJobs.existing').get({ source: event.source, deliveryId: event.deliveryId }) as Row;
     const jobs = (this.stmt('eventInsertWithJobs.jobs').all({ eventId: existing.id }) as Row[]).map(toJob);
     return { event: toEvent(existing), jobs, isDuplicate: true };
+  }
+
+  /**
+   * One keyset page of `from` in id order under a built filter (its columns come from an
+   * allow-list and its values are bound). Call inside a read.
+   */
+  private listPage(select: string, from: string, filter: BuiltJobFilter, page: ListPageParams): Row[] {
+    const clauses = [...filter.clauses];
+    const values: Record<string, unknown> = { ...filter.values };
+    if (page.after !== undefined) {
+      if (!DECIMAL_ID.test(String(page.after))) return [];
+      clauses.push(page.descending ? 'id < @after' : 'id > @after');
+      values.after = page.after;
+    }
+    values.limit = clampLimit(page.limit);
+    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
+    const order = page.descending ? 'DESC' : 'ASC';
+    return this.db.prepare(`SELECT ${select} FROM ${from} ${where} ORDER BY id ${order} LIMIT @limit`).all(values) as Row[];
   }
 
   /** Ids of the jobs a filter matches, in id order (replay and retry-now by filter). */
@@ -1004,6 +1024,18 @@ function toAttempt(row: Row): Attempt {
 
 function toReplay(row: Row): Replay {
   return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null, attemptsBefore: row.attempts_before ?? null };
+}
+
+function toEventSummary(row: Row): EventSummary {
+  return {
+    id: String(row.id),
+    source: row.source,
+    deliveryId: row.delivery_id ?? null,
+    type: row.type ?? null,
+    receivedAt: new Date(row.received_at),
+    bodyBytes: row.body_bytes,
+    jobCount: row.job_count,
+  };
 }
 
 function toEvent(row: Row): InboundEvent {
