@@ -6,6 +6,7 @@ export type {
   EnqueueOptions,
   EnqueueManyItem,
   ListJobsOptions,
+  ListEventsOptions,
   ReplayTarget,
   ReplayOptions,
   ReplayResult,
@@ -20,7 +21,7 @@ export { Worker } from './worker/worker.js';
 export type { ScheduleOptions } from './maintenance/cron-scheduler.js';
 export type { WorkerOptions, WorkerStopOptions, WorkerEvents } from './worker/worker.js';
 export type { Tasks, TaskContext, TaskDefinition, TaskHandler, PayloadOf } from './core/task-registry.js';
-export type { Attempt, AttemptOutcome, ClaimedJob, DeadReason, InboundEvent, Job, JobDetail, JobStats, JobStatus, Replay, StatusCounts } from './core/types.js';
+export type { Attempt, AttemptOutcome, ClaimedJob, DeadReason, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, Replay, StatusCounts } from './core/types.js';
 export {
   MailroomError,
   Permanent,

@@ -7,12 +7,20 @@ import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './co
 import { TaskRegistry } from './core/task-registry.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
-import type { Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
+import type { EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
 import { createLogger } from './log.js';
 import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
-import type { EventInsertWithJobsParams, EventInsertWithJobsResult, JobInsert, JobListParams, Store, StoreExecutor } from './store/store.js';
+import type {
+  EventInsertWithJobsParams,
+  EventInsertWithJobsResult,
+  EventListParams,
+  JobInsert,
+  JobListParams,
+  Store,
+  StoreExecutor,
+} from './store/store.js';
 import { Worker } from './worker/worker.js';
 import { CronScheduler } from './maintenance/cron-scheduler.js';
 import type { ScheduleOptions } from './maintenance/cron-scheduler.js';
@@ -66,6 +74,9 @@ export interface EnqueueManyItem<T extends string = string> {
 
 /** Filters for listJobs: the store's own list parameters (limit defaults to 100). */
 export type ListJobsOptions = JobListParams;
+
+/** Filters for listEvents: source, type, and a page in id order (limit defaults to 100). */
+export type ListEventsOptions = EventListParams;
 
 export type ReplayTarget =
   | { readonly id: string }
@@ -307,6 +318,22 @@ export class Mailroom {
       throw new InvalidArgumentError(`status must be one of ${JOB_STATUSES.join(', ')}`);
     }
     return this.store.jobList(options);
+  }
+
+  /**
+   * Stored webhook events, without headers or body, each with how many jobs it fanned
+   * out to (an event no task took, such as a filtered `ping`, shows 0).
+   * @example await mr.listEvents({ source: 'github', type: 'ping', descending: true, limit: 20 });
+   */
+  async listEvents(options: ListEventsOptions = {}): Promise<EventSummary[]> {
+    this.assertOpen();
+    return this.store.eventList(options);
+  }
+
+  /** One stored event with its headers (signatures were never stored) and byte-exact body; null when unknown. */
+  async getEvent(id: string): Promise<InboundEvent | null> {
+    this.assertOpen();
+    return this.store.eventGet({ id: String(id) });
   }
 
   /**

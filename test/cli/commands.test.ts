@@ -174,6 +174,90 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(human.stdout).toMatch(/^status {6}dead \(cancelled: customer left\)$/m);
   });
 
+  it.runIf(harness.isAvailable)('events lists stored webhooks newest first with their job counts, a filtered ping among them', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const push = await mr.store.eventInsertWithJobs({
+      event: { source: 'github', deliveryId: 'd-push', type: 'push', headers: {}, rawBody: Buffer.from('{"ref":"main"}') },
+      jobs: [jobInsert({ type: 'deploy' })],
+    });
+    const ping = await mr.store.eventInsertWithJobs({
+      event: { source: 'github', deliveryId: 'd-ping', type: 'ping', headers: {}, rawBody: Buffer.from('{"zen":"Keep it logically awesome."}') },
+      jobs: [],
+    });
+    const human = await runCommand(['events', '--db', url]);
+    expect(human.code).toBe(0);
+    const lines = human.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^\s*ID\s+RECEIVED\s+SOURCE\s+TYPE\s+DELIVERY_ID\s+BYTES\s+JOBS$/);
+    expect(lines.slice(1).map((line) => line.trim().split(/\s+/))).toEqual([
+      [ping.event.id, expect.any(String), 'github', 'ping', 'd-ping', '36', '0'],
+      [push.event.id, expect.any(String), 'github', 'push', 'd-push', '14', '1'],
+    ]);
+    const pings = await runJson(['events', '--db', url, '--type', 'ping']);
+    expect(pings.events).toEqual([
+      { id: ping.event.id, source: 'github', deliveryId: 'd-ping', type: 'ping', receivedAt: expect.any(String), bodyBytes: 36, jobCount: 0 },
+    ]);
+    const oldest = await runJson(['events', '--db', url, '--oldest', '--limit', '1']);
+    expect(oldest.events.map((e: { id: string }) => e.id)).toEqual([push.event.id]);
+    expect((await runJson(['events', '--db', url, '--source', 'stripe'])).events).toEqual([]);
+  });
+
+  it.runIf(harness.isAvailable)('event shows the headers with secrets hidden, the body and the jobs it fanned out to', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const signature = 'sha256=' + 'ab'.repeat(32);
+    const stored = await mr.store.eventInsertWithJobs({
+      event: {
+        source: 'shop',
+        deliveryId: 'w-1',
+        type: 'orders/create',
+        // As a release that did not know this spelling might have stored it.
+        headers: { 'content-type': 'application/json', 'shopify-hmac-sha256': signature, 'x-shopify-topic': 'orders/create' },
+        rawBody: Buffer.from('{"id":7,"total":"20.00"}'),
+      },
+      jobs: [jobInsert({ type: 'fulfil' }), jobInsert({ type: 'notify' })],
+    });
+    const human = await runCommand(['event', stored.event.id, '--db', url]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).not.toContain(signature);
+    expect(human.stdout).toMatch(/^ {2}shopify-hmac-sha256 {2}\[hidden\]$/m);
+    expect(human.stdout).toMatch(/^ {2}x-shopify-topic {6}orders\/create$/m);
+    expect(human.stdout).toContain('body:\n  {\n    "id": 7,\n    "total": "20.00"\n  }\n');
+    expect(human.stdout).toContain('jobs (2):');
+    for (const job of stored.jobs) expect(human.stdout).toMatch(new RegExp(`^\\s+${job.id}\\s+pending\\s`, 'm'));
+
+    const json = await runJson(['event', stored.event.id, '--db', url]);
+    expect(json).toMatchObject({ id: stored.event.id, source: 'shop', type: 'orders/create', body: '{"id":7,"total":"20.00"}', bodyEncoding: 'utf8' });
+    expect(json.headers['shopify-hmac-sha256']).toBe('[hidden]');
+    expect(json.jobs.map((j: { type: string }) => j.type)).toEqual(['fulfil', 'notify']);
+
+    const binary = await mr.store.eventInsertWithJobs({
+      event: { source: 'shop', deliveryId: 'w-2', type: null, headers: {}, rawBody: Buffer.from([0xff, 0x00, 0xfe]) },
+      jobs: [],
+    });
+    expect((await runJson(['event', binary.event.id, '--db', url])).body).toBe(Buffer.from([0xff, 0x00, 0xfe]).toString('base64'));
+    const shown = await runCommand(['event', binary.event.id, '--db', url]);
+    expect(shown.stdout).toContain('(3 bytes, not UTF-8 text; --json gives them in base64)');
+    expect(shown.stdout).toContain('jobs (0):\n  none: no task of source shop takes events of type (none)');
+    const missing = await runCommand(['event', '999999', '--db', url]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('mailroom event: No event with id 999999; run `mailroom events` to list ids.\n');
+  });
+
+  it.runIf(harness.isAvailable)('job of a webhook job shows the event body it runs on, not a null payload', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const stored = await mr.store.eventInsertWithJobs({
+      event: { source: 'stripe', deliveryId: 'evt_1', type: 'charge.succeeded', headers: { 'content-type': 'application/json' }, rawBody: Buffer.from('{"id":"evt_1","amount":2000}') },
+      jobs: [{ ...jobInsert({ type: 'fulfil' }), payloadJson: 'null' }],
+    });
+    const jobId = stored.jobs[0]!.id;
+    const human = await runCommand(['job', jobId, '--db', url]);
+    expect(human.stdout).toContain(`payload: the body of event ${stored.event.id} (stripe charge.succeeded):\n  {\n    "id": "evt_1",\n    "amount": 2000\n  }\n`);
+    expect(human.stdout).not.toMatch(/^ {2}null$/m);
+    const json = await runJson(['job', jobId, '--db', url]);
+    expect(json.event).toMatchObject({ id: stored.event.id, source: 'stripe', body: '{"id":"evt_1","amount":2000}', bodyEncoding: 'utf8' });
+    const plain = await insertJob(mr.store, { payload: { userId: 42 } });
+    expect((await runJson(['job', plain.id, '--db', url])).event).toBeNull();
+  });
+
   it.runIf(harness.isAvailable)('job of an unknown id fails with one line and exit 1', async () => {
     const { url } = await openTestMailroom(harness);
     const result = await runCommand(['job', '999999', '--db', url]);

@@ -5,9 +5,9 @@ import { CliUsageError, parseCommandArgs, parseJobId } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { formatDurationMs, formatTime, jobDetailToJson, renderTable, writeJson, writeLines } from '../output.js';
+import { eventToJson, formatDurationMs, formatTime, indent, jobDetailToJson, renderBody, renderTable, writeJson, writeLines } from '../output.js';
 import { JobNotFoundError } from '../../core/errors.js';
-import type { Attempt, JobDetail, Replay } from '../../core/types.js';
+import type { Attempt, InboundEvent, JobDetail, Replay } from '../../core/types.js';
 
 export interface JobOptions {
   readonly common: CommonOptions;
@@ -19,12 +19,14 @@ const job: CliCommand<JobOptions> = {
   summary: 'Show one job with every attempt and replay',
   usage: `Usage: mailroom job ID [--json]
 
-Shows a job's fields, payload, attempts (start, end, outcome, error, worker), the stack
-of the latest failure, and replays.
+Shows a job's fields, its payload (for a job from a webhook: the event's body, which
+its handler gets), attempts (start, end, outcome, error, worker), the stack of the
+latest failure, and replays.
 
 Options:
   --db URL, --config PATH
-  --json          print the job with "attemptsLog" (each failure's "stack") and "replays"`,
+  --json          print the job with "attemptsLog" (each failure's "stack"), "replays" and
+                  "event" (the webhook it came from, with its body; null for other jobs)`,
 
   parse(argv) {
     const { positionals, common } = parseCommandArgs('job', argv, {}, { maxPositionals: 1 });
@@ -36,15 +38,17 @@ Options:
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const detail = await mr.getJob(options.id);
       if (!detail) throw new JobNotFoundError(options.id);
-      if (options.common.json) writeJson(io.stdout, jobDetailToJson(detail));
-      else writeLines(io.stdout, renderJobDetail(detail));
+      // A job fanned out from a webhook stores no payload: its handler gets the event's body.
+      const event = detail.eventId === null ? null : await mr.getEvent(detail.eventId);
+      if (options.common.json) writeJson(io.stdout, { ...jobDetailToJson(detail), event: event ? eventToJson(event) : null });
+      else writeLines(io.stdout, renderJobDetail(detail, event));
       return 0;
     });
   },
 };
 
 /** The human view of one job. */
-export function renderJobDetail(detail: JobDetail): string {
+export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = null): string {
   const fields: Array<[string, string]> = [
     ['id', detail.id],
     ['type', detail.type],
@@ -65,7 +69,9 @@ export function renderJobDetail(detail: JobDetail): string {
   ];
   const width = Math.max(...fields.map(([name]) => name.length));
   const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
-  lines.push('', 'payload:', indent(JSON.stringify(detail.payload, null, 2)));
+  if (event) lines.push('', `payload: the body of event ${event.id} (${[event.source, event.type].filter(Boolean).join(' ')}):`, indent(renderBody(event.rawBody)));
+  else if (detail.eventId !== null) lines.push('', `payload: the body of event ${detail.eventId}, which is no longer stored`);
+  else lines.push('', 'payload:', indent(JSON.stringify(detail.payload, null, 2)));
   lines.push('', `attempts (${detail.attemptsLog.length}):`, ...renderAttempts(detail));
   // The newest failure's stack: older ones are usually the same throw (all of them: --json).
   const failure = detail.attemptsLog.findLast((attempt) => attempt.stack !== null);
@@ -134,13 +140,6 @@ function deadReasonText(detail: JobDetail): string {
   const prefix = 'cancelled: ';
   if (detail.deadReason === 'cancelled' && detail.lastError?.startsWith(prefix)) return `cancelled: ${detail.lastError.slice(prefix.length)}`;
   return detail.deadReason ?? '';
-}
-
-function indent(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => `  ${line}`)
-    .join('\n');
 }
 
 export default job;
