@@ -406,7 +406,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
     } else if (outcome.kind === 'done') {
       if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
-        if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
+        // A success after failures is news (an outage is over): info. A first try is routine: debug.
+        if (job.attempts > 1) this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done after failing');
+        else if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
         this.emit('completed', job, durationMs);
       }
     } else if (outcome.kind === 'aborted' && this.isStopping) {
