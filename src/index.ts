@@ -19,6 +19,7 @@ export type {
 } from './mailroom.js';
 export { Worker } from './worker/worker.js';
 export type { ScheduleOptions } from './maintenance/cron-scheduler.js';
+export type { RetentionSettings } from './maintenance/retention.js';
 export type { WorkerOptions, WorkerStopOptions, WorkerEvents } from './worker/worker.js';
 export type { Tasks, TaskContext, TaskDefinition, TaskHandler, PayloadOf } from './core/task-registry.js';
 export type { Attempt, AttemptOutcome, ClaimedJob, DeadReason, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, Replay, StatusCounts } from './core/types.js';

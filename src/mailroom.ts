@@ -23,6 +23,8 @@ import type {
 } from './store/store.js';
 import { Worker } from './worker/worker.js';
 import { CronScheduler } from './maintenance/cron-scheduler.js';
+import { DEFAULT_DONE_RETENTION_MS, startRetention, validateRetention } from './maintenance/retention.js';
+import type { RetentionSettings, StopRetention } from './maintenance/retention.js';
 import type { ScheduleOptions } from './maintenance/cron-scheduler.js';
 import type { WorkerOptions } from './worker/worker.js';
 
@@ -45,6 +47,13 @@ export interface MailroomOptions {
   readonly lockDeadlineMs?: number;
   /** Use this store instead of opening one from `db` (tests, custom wiring). */
   readonly store?: Store;
+  /**
+   * Purge done jobs (with their history) and unreferenced events past a window, in the
+   * background of a process that runs a worker: it starts with the first `mr.work()`
+   * and stops with `mr.close()`. `false` leaves it to another process or to `mr.purge()`.
+   * @default { doneMs: 7 days, intervalMs: 10 minutes }; dead jobs are kept
+   */
+  readonly retention?: RetentionSettings | false;
 }
 
 export interface EnqueueOptions {
@@ -135,8 +144,7 @@ export interface MailroomStats extends JobStats {
   readonly durability: Record<string, string>;
 }
 
-/** 7 days: longer than any provider's redelivery horizon, so dedupe still holds for redeliveries. */
-export const DEFAULT_DONE_RETENTION_MS = 7 * 24 * 3_600_000;
+export { DEFAULT_DONE_RETENTION_MS };
 
 export interface SyncTransaction {
   /** The store's own better-sqlite3 Database, for your writes in the same transaction. */
@@ -157,12 +165,15 @@ export class Mailroom {
   private readonly workers = new Set<Worker>();
   private readonly scheduler: CronScheduler;
   private readonly ownsStore: boolean;
+  private readonly retention: RetentionSettings | false;
+  private stopRetention: StopRetention | null = null;
   private isClosed = false;
 
-  private constructor(store: Store, log: Logger, ownsStore: boolean) {
+  private constructor(store: Store, log: Logger, ownsStore: boolean, retention: RetentionSettings | false) {
     this.store = store;
     this.log = log;
     this.ownsStore = ownsStore;
+    this.retention = retention;
     this.scheduler = new CronScheduler((type, payload, options) => this.enqueue(type, payload as never, options), log);
   }
 
@@ -171,6 +182,8 @@ export class Mailroom {
    * @example const mr = await Mailroom.open({ db: 'sqlite:./data/mailroom.db' });
    */
   static async open(options: MailroomOptions = {}): Promise<Mailroom> {
+    // Refuse a bad window now, not at the first mr.work().
+    if (options.retention) validateRetention(options.retention);
     const log = options.logger ?? createLogger();
     const store =
       options.store ??
@@ -188,7 +201,7 @@ export class Mailroom {
       throw error;
     }
     log.debug({ store: store.description }, 'mailroom opened');
-    return new Mailroom(store, log, options.store === undefined);
+    return new Mailroom(store, log, options.store === undefined, options.retention ?? {});
   }
 
   /** Register the handler and policy for a job type. */
@@ -295,10 +308,11 @@ export class Mailroom {
     return this;
   }
 
-  /** Start a worker now; call again for other queues or concurrency. */
+  /** Start a worker now; call again for other queues or concurrency. The first one also starts retention. */
   work(options: WorkerOptions = {}): Worker {
     this.assertOpen();
     this.scheduler.start();
+    if (this.retention !== false) this.stopRetention ??= startRetention(this, this.retention);
     const worker = new Worker(
       { store: this.store, registry: this.registry, log: this.log, onStopped: (w) => this.workers.delete(w) },
       options,
@@ -469,6 +483,7 @@ export class Mailroom {
     if (this.isClosed) return;
     this.isClosed = true;
     this.scheduler.stop();
+    await this.stopRetention?.();
     await Promise.all([...this.workers].map((worker) => worker.stop({ timeoutMs: options.timeoutMs ?? 10_000 })));
     if (this.ownsStore) await this.store.close();
   }

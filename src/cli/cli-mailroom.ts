@@ -10,6 +10,7 @@ import { loadConfig } from '../config/load-config.js';
 import { DEFAULT_DB_URL, openMailroomFromConfig } from '../config/open-mailroom.js';
 import { createLogger } from '../log.js';
 import type { Logger } from '../log.js';
+import type { RetentionSettings } from '../maintenance/retention.js';
 import type { Mailroom } from '../mailroom.js';
 import { parseStoreUrl } from '../store/store-url.js';
 import type { CommonOptions } from './args.js';
@@ -44,6 +45,11 @@ export interface OpenCliMailroomOptions {
    * must work from a shell that lacks them. @default false
    */
   readonly requireSourceSecrets?: boolean;
+  /**
+   * Retention for the process's workers, over the config's `retention` (see
+   * Mailroom.open); false: none. Only serve and worker start workers. @default the config's
+   */
+  readonly retention?: RetentionSettings | false;
 }
 
 /** The store URL a command uses: --db, MAILROOM_DB, the config's db, the default. */
@@ -84,7 +90,13 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
   const isReadOnly = options.migrate === false && options.checkSchema !== false;
   // Opening a SQLite file creates it: a mistyped --db would leave an empty database behind.
   if (isReadOnly) refuseMissingSqliteFile(db);
-  const mr = await openMailroomFromConfig({ config, db, logger: log, requireSourceSecrets, open: { migrate: options.migrate ?? true } });
+  const mr = await openMailroomFromConfig({
+    config,
+    db,
+    logger: log,
+    requireSourceSecrets,
+    open: { migrate: options.migrate ?? true, retention: options.retention },
+  });
   if (isReadOnly) {
     const version = await mr.store.schemaVersion().catch(async (error: unknown) => {
       await mr.close();

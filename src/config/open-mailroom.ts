@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../core/errors.js';
 import type { TaskDefinition } from '../core/task-registry.js';
 import type { Logger } from '../log.js';
+import type { RetentionSettings } from '../maintenance/retention.js';
 import { Mailroom } from '../mailroom.js';
 import type { MailroomOptions } from '../mailroom.js';
 import { createExecTask } from '../tasks/exec.js';
@@ -39,6 +40,7 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
   const definitions = await loadTaskDefinitions(config);
   const mr = await Mailroom.open({
     ...options.open,
+    retention: retentionOf(config, options.open?.retention),
     db: options.db ?? config.db ?? DEFAULT_DB_URL,
     ...(options.logger ? { logger: options.logger } : {}),
   });
@@ -47,6 +49,16 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
     mr.schedule(name, { cron: schedule.cron, type: schedule.task, payload: schedule.payload, timezone: schedule.timezone, priority: schedule.priority, maxAttempts: schedule.maxAttempts });
   }
   return mr;
+}
+
+/** The config's retention window under what the caller asks for (a CLI flag wins; false turns it off). */
+function retentionOf(config: MailroomConfig, given: RetentionSettings | false | undefined): RetentionSettings | false {
+  if (given === false) return false;
+  const settings: Record<string, number> = {};
+  for (const source of [{ doneMs: config.retention?.doneMs, deadMs: config.retention?.deadMs }, given ?? {}]) {
+    for (const [key, value] of Object.entries(source)) if (value !== undefined) settings[key] = value;
+  }
+  return settings;
 }
 
 /** Every configured task as a TaskDefinition, by task name. */

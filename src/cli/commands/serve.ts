@@ -11,8 +11,6 @@ import type { CliCommand, CliIo } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import type { MailroomConfig } from '../../config/define-config.js';
 import { createIngressServer } from '../../ingress/server.js';
-import { startRetention } from '../../maintenance/retention.js';
-import type { StopRetention } from '../../maintenance/retention.js';
 import { MailroomMetrics } from '../../metrics/metrics.js';
 import type { Worker } from '../../worker/worker.js';
 
@@ -80,13 +78,14 @@ Options:
   async run(options, io) {
     const { mr, config, log, db } = await openCliMailroom(options.common, io, {
       requireSourceSecrets: true,
+      // The worker below starts it; --retention wins over the config's window.
+      retention: options.retentionMs === null ? false : { doneMs: options.retentionMs },
       logLevel: 'info',
       logTo: 'stdout',
       prettyLogs: options.common.json ? false : undefined,
     });
     const effective: MailroomConfig = config ?? {};
     let worker: Worker | null = null;
-    let stopRetention: StopRetention | null = null;
     let ingress: ReturnType<typeof createIngressServer> | null = null;
     try {
       const metrics = new MailroomMetrics(mr);
@@ -96,8 +95,6 @@ Options:
         worker = mr.work(workerOptions(effective.worker, { concurrency: options.concurrency }));
         metrics.attachWorker(worker);
       }
-      const retentionMs = options.retentionMs === undefined ? effective.retention?.doneMs : options.retentionMs;
-      if (retentionMs !== null) stopRetention = startRetention(mr, { doneMs: retentionMs, deadMs: effective.retention?.deadMs, log });
 
       ingress = createIngressServer({ mr, config: effective, metrics, logger: log });
       const host = options.host ?? effective.server?.host ?? DEFAULT_HOST;
@@ -120,7 +117,6 @@ Options:
       return 0;
     } finally {
       await ingress?.close({ timeoutMs: 1_000 }).catch(() => undefined);
-      await stopRetention?.();
       await mr.close({ timeoutMs: options.shutdownTimeoutMs });
     }
   },
