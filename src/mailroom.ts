@@ -2,6 +2,8 @@
 // jobs (get, list, replay, cancel, purge, stats). Store-agnostic: it asks the store for
 // capabilities, never for its kind.
 
+import type BetterSqlite3 from 'better-sqlite3';
+import type { PoolClient } from 'pg';
 import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, UnsupportedError, MailroomError } from './core/errors.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { TaskRegistry } from './core/task-registry.js';
@@ -148,13 +150,13 @@ export { DEFAULT_DONE_RETENTION_MS };
 
 export interface SyncTransaction {
   /** The store's own better-sqlite3 Database, for your writes in the same transaction. */
-  readonly db: any;
+  readonly db: BetterSqlite3.Database;
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Job<PayloadOf<T>>;
 }
 
 export interface AsyncTransaction {
-  /** The transaction's client (node-postgres PoolClient), for your writes in it. */
-  readonly client: any;
+  /** The transaction's node-postgres client, for your writes in it. */
+  readonly client: PoolClient;
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Promise<Job<PayloadOf<T>>>;
 }
 
