@@ -47,6 +47,8 @@ export type { ErrorCode } from './core/errors.js';
 export type { BackoffOptions, Jitter } from './core/backoff.js';
 export type { Store, StoreCapabilities } from './store/store.js';
 export { defineConfig } from './config/define-config.js';
+export { createLogger } from './log.js';
+export type { Logger, LoggerOptions } from './log.js';
 export type {
   MailroomConfig,
   SourceConfig,
