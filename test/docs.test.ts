@@ -24,6 +24,22 @@ describe('documentation against the package', () => {
     expect(missing).toEqual([]);
   });
 
+  it('shows every CLI command in a shell block as npx mailroom, which works without the binary on PATH', () => {
+    const bare: string[] = [];
+    let commands = 0;
+    for (const { name, text } of [{ name: 'README.md', text: README }, ...DOCS]) {
+      for (const block of text.matchAll(/^```(?:sh|bash|console)\n([\s\S]*?)^```/gm)) {
+        for (const line of block[1]!.split('\n')) {
+          if (/^(\$ )?mailroom\b/.test(line)) bare.push(`${name}: ${line}`);
+          if (/^npx mailroom /.test(line)) commands++;
+        }
+      }
+    }
+    expect(bare).toEqual([]);
+    expect(commands).toBeGreaterThan(20);
+    expect(README).toContain('`npx mailroom send-test --source demo`');
+  });
+
   it('names TaskContext in the README with every member the type has', () => {
     const source = readFileSync(new URL('../src/core/task-registry.ts', import.meta.url), 'utf8');
     const body = /export interface TaskContext<[^>]*> \{([\s\S]*?)\n\}/.exec(source)![1]!;

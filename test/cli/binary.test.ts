@@ -127,4 +127,43 @@ describe.skipIf(buildProblem !== null && !IS_CI)('the mailroom binary', () => {
       await mr.close();
     }
   });
+
+  it('serves the repository demo as npm start does and prints an npx send-test line that works as printed', async () => {
+    // `npm start` is `node dist/cli/main.js serve` in the repository, with its demo config.
+    const db = `sqlite:${join(dir, 'demo', 'mailroom.db')}`;
+    // The demo config reads MAILROOM_DB (an empty one is refused): leave it unset.
+    const { MAILROOM_DB: _unset, ...env } = process.env;
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db, '--retention', 'off'], {
+      cwd: ROOT,
+      env: { ...env, MAILROOM_LOG_LEVEL: 'warn', PORT: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const line = await waitFor(() => /^ {2}(npx mailroom send-test .*)$/m.exec(stdout)?.[1] ?? (child.exitCode !== null ? 'exited' : undefined), {
+        timeoutMs: 15_000,
+        description: 'the send-test line',
+      });
+      expect(line).toMatch(/^npx mailroom send-test --source demo --url http:\/\/127\.0\.0\.1:\d+$/);
+      // Run it as printed, from the repository (offline: npx must find the repository's own bin).
+      const [command, ...args] = line.split(' ');
+      const sent = await new Promise<Run>((resolve) => {
+        execFile(command!, args, { cwd: ROOT, env: { ...env, npm_config_offline: 'true' }, timeout: 30_000 }, (error, out, err) => {
+          resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout: out, stderr: err });
+        });
+      });
+      expect(sent.stderr).toBe('');
+      expect(sent.stdout).toMatch(/^202 \{"id":"\d+","duplicate":false\}$/m);
+      expect(sent.code).toBe(0);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nserve stdout: ${stdout}\nserve stderr: ${stderr}`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
 });

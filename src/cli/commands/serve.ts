@@ -3,11 +3,10 @@
 // try it; on SIGTERM/SIGINT stops accepting, lets in-flight requests and handlers finish
 // within --shutdown-timeout, hands the rest back uncharged, and exits 0.
 
-import { relative } from 'node:path';
 import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
-import type { CliCommand, CliIo } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import type { MailroomConfig } from '../../config/define-config.js';
 import { createIngressServer } from '../../ingress/server.js';
@@ -107,7 +106,7 @@ Options:
         { url, store: describeDbUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: types, workerId: worker?.id ?? null },
         'mailroom serving',
       );
-      io.stdout.write(banner(url, sourceNames, options, io));
+      io.stdout.write(banner(url, sourceNames, options));
 
       const signal = await io.stopSignal;
       log.info({ signal, shutdownTimeoutMs: options.shutdownTimeoutMs }, 'stopping: no new requests, waiting for in-flight work');
@@ -123,7 +122,11 @@ Options:
 };
 
 /** The lines a person reads first: where to post, where to look, and one command to try. */
-function banner(url: string, sources: string[], options: ServeCliOptions, io: CliIo): string {
+/**
+ * The send-test line says `npx mailroom`: the binary is not on a newcomer's PATH, and npx
+ * runs the one of the project in the working directory, this repository's own included.
+ */
+function banner(url: string, sources: string[], options: ServeCliOptions): string {
   const lines = [
     '',
     `Mailroom is listening on ${url}`,
@@ -136,23 +139,10 @@ function banner(url: string, sources: string[], options: ServeCliOptions, io: Cl
     const args = [`send-test --source ${source}`];
     if (url !== `http://${DEFAULT_HOST}:${DEFAULT_PORT}`) args.push(`--url ${url}`);
     if (options.common.config !== undefined) args.push(`--config ${options.common.config}`);
-    lines.push('', 'Send a signed test event (in another terminal):', `  ${cliInvocation(io)} ${args.join(' ')}`);
+    lines.push('', 'Send a signed test event (in another terminal):', `  npx mailroom ${args.join(' ')}`);
   }
   lines.push('', 'Stop with Ctrl-C (finishes running jobs first).', '');
   return `${lines.join('\n')}\n`;
-}
-
-/**
- * How to run this same CLI again: `node dist/cli/main.js` inside a checkout of Mailroom
- * itself (where `npx mailroom` would fetch from the registry), `npx mailroom` elsewhere.
- */
-function cliInvocation(io: CliIo): string {
-  const script = process.argv[1];
-  if (script && /dist[\\/]cli[\\/]main\.js$/.test(script)) {
-    const shown = relative(io.cwd, script);
-    if (!shown.startsWith('..') && !shown.includes('node_modules')) return `node ${shown}`;
-  }
-  return 'npx mailroom';
 }
 
 /** A fan-out to a task this process cannot run would pile up pending jobs: say so at start. */
