@@ -108,29 +108,18 @@ export function renderBody(body: Buffer): string {
   }
 }
 
+/** What every event's JSON starts with, listed or in full. */
+function eventIdentityToJson(event: EventSummary | InboundEvent): Record<string, unknown> {
+  return { id: event.id, source: event.source, deliveryId: event.deliveryId, type: event.type, receivedAt: iso(event.receivedAt) };
+}
+
 export function eventSummaryToJson(event: EventSummary): Record<string, unknown> {
-  return {
-    id: event.id,
-    source: event.source,
-    deliveryId: event.deliveryId,
-    type: event.type,
-    receivedAt: iso(event.receivedAt),
-    bodyBytes: event.bodyBytes,
-    jobCount: event.jobCount,
-  };
+  return { ...eventIdentityToJson(event), bodyBytes: event.bodyBytes, jobCount: event.jobCount };
 }
 
 /** A stored event with its headers (secrets hidden) and body. */
 export function eventToJson(event: InboundEvent): Record<string, unknown> {
-  return {
-    id: event.id,
-    source: event.source,
-    deliveryId: event.deliveryId,
-    type: event.type,
-    receivedAt: iso(event.receivedAt),
-    headers: visibleHeaders(event.headers),
-    ...bodyToJson(event.rawBody),
-  };
+  return { ...eventIdentityToJson(event), headers: visibleHeaders(event.headers), ...bodyToJson(event.rawBody) };
 }
 
 export interface Column<Row> {

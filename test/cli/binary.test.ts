@@ -64,6 +64,16 @@ function mailroom(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   });
 }
 
+/** A long-running binary (worker, serve) whose output the test reads as it comes. */
+function startMailroom(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output, exited };
+}
+
 describe.skipIf(buildProblem !== null && !IS_CI)('the mailroom binary', () => {
   it('migrates, enqueues, lists and counts, with exit codes 0, 1 and 2', async () => {
     const migrated = await mailroom(['migrate', '--db', DB]);
@@ -101,27 +111,21 @@ describe.skipIf(buildProblem !== null && !IS_CI)('the mailroom binary', () => {
     const mr = await Mailroom.open({ db: DB, logger: pino({ level: 'silent' }) });
     try {
       const job = await mr.enqueue('greet', { name: 'Grace' });
-      const child = spawn(process.execPath, [BIN, 'worker', '--db', DB, '--poll', '20ms', '--json'], {
+      const { child, output, exited } = startMailroom(['worker', '--db', DB, '--poll', '20ms', '--json'], {
         cwd: dir,
         env: { ...process.env, MAILROOM_DB: '', MAILROOM_LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       try {
         await waitFor(async () => (await mr.getJob(job.id))?.status === 'done', { timeoutMs: 15_000, description: 'the worker to finish the job' });
-        await waitFor(() => stdout.includes('"worker started"'), { description: 'the worker start line' });
+        await waitFor(() => output.stdout.includes('"worker started"'), { description: 'the worker start line' });
       } catch (error) {
         child.kill('SIGKILL');
-        throw new Error(`${(error as Error).message}\nstdout: ${stdout}\nstderr: ${stderr}`);
+        throw new Error(`${(error as Error).message}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`);
       }
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(stderr).toBe('');
-      const messages = stdout.trim().split('\n').map((line) => JSON.parse(line).msg);
+      expect(output.stderr).toBe('');
+      const messages = output.stdout.trim().split('\n').map((line) => JSON.parse(line).msg);
       expect(messages).toContain('worker stopped');
     } finally {
       await mr.close();
@@ -133,18 +137,12 @@ describe.skipIf(buildProblem !== null && !IS_CI)('the mailroom binary', () => {
     const db = `sqlite:${join(dir, 'demo', 'mailroom.db')}`;
     // The demo config reads MAILROOM_DB (an empty one is refused): leave it unset.
     const { MAILROOM_DB: _unset, ...env } = process.env;
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db, '--retention', 'off'], {
+    const { child, output, exited } = startMailroom(['serve', '--port', '0', '--db', db, '--retention', 'off'], {
       cwd: ROOT,
       env: { ...env, MAILROOM_LOG_LEVEL: 'warn', PORT: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const line = await waitFor(() => /^ {2}(npx mailroom send-test .*)$/m.exec(stdout)?.[1] ?? (child.exitCode !== null ? 'exited' : undefined), {
+      const line = await waitFor(() => /^ {2}(npx mailroom send-test .*)$/m.exec(output.stdout)?.[1] ?? (child.exitCode !== null ? 'exited' : undefined), {
         timeoutMs: 15_000,
         description: 'the send-test line',
       });
@@ -160,7 +158,7 @@ describe.skipIf(buildProblem !== null && !IS_CI)('the mailroom binary', () => {
       expect(sent.stdout).toMatch(/^202 \{"id":"\d+","duplicate":false\}$/m);
       expect(sent.code).toBe(0);
     } catch (error) {
-      throw new Error(`${(error as Error).message}\nserve stdout: ${stdout}\nserve stderr: ${stderr}`);
+      throw new Error(`${(error as Error).message}\nserve stdout: ${output.stdout}\nserve stderr: ${output.stderr}`);
     } finally {
       child.kill('SIGTERM');
       await exited;
