@@ -6,9 +6,12 @@ export type {
   EnqueueOptions,
   EnqueueManyItem,
   ListJobsOptions,
+  ListEventsOptions,
   ReplayTarget,
   ReplayOptions,
   ReplayResult,
+  RetryNowFilter,
+  RetryNowResult,
   PurgeOptions,
   MailroomStats,
   SyncTransaction,
@@ -16,9 +19,10 @@ export type {
 } from './mailroom.js';
 export { Worker } from './worker/worker.js';
 export type { ScheduleOptions } from './maintenance/cron-scheduler.js';
+export type { RetentionSettings } from './maintenance/retention.js';
 export type { WorkerOptions, WorkerStopOptions, WorkerEvents } from './worker/worker.js';
 export type { Tasks, TaskContext, TaskDefinition, TaskHandler, PayloadOf } from './core/task-registry.js';
-export type { Attempt, AttemptOutcome, ClaimedJob, DeadReason, InboundEvent, Job, JobDetail, JobStats, JobStatus, Replay, StatusCounts } from './core/types.js';
+export type { Attempt, AttemptOutcome, ClaimedJob, DeadReason, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, Replay, StatusCounts } from './core/types.js';
 export {
   MailroomError,
   Permanent,
@@ -43,6 +47,8 @@ export type { ErrorCode } from './core/errors.js';
 export type { BackoffOptions, Jitter } from './core/backoff.js';
 export type { Store, StoreCapabilities } from './store/store.js';
 export { defineConfig } from './config/define-config.js';
+export { createLogger } from './log.js';
+export type { Logger, LoggerOptions } from './log.js';
 export type {
   MailroomConfig,
   SourceConfig,

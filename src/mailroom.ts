@@ -2,20 +2,32 @@
 // jobs (get, list, replay, cancel, purge, stats). Store-agnostic: it asks the store for
 // capabilities, never for its kind.
 
+import type BetterSqlite3 from 'better-sqlite3';
+import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
 import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, UnsupportedError, MailroomError } from './core/errors.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { TaskRegistry } from './core/task-registry.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
-import type { Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
+import type { EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
 import { createLogger } from './log.js';
 import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
-import type { EventInsertWithJobsParams, EventInsertWithJobsResult, JobInsert, JobListParams, Store, StoreExecutor } from './store/store.js';
+import type {
+  EventInsertWithJobsParams,
+  EventInsertWithJobsResult,
+  EventListParams,
+  JobInsert,
+  JobListParams,
+  Store,
+  StoreExecutor,
+} from './store/store.js';
 import { Worker } from './worker/worker.js';
 import { CronScheduler } from './maintenance/cron-scheduler.js';
+import { DEFAULT_DONE_RETENTION_MS, startRetention, validateRetention } from './maintenance/retention.js';
+import type { RetentionSettings, StopRetention } from './maintenance/retention.js';
 import type { ScheduleOptions } from './maintenance/cron-scheduler.js';
 import type { WorkerOptions } from './worker/worker.js';
 
@@ -38,6 +50,13 @@ export interface MailroomOptions {
   readonly lockDeadlineMs?: number;
   /** Use this store instead of opening one from `db` (tests, custom wiring). */
   readonly store?: Store;
+  /**
+   * Purge done jobs (with their history) and unreferenced events past a window, in the
+   * background of a process that runs a worker: it starts with the first `mr.work()`
+   * and stops with `mr.close()`. `false` leaves it to another process or to `mr.purge()`.
+   * @default { doneMs: 7 days, intervalMs: 10 minutes }; dead jobs are kept
+   */
+  readonly retention?: RetentionSettings | false;
 }
 
 export interface EnqueueOptions {
@@ -68,6 +87,9 @@ export interface EnqueueManyItem<T extends string = string> {
 /** Filters for listJobs: the store's own list parameters (limit defaults to 100). */
 export type ListJobsOptions = JobListParams;
 
+/** Filters for listEvents: source, type, and a page in id order (limit defaults to 100). */
+export type ListEventsOptions = EventListParams;
+
 export type ReplayTarget =
   | { readonly id: string }
   | { readonly ids: readonly string[] }
@@ -97,6 +119,22 @@ export interface ReplayResult {
   readonly ids: string[];
 }
 
+/** Which waiting pending jobs `retryNow` makes due: every field narrows; `{}` takes them all. */
+export interface RetryNowFilter {
+  readonly type?: string;
+  readonly queue?: string;
+  readonly source?: string;
+  readonly eventId?: string;
+  /** Case-insensitive substring of the last error. */
+  readonly errorContains?: string;
+}
+
+export interface RetryNowResult {
+  /** Jobs that were waiting and are due now. */
+  readonly count: number;
+  readonly ids: string[];
+}
+
 export interface PurgeOptions {
   /** Delete `done` jobs finished longer ago than this. @default 7 days */
   readonly olderThanMs?: number;
@@ -109,18 +147,17 @@ export interface MailroomStats extends JobStats {
   readonly durability: Record<string, string>;
 }
 
-/** 7 days: longer than any provider's redelivery horizon, so dedupe still holds for redeliveries. */
-export const DEFAULT_DONE_RETENTION_MS = 7 * 24 * 3_600_000;
+export { DEFAULT_DONE_RETENTION_MS };
 
 export interface SyncTransaction {
   /** The store's own better-sqlite3 Database, for your writes in the same transaction. */
-  readonly db: any;
+  readonly db: BetterSqlite3.Database;
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Job<PayloadOf<T>>;
 }
 
 export interface AsyncTransaction {
-  /** The transaction's client (node-postgres PoolClient), for your writes in it. */
-  readonly client: any;
+  /** The transaction's node-postgres client, for your writes in it. */
+  readonly client: PoolClient;
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Promise<Job<PayloadOf<T>>>;
 }
 
@@ -131,12 +168,15 @@ export class Mailroom {
   private readonly workers = new Set<Worker>();
   private readonly scheduler: CronScheduler;
   private readonly ownsStore: boolean;
+  private readonly retention: RetentionSettings | false;
+  private stopRetention: StopRetention | null = null;
   private isClosed = false;
 
-  private constructor(store: Store, log: Logger, ownsStore: boolean) {
+  private constructor(store: Store, log: Logger, ownsStore: boolean, retention: RetentionSettings | false) {
     this.store = store;
     this.log = log;
     this.ownsStore = ownsStore;
+    this.retention = retention;
     this.scheduler = new CronScheduler((type, payload, options) => this.enqueue(type, payload as never, options), log);
   }
 
@@ -145,6 +185,8 @@ export class Mailroom {
    * @example const mr = await Mailroom.open({ db: 'sqlite:./data/mailroom.db' });
    */
   static async open(options: MailroomOptions = {}): Promise<Mailroom> {
+    // Refuse a bad window now, not at the first mr.work().
+    if (options.retention) validateRetention(options.retention);
     const log = options.logger ?? createLogger();
     const store =
       options.store ??
@@ -162,7 +204,7 @@ export class Mailroom {
       throw error;
     }
     log.debug({ store: store.description }, 'mailroom opened');
-    return new Mailroom(store, log, options.store === undefined);
+    return new Mailroom(store, log, options.store === undefined, options.retention ?? {});
   }
 
   /** Register the handler and policy for a job type. */
@@ -272,10 +314,11 @@ export class Mailroom {
     return this;
   }
 
-  /** Start a worker now; call again for other queues or concurrency. */
+  /** Start a worker now; call again for other queues or concurrency. The first one also starts retention. */
   work(options: WorkerOptions = {}): Worker {
     this.assertOpen();
     this.scheduler.start();
+    if (this.retention !== false) this.stopRetention ??= startRetention(this, this.retention);
     const worker = new Worker(
       { store: this.store, registry: this.registry, log: this.log, onStopped: (w) => this.workers.delete(w) },
       options,
@@ -298,6 +341,22 @@ export class Mailroom {
   }
 
   /**
+   * Stored webhook events, without headers or body, each with how many jobs it fanned
+   * out to (an event no task took, such as a filtered `ping`, shows 0).
+   * @example await mr.listEvents({ source: 'github', type: 'ping', descending: true, limit: 20 });
+   */
+  async listEvents(options: ListEventsOptions = {}): Promise<EventSummary[]> {
+    this.assertOpen();
+    return this.store.eventList(options);
+  }
+
+  /** One stored event with its headers (signatures were never stored) and byte-exact body; null when unknown. */
+  async getEvent(id: string): Promise<InboundEvent | null> {
+    this.assertOpen();
+    return this.store.eventGet({ id: String(id) });
+  }
+
+  /**
    * Replay dead jobs (or, with force, done ones) with a fresh attempt budget; history is
    * kept and the replay recorded.
    * @example await mr.replay({ status: 'dead', type: 'send_email' }, { reason: 'fixed template' });
@@ -316,8 +375,11 @@ export class Mailroom {
     if ('id' in target) {
       const job = await this.store.jobGet({ id: String(target.id) });
       if (!job) throw new JobNotFoundError(String(target.id));
-      if (job.status === 'done' && !options.force) throw new JobStateError(job.id, 'done', 'replay (pass { force: true })');
-      if (job.status === 'pending' || job.status === 'running') throw new JobStateError(job.id, job.status, 'replay');
+      if (job.status === 'done' && !options.force) {
+        throw new JobStateError(job.id, 'done', 'replay', 'Pass { force: true } to run it again (its side effects repeat).');
+      }
+      if (job.status === 'pending') throw new JobStateError(job.id, 'pending', 'replay', 'It runs on its own; to run it now, use retryNow.');
+      if (job.status === 'running') throw new JobStateError(job.id, 'running', 'replay');
       ids = await this.store.jobReplay({ ...common, ids: [job.id], includeCancelled: true });
     } else if ('ids' in target) {
       ids = await this.store.jobReplay({ ...common, ids: target.ids.map(String) });
@@ -337,6 +399,42 @@ export class Mailroom {
     }
     if (ids.length > 0) {
       this.log.info({ count: ids.length, reason: options.reason, by: options.by }, 'jobs replayed');
+      this.wakeWorkers();
+    }
+    return { count: ids.length, ids };
+  }
+
+  /**
+   * Run now: a pending job that waits for its retry or its delay becomes due at once, with
+   * its attempts and history untouched (what an operator does when the endpoint is back).
+   * Group order still holds: a grouped job runs when its group's earlier jobs have.
+   * One id, or every waiting pending job matching a filter. A job already due is left
+   * as it is and not counted.
+   * @throws JobNotFoundError for an unknown id; JobStateError when that job is not pending
+   * @example await mr.retryNow('4711'); await mr.retryNow({ type: 'forward', errorContains: 'ECONNREFUSED' });
+   */
+  async retryNow(target: string | RetryNowFilter): Promise<RetryNowResult> {
+    this.assertOpen();
+    let ids: string[];
+    if (typeof target === 'string' || typeof target === 'number') {
+      const id = String(target);
+      ids = await this.store.jobRetryNow({ ids: [id] });
+      if (ids.length === 0) {
+        const job = await this.store.jobGet({ id });
+        if (!job) throw new JobNotFoundError(id);
+        if (job.status !== 'pending') {
+          const advice = job.status === 'running' ? undefined : 'Replay it to run it again.';
+          throw new JobStateError(job.id, job.status, 'retry', advice);
+        }
+      }
+    } else {
+      if (typeof target !== 'object' || target === null) throw new InvalidArgumentError('retryNow takes a job id or a filter');
+      ids = await this.store.jobRetryNow({
+        filter: { type: target.type, queue: target.queue, source: target.source, eventId: target.eventId, errorContains: target.errorContains },
+      });
+    }
+    if (ids.length > 0) {
+      this.log.info({ count: ids.length, jobIds: ids.slice(0, 100) }, 'jobs made due now');
       this.wakeWorkers();
     }
     return { count: ids.length, ids };
@@ -391,6 +489,7 @@ export class Mailroom {
     if (this.isClosed) return;
     this.isClosed = true;
     this.scheduler.stop();
+    await this.stopRetention?.();
     await Promise.all([...this.workers].map((worker) => worker.stop({ timeoutMs: options.timeoutMs ?? 10_000 })));
     if (this.ownsStore) await this.store.close();
   }

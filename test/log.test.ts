@@ -7,6 +7,10 @@ import { createLogger } from '../src/log.js';
 import { SECRET_HEADERS } from '../src/providers/index.js';
 import { Mailroom } from '../src/mailroom.js';
 import { Permanent } from '../src/core/errors.js';
+import { createIngressServer } from '../src/ingress/server.js';
+import { configureProvider } from '../src/providers/index.js';
+import { validateConfig } from '../src/config/validate-config.js';
+import { postHook } from './ingress/ingress-kit.js';
 import { closeTestMailrooms } from './harness/mailroom.js';
 import { sqliteHarness } from './harness/sqlite.js';
 import { jsonLines, logSink as sink } from './harness/log-sink.js';
@@ -113,8 +117,8 @@ describe('job state change lines', () => {
 
       const failed = of(flaky.id).find((l) => l.msg === 'job failed; will retry');
       expect(failed).toMatchObject({ type: 'flaky', attempt: 1, error: 'Error: smtp 421', level: 30 });
-      const done = of(flaky.id).find((l) => l.msg === 'job done');
-      expect(done).toMatchObject({ type: 'flaky', attempt: 2, level: 20 });
+      const done = of(flaky.id).find((l) => l.msg === 'job done after failing');
+      expect(done).toMatchObject({ type: 'flaky', attempt: 2, level: 30 });
       expect(typeof done!.durationMs).toBe('number');
       const dead = of(doomed.id).find((l) => l.msg === 'job dead');
       expect(dead).toMatchObject({ type: 'doomed', attempt: 1, level: 40 });
@@ -154,6 +158,72 @@ describe('job state change lines', () => {
       const done = lines.find((l) => l.jobId === fine.id && l.msg === 'job done');
       expect(done).toMatchObject({ outcome: 'done' });
     } finally {
+      await mr.close();
+    }
+  });
+});
+
+describe('what the default level shows', () => {
+  afterEach(async () => closeTestMailrooms(sqliteHarness));
+
+  it('logs a job that succeeds after failing at info, and a first-try success not at all', async () => {
+    const out = sink();
+    const { store } = await sqliteHarness.open();
+    const mr = await Mailroom.open({ store, logger: createLogger({ destination: out }) });
+    try {
+      let calls = 0;
+      mr.task('forward', { backoff: { baseMs: 1, capMs: 1, jitter: 'none' }, async run() {
+        calls++;
+        if (calls <= 2) throw new Error('connect ECONNREFUSED');
+      } });
+      mr.task('fine', async () => undefined);
+      const recovered = await mr.enqueue('forward', {});
+      const fine = await mr.enqueue('fine', {});
+      const worker = mr.work({ pollMs: 10 });
+      await waitFor(async () => (await mr.getJob(recovered.id))?.status === 'done', { description: 'the third attempt to succeed' });
+      await worker.drained();
+      await worker.stop();
+      const lines = jsonLines(out.text());
+      expect(lines.filter((l) => l.jobId === recovered.id && l.level === 30).map((l) => l.msg)).toEqual([
+        'job failed; will retry',
+        'job failed; will retry',
+        'job done after failing',
+      ]);
+      expect(lines.find((l) => l.msg === 'job done after failing')).toMatchObject({ type: 'forward', attempt: 3, outcome: 'done' });
+      expect(lines.filter((l) => l.jobId === fine.id)).toEqual([]);
+    } finally {
+      await mr.close();
+    }
+  });
+
+  it('logs one info line per accepted webhook with its source, delivery id, type and jobs, and never its signature', async () => {
+    const out = sink();
+    const { store } = await sqliteHarness.open();
+    const log = createLogger({ destination: out });
+    const mr = await Mailroom.open({ store, logger: log });
+    const config = validateConfig({ sources: { github: { provider: 'github', secrets: ['gh-secret'], tasks: [{ task: 'deploy', events: ['push'] }] } } });
+    const ingress = createIngressServer({ mr, config, logger: log });
+    try {
+      const url = await ingress.listen(0, '127.0.0.1');
+      const github = configureProvider(config.sources!.github!, 'sources.github');
+      const post = async (deliveryId: string, eventType: string) => {
+        const rawBody = Buffer.from(JSON.stringify({ ref: 'refs/heads/main' }));
+        const headers: Record<string, string> = { 'content-type': 'application/json', ...github.sign({ rawBody, now: new Date(), deliveryId, eventType }) };
+        return { status: (await postHook(url, 'github', rawBody, headers)).status, signature: headers['x-hub-signature-256'] };
+      };
+      const push = await post('d-push', 'push');
+      const ping = await post('d-ping', 'ping');
+      const again = await post('d-push', 'push');
+      expect([push.status, ping.status, again.status]).toEqual([202, 202, 200]);
+      const accepted = jsonLines(out.text()).filter((l) => l.source === 'github' && l.level === 30);
+      expect(accepted.map((l) => [l.msg, l.deliveryId, l.type, l.jobs, l.status])).toEqual([
+        ['webhook stored', 'd-push', 'push', 1, 202],
+        ['webhook stored', 'd-ping', 'ping', 0, 202],
+        ['webhook redelivered: already stored', 'd-push', 'push', 1, 200],
+      ]);
+      expect(out.text()).not.toContain(push.signature!);
+    } finally {
+      await ingress.close();
       await mr.close();
     }
   });

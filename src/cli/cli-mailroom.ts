@@ -3,13 +3,16 @@
 // (--db, then MAILROOM_DB, then the config's db, then the default), and a logger that
 // writes to the command's stderr so it never mixes with --json on stdout.
 
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { MailroomConfig } from '../config/define-config.js';
 import { loadConfig } from '../config/load-config.js';
 import { DEFAULT_DB_URL, openMailroomFromConfig } from '../config/open-mailroom.js';
 import { createLogger } from '../log.js';
 import type { Logger } from '../log.js';
+import type { RetentionSettings } from '../maintenance/retention.js';
 import type { Mailroom } from '../mailroom.js';
+import { parseStoreUrl } from '../store/store-url.js';
 import type { CommonOptions } from './args.js';
 import type { CliIo } from './command.js';
 
@@ -36,6 +39,17 @@ export interface OpenCliMailroomOptions {
   readonly logTo?: 'stdout' | 'stderr';
   /** Human-readable log lines; default: when the stream is a terminal. */
   readonly prettyLogs?: boolean;
+  /**
+   * Refuse a config whose sources' webhook secrets are unset. Only the commands that
+   * receive webhooks need them (serve); a command that reads or operates on the store
+   * must work from a shell that lacks them. @default false
+   */
+  readonly requireSourceSecrets?: boolean;
+  /**
+   * Retention for the process's workers, over the config's `retention` (see
+   * Mailroom.open); false: none. Only serve and worker start workers. @default the config's
+   */
+  readonly retention?: RetentionSettings | false;
 }
 
 /** The store URL a command uses: --db, MAILROOM_DB, the config's db, the default. */
@@ -65,15 +79,25 @@ export function describeDbUrl(url: string): string {
 }
 
 export async function openCliMailroom(common: CommonOptions, io: CliIo, options: OpenCliMailroomOptions = {}): Promise<CliMailroom> {
-  const config = await loadConfig({ path: common.config, cwd: io.cwd });
+  const requireSourceSecrets = options.requireSourceSecrets ?? false;
+  const config = await loadConfig({ path: common.config, cwd: io.cwd, requireSourceSecrets });
   const db = resolveDbUrl(common, io, config);
   const log = createLogger({
     level: nonEmpty(io.env.MAILROOM_LOG_LEVEL) ?? options.logLevel ?? 'warn',
     destination: options.logTo === 'stdout' ? io.stdout : io.stderr,
     pretty: options.prettyLogs,
   });
-  const mr = await openMailroomFromConfig({ config, db, logger: log, open: { migrate: options.migrate ?? true } });
-  if (options.migrate === false && options.checkSchema !== false) {
+  const isReadOnly = options.migrate === false && options.checkSchema !== false;
+  // Opening a SQLite file creates it: a mistyped --db would leave an empty database behind.
+  if (isReadOnly) refuseMissingSqliteFile(db);
+  const mr = await openMailroomFromConfig({
+    config,
+    db,
+    logger: log,
+    requireSourceSecrets,
+    open: { migrate: options.migrate ?? true, retention: options.retention },
+  });
+  if (isReadOnly) {
     const version = await mr.store.schemaVersion().catch(async (error: unknown) => {
       await mr.close();
       throw error;
@@ -89,6 +113,13 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
     }
   }
   return { mr, config, log, db };
+}
+
+function refuseMissingSqliteFile(db: string): void {
+  const parsed = parseStoreUrl(db);
+  if (parsed.kind !== 'sqlite' || parsed.path === ':memory:' || existsSync(parsed.path)) return;
+  const where = describeDbUrl(db);
+  throw new Error(`No database at ${where}; check --db / MAILROOM_DB, or run \`mailroom migrate --db ${where}\` to create one.`);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -5,7 +5,7 @@
 // Times are ISO 8601 strings (UTC), ids are decimal strings, absent values are null.
 
 import type { Writable } from 'node:stream';
-import type { Attempt, Job, JobDetail, Replay } from '../core/types.js';
+import type { Attempt, EventSummary, InboundEvent, Job, JobDetail, Replay } from '../core/types.js';
 
 /** Writes one JSON document (pretty-printed, newline-terminated). */
 export function writeJson(out: Writable, value: unknown): void {
@@ -54,12 +54,13 @@ export function attemptToJson(attempt: Attempt): Record<string, unknown> {
     startedAt: iso(attempt.startedAt),
     finishedAt: iso(attempt.finishedAt),
     error: attempt.error,
+    stack: attempt.stack,
     workerId: attempt.workerId,
   };
 }
 
 export function replayToJson(replay: Replay): Record<string, unknown> {
-  return { at: iso(replay.at), reason: replay.reason, by: replay.by };
+  return { at: iso(replay.at), reason: replay.reason, by: replay.by, attemptsBefore: replay.attemptsBefore };
 }
 
 export function jobDetailToJson(job: JobDetail): Record<string, unknown> {
@@ -68,6 +69,57 @@ export function jobDetailToJson(job: JobDetail): Record<string, unknown> {
     attemptsLog: job.attemptsLog.map(attemptToJson),
     replays: job.replays.map(replayToJson),
   };
+}
+
+/**
+ * Header names that carry a signature, a credential or a secret in some provider's
+ * spelling. Ingress never stores them; a row stored before a spelling was known to it
+ * still must not reach a terminal, so the CLI hides any it finds.
+ */
+const SECRET_HEADER = /authorization|cookie|signature|hmac|secret|token|api[-_]?key|password/i;
+
+/** Stored headers as the CLI shows them: sorted, secret-bearing values replaced. */
+export function visibleHeaders(headers: Record<string, string>): Record<string, string> {
+  const shown: Record<string, string> = {};
+  for (const name of Object.keys(headers).sort()) shown[name] = SECRET_HEADER.test(name) ? '[hidden]' : headers[name]!;
+  return shown;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A body as JSON output carries it: the text when it is valid UTF-8, else base64. */
+export function bodyToJson(body: Buffer): { body: string; bodyEncoding: 'utf8' | 'base64' } {
+  try {
+    return { body: UTF8.decode(body), bodyEncoding: 'utf8' };
+  } catch {
+    return { body: body.toString('base64'), bodyEncoding: 'base64' };
+  }
+}
+
+/** A body for people: indented JSON when it parses, else its text, else a note on the binary. */
+export function renderBody(body: Buffer): string {
+  const { body: text, bodyEncoding } = bodyToJson(body);
+  if (bodyEncoding === 'base64') return `(${body.length} bytes, not UTF-8 text; --json gives them in base64)`;
+  if (text === '') return '(empty)';
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** What every event's JSON starts with, listed or in full. */
+function eventIdentityToJson(event: EventSummary | InboundEvent): Record<string, unknown> {
+  return { id: event.id, source: event.source, deliveryId: event.deliveryId, type: event.type, receivedAt: iso(event.receivedAt) };
+}
+
+export function eventSummaryToJson(event: EventSummary): Record<string, unknown> {
+  return { ...eventIdentityToJson(event), bodyBytes: event.bodyBytes, jobCount: event.jobCount };
+}
+
+/** A stored event with its headers (secrets hidden) and body. */
+export function eventToJson(event: InboundEvent): Record<string, unknown> {
+  return { ...eventIdentityToJson(event), headers: visibleHeaders(event.headers), ...bodyToJson(event.rawBody) };
 }
 
 export interface Column<Row> {
@@ -117,6 +169,14 @@ export function formatDurationMs(ms: number): string {
   if (days > 0) return `${days}d ${String(hours).padStart(2, '0')}h`;
   if (hours > 0) return `${hours}h ${String(minutes).padStart(2, '0')}m`;
   return `${minutes}m ${String(seconds).padStart(2, '0')}s`;
+}
+
+/** Every line indented by two spaces, for a block under a heading. */
+export function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
 }
 
 /** A timestamp for tables: ISO without milliseconds, or `-`. */

@@ -14,12 +14,15 @@ const COMMAND_NAME = /^[a-z][a-z0-9-]*$/;
 /** Options that take a value and may come before the command word. */
 const GLOBAL_VALUE_OPTIONS = new Set(['--db', '--config']);
 
-/** What to do next, for errors whose message says only what went wrong. */
+/**
+ * What to do next, for errors whose message says only what went wrong. Codes whose
+ * message already advises (MR_ERR_KEY_CONFLICT, MR_ERR_JOB_STATE) are not listed: the
+ * line would give its advice twice.
+ */
 const HINTS: Partial<Record<ErrorCode, string>> = {
   MR_ERR_JOB_NOT_FOUND: 'run `mailroom jobs` to list ids',
   MR_ERR_STORE_UNAVAILABLE: 'check that the store is reachable and --db / MAILROOM_DB points at it',
   MR_ERR_STORE_URL_INVALID: 'pass --db sqlite:./data/mailroom.db or --db postgres://user@host/db',
-  MR_ERR_KEY_CONFLICT: 'use another --key, or the same --payload to get the existing job',
   MR_ERR_CONFIG_INVALID: 'fix the config file, or pass --config PATH',
 };
 

@@ -17,6 +17,8 @@ export interface LoadConfigOptions {
   readonly path?: string;
   /** Where to look for the default file names. */
   readonly cwd: string;
+  /** Refuse a config whose sources' secrets are unset or invalid (see validateConfig). @default true */
+  readonly requireSourceSecrets?: boolean;
 }
 
 /** Each import gets a fresh URL so a process that loads a config twice sees edits. */
@@ -50,7 +52,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<MailroomCo
   const file = findConfigFile(options);
   if (file === null) return null;
   const exported = await importConfigModule(file);
-  return validateConfig(exported, { baseDir: dirname(file) });
+  return validateConfig(exported, { baseDir: dirname(file), requireSourceSecrets: options.requireSourceSecrets });
 }
 
 async function importConfigModule(file: string): Promise<unknown> {

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../core/errors.js';
 import type { TaskDefinition } from '../core/task-registry.js';
 import type { Logger } from '../log.js';
+import type { RetentionSettings } from '../maintenance/retention.js';
 import { Mailroom } from '../mailroom.js';
 import type { MailroomOptions } from '../mailroom.js';
 import { createExecTask } from '../tasks/exec.js';
@@ -22,6 +23,8 @@ export interface OpenMailroomFromConfigOptions {
   /** `--db` / `MAILROOM_DB`: wins over `config.db`. */
   readonly db?: string;
   readonly logger?: Logger;
+  /** Refuse sources without usable secrets (see validateConfig). @default true */
+  readonly requireSourceSecrets?: boolean;
   /** Passed to Mailroom.open (tests: lockDeadlineMs, a store, migrate: false). */
   readonly open?: Omit<MailroomOptions, 'db' | 'logger'>;
 }
@@ -32,11 +35,12 @@ export interface OpenMailroomFromConfigOptions {
  * @example const mr = await openMailroomFromConfig({ config: await loadConfig({ cwd }), db: flags.db });
  */
 export async function openMailroomFromConfig(options: OpenMailroomFromConfigOptions): Promise<Mailroom> {
-  const config = validateConfig(options.config ?? {});
+  const config = validateConfig(options.config ?? {}, { requireSourceSecrets: options.requireSourceSecrets });
   // Load task modules before opening the store: a broken module should not leave a store open.
   const definitions = await loadTaskDefinitions(config);
   const mr = await Mailroom.open({
     ...options.open,
+    retention: retentionOf(config, options.open?.retention),
     db: options.db ?? config.db ?? DEFAULT_DB_URL,
     ...(options.logger ? { logger: options.logger } : {}),
   });
@@ -45,6 +49,16 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
     mr.schedule(name, { cron: schedule.cron, type: schedule.task, payload: schedule.payload, timezone: schedule.timezone, priority: schedule.priority, maxAttempts: schedule.maxAttempts });
   }
   return mr;
+}
+
+/** The config's retention window under what the caller asks for (a CLI flag wins; false turns it off). */
+function retentionOf(config: MailroomConfig, given: RetentionSettings | false | undefined): RetentionSettings | false {
+  if (given === false) return false;
+  const settings: Record<string, number> = {};
+  for (const source of [{ doneMs: config.retention?.doneMs, deadMs: config.retention?.deadMs }, given ?? {}]) {
+    for (const [key, value] of Object.entries(source)) if (value !== undefined) settings[key] = value;
+  }
+  return settings;
 }
 
 /** Every configured task as a TaskDefinition, by task name. */

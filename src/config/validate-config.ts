@@ -32,6 +32,14 @@ const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
 export interface ValidateConfigOptions {
   /** Directory relative paths in the config are resolved against. @default process.cwd() */
   readonly baseDir?: string;
+  /**
+   * Whether the sources' webhook secrets must be present and valid. Commands that only
+   * read or operate on the store pass false: a shell without STRIPE_WEBHOOK_SECRET can
+   * still run `mailroom stats`. The secrets are then left out of the result, so nothing
+   * can sign or verify with a config checked this way.
+   * @default true
+   */
+  readonly requireSourceSecrets?: boolean;
 }
 
 /**
@@ -79,7 +87,7 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
       if (!SOURCE_NAME.test(name)) {
         throw new ConfigError(`sources.${name}`, 'source names are URL path segments: letters, digits, "_", "-" and "."');
       }
-      sources[name] = validateSource(source, `sources.${name}`);
+      sources[name] = validateSource(source, `sources.${name}`, options.requireSourceSecrets ?? true);
     }
     config.sources = sources;
   }
@@ -124,10 +132,15 @@ function validateSchedule(raw: unknown, key: string): ScheduleConfig {
   };
 }
 
-function validateSource(raw: unknown, key: string): SourceConfig {
+function validateSource(raw: unknown, key: string, requireSecrets: boolean): SourceConfig {
   const source = readObject(raw, key, ['provider', 'secrets', 'options', 'tasks', 'bodyLimitBytes']);
-  // The provider registry checks provider name, options and secrets, naming the key.
-  configureProvider({ provider: source.provider, options: source.options, secrets: source.secrets }, key);
+  if (requireSecrets) {
+    // The provider registry checks provider name, options and secrets, naming the key.
+    configureProvider({ provider: source.provider, options: source.options, secrets: source.secrets }, key);
+  } else {
+    // Provider and options still have to make sense; only the secrets may be absent.
+    configureProvider({ provider: source.provider, options: source.options, secrets: undefined }, key, { checkSecrets: false });
+  }
   const tasks: (string | SourceTaskConfig)[] = [];
   if (source.tasks !== undefined) {
     if (!Array.isArray(source.tasks)) throw new ConfigError(`${key}.tasks`, 'must be a list of task names or { task, events?, group? }');
@@ -135,7 +148,7 @@ function validateSource(raw: unknown, key: string): SourceConfig {
   }
   return {
     provider: source.provider as SourceConfig['provider'],
-    ...(source.secrets !== undefined ? { secrets: source.secrets as string[] } : {}),
+    ...(source.secrets !== undefined && requireSecrets ? { secrets: source.secrets as string[] } : {}),
     ...(source.options !== undefined ? { options: source.options as Record<string, unknown> } : {}),
     tasks,
     ...(source.bodyLimitBytes !== undefined ? { bodyLimitBytes: readInteger(source.bodyLimitBytes, `${key}.bodyLimitBytes`, 1) } : {}),

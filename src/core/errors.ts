@@ -109,8 +109,12 @@ export class JobNotFoundError extends MailroomError {
 }
 
 export class JobStateError extends MailroomError {
-  constructor(readonly jobId: string, readonly status: string, operation: string) {
-    super('MR_ERR_JOB_STATE', `Job ${jobId} is ${status}; cannot ${operation} it.`, { httpStatus: 409 });
+  /**
+   * @param advice What to do instead, as a sentence; the CLI replaces the library's advice
+   *   (`{ force: true }`) with its own (`--force`), so it is kept apart from the fact.
+   */
+  constructor(readonly jobId: string, readonly status: string, readonly operation: string, readonly advice?: string) {
+    super('MR_ERR_JOB_STATE', `Job ${jobId} is ${status}; cannot ${operation} it.${advice ? ` ${advice}` : ''}`, { httpStatus: 409 });
   }
 }
 
@@ -250,6 +254,23 @@ export function retryAfterDelayMs(error: unknown): number | null {
 
 export function hasCode(error: unknown, code: ErrorCode): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
+}
+
+/** 40 frames and 4,000 characters: enough to find the throwing line, small enough to keep per attempt. */
+const MAX_STACK_LINES = 40;
+const MAX_STACK_CHARS = 4_000;
+
+/**
+ * The stack of anything thrown, cut to a bound, for the attempt's history; null when it
+ * has none. Read by property, not `instanceof`, so an error from another realm keeps it.
+ */
+export function boundedStack(error: unknown): string | null {
+  const stack = (error as { stack?: unknown } | null)?.stack;
+  if (typeof stack !== 'string' || stack.trim() === '') return null;
+  const lines = stack.split('\n');
+  let text = lines.slice(0, MAX_STACK_LINES).join('\n');
+  if (lines.length > MAX_STACK_LINES) text += `\n    … ${lines.length - MAX_STACK_LINES} more lines`;
+  return text.length > MAX_STACK_CHARS ? `${text.slice(0, MAX_STACK_CHARS)}…` : text;
 }
 
 /** A one-line description of anything thrown, for `lastError` and logs. */

@@ -17,6 +17,8 @@ export interface Attempt {
   readonly finishedAt: Date | null;
   readonly outcome: AttemptOutcome;
   readonly error: string | null;
+  /** Where a failure was thrown: the error's stack, cut to a few KiB; null for other outcomes. */
+  readonly stack: string | null;
   readonly workerId: string | null;
 }
 
@@ -24,6 +26,11 @@ export interface Replay {
   readonly at: Date;
   readonly reason: string | null;
   readonly by: string | null;
+  /**
+   * How many `attemptsLog` entries came before this replay (attempt numbers start again
+   * after it); null for replays recorded by a release that did not keep it.
+   */
+  readonly attemptsBefore: number | null;
 }
 
 export interface Job<P = unknown> {
@@ -72,6 +79,18 @@ export interface InboundEvent {
   readonly headers: Record<string, string>;
   readonly rawBody: Buffer;
   readonly receivedAt: Date;
+}
+
+/** A stored event as a list shows it: no headers or body, their size and its jobs' count. */
+export interface EventSummary {
+  readonly id: string;
+  readonly source: string;
+  readonly deliveryId: string | null;
+  readonly type: string | null;
+  readonly receivedAt: Date;
+  readonly bodyBytes: number;
+  /** Jobs the event fanned out to (0 for one no task took, such as a filtered `ping`). */
+  readonly jobCount: number;
 }
 
 export type StatusCounts = Record<JobStatus, number>;

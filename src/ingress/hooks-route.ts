@@ -141,8 +141,9 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
     const answer: HookAcceptance = { id: result.event.id, duplicate: result.isDuplicate };
     sendJson(res, status, answer);
     deps.onAnswer(source.name, status);
-    deps.log.debug(
-      { source: source.name, eventId: result.event.id, deliveryId: verified.deliveryId, type: verified.eventType, jobs: result.jobs.length, duplicate: result.isDuplicate },
+    // One info line per accepted event, like an access log: success must not be silent.
+    deps.log.info(
+      { source: source.name, status, eventId: result.event.id, deliveryId: verified.deliveryId, type: verified.eventType, jobs: result.jobs.length, duplicate: result.isDuplicate },
       result.isDuplicate ? 'webhook redelivered: already stored' : 'webhook stored',
     );
   } catch (error) {

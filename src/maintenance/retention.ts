@@ -2,15 +2,20 @@
 // ago (with their attempt history) and stored events past the same window that no job
 // references any more (their dedupe receipts go with them). Dead, pending and running
 // jobs are never touched unless a `deadMs` window is given for dead ones.
-// Used by `mailroom worker` and `mailroom serve`; one purger per process is plenty, and
-// several (many workers) only repeat a cheap DELETE that finds nothing.
+// Started by a Mailroom with its first worker (`Mailroom.open({ retention })`, on by
+// default), so library users, `mailroom worker` and `mailroom serve` alike purge; one
+// purger per process is plenty, and several (many workers) only repeat a cheap DELETE
+// that finds nothing.
 
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
-import { DEFAULT_DONE_RETENTION_MS } from '../mailroom.js';
 
-export interface RetentionOptions {
+/** 7 days: longer than any provider's redelivery horizon, so dedupe still holds for redeliveries. */
+export const DEFAULT_DONE_RETENTION_MS = 7 * 24 * 3_600_000;
+
+/** The retention window and cadence a user chooses (`Mailroom.open({ retention })`). */
+export interface RetentionSettings {
   /**
    * Keep done jobs (and the dedupe receipts of their events) this long. Longer than any
    * provider's redelivery horizon, or a late redelivery runs its jobs twice.
@@ -21,6 +26,9 @@ export interface RetentionOptions {
   readonly deadMs?: number;
   /** Between purges. The first runs at once. @default 600000 (10 minutes) */
   readonly intervalMs?: number;
+}
+
+export interface RetentionOptions extends RetentionSettings {
   /** Where "purged" lines and failures go. @default mr.log */
   readonly log?: Logger;
   /** Called after every run (tests await it instead of sleeping). */
@@ -44,7 +52,7 @@ export type StopRetention = () => Promise<void>;
  *          // on shutdown: await stopRetention();
  */
 export function startRetention(mr: Mailroom, options: RetentionOptions = {}): StopRetention {
-  const settings = validate(options);
+  const settings = validateRetention(options);
   const log = options.log ?? mr.log;
   let isStopped = false;
   let inFlight: Promise<void> | null = null;
@@ -70,7 +78,7 @@ export function startRetention(mr: Mailroom, options: RetentionOptions = {}): St
 
 /** One purge now, logged; resolves to what it deleted or the error (never rejects). */
 export async function runRetentionOnce(mr: Mailroom, options: RetentionOptions = {}): Promise<RetentionRunResult> {
-  const { doneMs, deadMs } = validate(options);
+  const { doneMs, deadMs } = validateRetention(options);
   const log = options.log ?? mr.log;
   const startedAt = performance.now();
   try {
@@ -86,7 +94,11 @@ export async function runRetentionOnce(mr: Mailroom, options: RetentionOptions =
   }
 }
 
-function validate(options: RetentionOptions): { doneMs: number; deadMs: number | undefined; intervalMs: number } {
+/**
+ * The settings with defaults filled in.
+ * @throws InvalidArgumentError for a window or interval that is not a positive number of ms
+ */
+export function validateRetention(options: RetentionSettings): { doneMs: number; deadMs: number | undefined; intervalMs: number } {
   const doneMs = options.doneMs ?? DEFAULT_DONE_RETENTION_MS;
   const intervalMs = options.intervalMs ?? DEFAULT_RETENTION_INTERVAL_MS;
   if (!Number.isFinite(doneMs) || doneMs <= 0) throw new InvalidArgumentError(`retention doneMs must be a positive number of ms, not ${doneMs}`);

@@ -128,14 +128,20 @@ export interface ConfiguredProvider {
  * Validate a source's provider, options and secrets and bind them. The secrets live only in
  * this closure, so logging the returned object cannot print them.
  * @param keyPrefix config path of the source, e.g. `sources.stripe`.
+ * @param checkSecrets false: check provider and options only, and bind no secret.
  * @throws ConfigError naming `<keyPrefix>.provider`, `<keyPrefix>.options.<key>` or `<keyPrefix>.secrets[i]`.
  * @example const stripe = configureProvider({ provider: 'stripe', secrets: [env.STRIPE_WEBHOOK_SECRET] }, 'sources.stripe');
  */
-export function configureProvider(config: SourceProviderConfig, keyPrefix: string): ConfiguredProvider {
+export function configureProvider(
+  config: SourceProviderConfig,
+  keyPrefix: string,
+  { checkSecrets = true }: { readonly checkSecrets?: boolean } = {},
+): ConfiguredProvider {
   const provider = requireProvider(config.provider, `${keyPrefix}.provider`);
   const name = config.provider as ProviderName;
   const options = provider.parseOptions(config.options, `${keyPrefix}.options`);
-  const secrets = validateProviderSecrets(name, config.secrets, `${keyPrefix}.secrets`);
+  // Unchecked (a read-only CLI command's config), it is bound to no secret: verify refuses all.
+  const secrets = checkSecrets ? validateProviderSecrets(name, config.secrets, `${keyPrefix}.secrets`) : [];
   return {
     name,
     options,

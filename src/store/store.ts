@@ -8,6 +8,7 @@ import type {
   Attempt,
   ClaimedJob,
   DeadReason,
+  EventSummary,
   InboundEvent,
   Job,
   JobDetail,
@@ -70,13 +71,21 @@ export interface JobFilter {
   readonly errorContains?: string;
 }
 
-export interface JobListParams extends JobFilter {
-  /** @default 100 */
+/** One page of a listing in id order (jobs, events). */
+export interface ListPageParams {
+  /** @default 100, at most 10,000 */
   readonly limit?: number;
-  /** Keyset pagination: only jobs after this id in the listing's order (id > after ascending, id < after descending). */
+  /** Keyset pagination: only rows after this id in the listing's order (id > after ascending, id < after descending). */
   readonly after?: string;
   /** Newest first when true (dashboard, CLI); default ascending id. */
   readonly descending?: boolean;
+}
+
+export interface JobListParams extends JobFilter, ListPageParams {}
+
+export interface EventListParams extends ListPageParams {
+  readonly source?: string;
+  readonly type?: string;
 }
 
 export interface JobClaimParams {
@@ -109,6 +118,8 @@ export interface JobCompleteParams {
 
 export interface JobFailure extends Lease {
   readonly error: string;
+  /** Kept on the attempt's history row (bounded by the caller). @default null */
+  readonly stack?: string | null;
   readonly outcome: 'failed' | 'timeout';
   /** Retry after this many ms from the store's now, or null to park the job as dead. */
   readonly retryDelayMs: number | null;
@@ -159,6 +170,17 @@ export interface JobReplayParams {
   readonly includeCancelled?: boolean;
   /** New attempt budget; default keeps the job's own. */
   readonly maxAttempts?: number;
+  readonly now?: Date;
+}
+
+/** Which pending jobs a retry-now takes when no ids are given (every field optional). */
+export type JobRetryNowFilter = Omit<JobFilter, 'status'>;
+
+export interface JobRetryNowParams {
+  /** Make exactly these jobs due (pending ones that wait; others are left alone). */
+  readonly ids?: readonly string[];
+  /** Or every waiting pending job matching this filter. One of ids/filter is required. */
+  readonly filter?: JobRetryNowFilter;
   readonly now?: Date;
 }
 
@@ -247,6 +269,8 @@ export interface MigrateResult {
 export interface StoreExecutor {
   eventGet(params: EventGetParams): Promise<InboundEvent | null>;
   eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult>;
+  /** Stored events, with no headers or body, and how many jobs each fanned out to. */
+  eventList(params: EventListParams): Promise<EventSummary[]>;
   jobCancel(params: JobCancelParams): Promise<Job | null>;
   jobClaim(params: JobClaimParams): Promise<ClaimedJob[]>;
   jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult>;
@@ -260,6 +284,11 @@ export interface StoreExecutor {
   jobPurge(params: JobPurgeParams): Promise<JobPurgeResult>;
   jobReplay(params: JobReplayParams): Promise<string[]>;
   jobRescue(params: JobRescueParams): Promise<JobRescueResult>;
+  /**
+   * Pending jobs that wait (for a retry or a delay) become due now; attempts, history and
+   * group order are untouched. Returns the ids it moved, in id order.
+   */
+  jobRetryNow(params: JobRetryNowParams): Promise<string[]>;
   jobStats(params: JobStatsParams): Promise<JobStatsResult>;
 }
 

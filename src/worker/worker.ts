@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { describeError, LeaseLostError, MailroomError } from '../core/errors.js';
+import { boundedStack, describeError, LeaseLostError, MailroomError } from '../core/errors.js';
 import type { ClaimedJob, Job } from '../core/types.js';
 import type { TaskRegistry } from '../core/task-registry.js';
 import { retryDelayMs } from '../core/retry-policy.js';
@@ -423,7 +423,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
     } else if (outcome.kind === 'done') {
       if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
-        if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
+        // A success after failures is news (an outage is over): info. A first try is routine: debug.
+        if (job.attempts > 1) this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done after failing');
+        else if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
         this.emit('completed', job, durationMs);
       }
     } else if (outcome.kind === 'aborted' && this.isStopping) {
@@ -453,6 +455,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       id: job.id,
       leaseToken: job.leaseToken,
       error: message,
+      // A timeout's stack is the worker's timer, not the handler's: only a throw has one worth keeping.
+      stack: outcome.kind === 'failed' ? boundedStack(error) : null,
       outcome: outcome.kind === 'timeout' ? 'timeout' : 'failed',
       retryDelayMs: delayMs,
       deadReason: isPermanentFailure ? 'permanent' : 'exhausted',

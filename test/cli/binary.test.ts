@@ -64,6 +64,16 @@ function mailroom(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   });
 }
 
+/** A long-running binary (worker, serve) whose output the test reads as it comes. */
+function startMailroom(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output, exited };
+}
+
 describe.skipIf(buildProblem !== null && !IS_CI)('the mailroom binary', () => {
   it('migrates, enqueues, lists and counts, with exit codes 0, 1 and 2', async () => {
     const migrated = await mailroom(['migrate', '--db', DB]);
@@ -101,30 +111,57 @@ describe.skipIf(buildProblem !== null && !IS_CI)('the mailroom binary', () => {
     const mr = await Mailroom.open({ db: DB, logger: pino({ level: 'silent' }) });
     try {
       const job = await mr.enqueue('greet', { name: 'Grace' });
-      const child = spawn(process.execPath, [BIN, 'worker', '--db', DB, '--poll', '20ms', '--json'], {
+      const { child, output, exited } = startMailroom(['worker', '--db', DB, '--poll', '20ms', '--json'], {
         cwd: dir,
         env: { ...process.env, MAILROOM_DB: '', MAILROOM_LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       try {
         await waitFor(async () => (await mr.getJob(job.id))?.status === 'done', { timeoutMs: 15_000, description: 'the worker to finish the job' });
-        await waitFor(() => stdout.includes('"worker started"'), { description: 'the worker start line' });
+        await waitFor(() => output.stdout.includes('"worker started"'), { description: 'the worker start line' });
       } catch (error) {
         child.kill('SIGKILL');
-        throw new Error(`${(error as Error).message}\nstdout: ${stdout}\nstderr: ${stderr}`);
+        throw new Error(`${(error as Error).message}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`);
       }
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(stderr).toBe('');
-      const messages = stdout.trim().split('\n').map((line) => JSON.parse(line).msg);
+      expect(output.stderr).toBe('');
+      const messages = output.stdout.trim().split('\n').map((line) => JSON.parse(line).msg);
       expect(messages).toContain('worker stopped');
     } finally {
       await mr.close();
+    }
+  });
+
+  it('serves the repository demo as npm start does and prints an npx send-test line that works as printed', async () => {
+    // `npm start` is `node dist/cli/main.js serve` in the repository, with its demo config.
+    const db = `sqlite:${join(dir, 'demo', 'mailroom.db')}`;
+    // The demo config reads MAILROOM_DB (an empty one is refused): leave it unset.
+    const { MAILROOM_DB: _unset, ...env } = process.env;
+    const { child, output, exited } = startMailroom(['serve', '--port', '0', '--db', db, '--retention', 'off'], {
+      cwd: ROOT,
+      env: { ...env, MAILROOM_LOG_LEVEL: 'warn', PORT: '' },
+    });
+    try {
+      const line = await waitFor(() => /^ {2}(npx mailroom send-test .*)$/m.exec(output.stdout)?.[1] ?? (child.exitCode !== null ? 'exited' : undefined), {
+        timeoutMs: 15_000,
+        description: 'the send-test line',
+      });
+      expect(line).toMatch(/^npx mailroom send-test --source demo --url http:\/\/127\.0\.0\.1:\d+$/);
+      // Run it as printed, from the repository (offline: npx must find the repository's own bin).
+      const [command, ...args] = line.split(' ');
+      const sent = await new Promise<Run>((resolve) => {
+        execFile(command!, args, { cwd: ROOT, env: { ...env, npm_config_offline: 'true' }, timeout: 30_000 }, (error, out, err) => {
+          resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout: out, stderr: err });
+        });
+      });
+      expect(sent.stderr).toBe('');
+      expect(sent.stdout).toMatch(/^202 \{"id":"\d+","duplicate":false\}$/m);
+      expect(sent.code).toBe(0);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nserve stdout: ${output.stdout}\nserve stderr: ${output.stderr}`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
     }
   });
 });

@@ -1,12 +1,14 @@
 // Every operator command, in-process through the same dispatcher the bin uses, on every
 // store: what it prints (tables and --json), what it changes, and its exit codes.
 
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storeHarnesses } from '../harness/stores.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { insertJob } from '../harness/factory.js';
 import { jobInsert } from '../harness/factory.js';
-import { removeTempDirs, runCommand, runJson } from './run-command.js';
+import { removeTempDirs, runCommand, runJson, tempDir } from './run-command.js';
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -51,6 +53,8 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(conflict.code).toBe(1);
     expect(conflict.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(conflict.stderr).toContain(`job ${job.id}`);
+    // Its advice once: the message's own, not the message's and then the CLI's again.
+    expect(conflict.stderr.match(/to get the existing job/g)).toHaveLength(1);
   });
 
   it.runIf(harness.isAvailable)('enqueue --run-at schedules at that time and prints a one-line summary', async () => {
@@ -117,7 +121,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
       [2, 'failed', 'Error: card declined', 'w-1'],
       [3, 'failed', 'Error: card declined', 'w-1'],
     ]);
-    expect(detail.replays).toEqual([{ at: expect.any(String), reason: 'card updated', by: 'ops@example' }]);
+    expect(detail.replays).toEqual([{ at: expect.any(String), reason: 'card updated', by: 'ops@example', attemptsBefore: 3 }]);
 
     const human = await runCommand(['job', dead.id, '--db', url]);
     expect(human.code).toBe(0);
@@ -125,6 +129,133 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(human.stdout).toContain('replays (1):');
     expect(human.stdout).toContain('card updated');
     expect(human.stdout).toContain('ops@example');
+  });
+
+  it.runIf(harness.isAvailable)('job shows the stack of the latest failure, and --json every attempt\'s', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const [{ job }] = await mr.store.jobInsertMany({ jobs: [jobInsert({ type: 'charge', maxAttempts: 2 })] });
+    const stacks = ['Error: card declined\n    at charge (/app/charge.js:10:11)', 'Error: card declined\n    at retryCharge (/app/charge.js:20:5)'];
+    for (const stack of stacks) {
+      const [claimed] = await mr.store.jobClaim({ workerId: 'w-1', types: ['charge'], queues: null, limit: 1, leaseMs: 60_000 });
+      await mr.store.jobFail({ failures: [{ id: claimed!.id, leaseToken: claimed!.leaseToken, error: 'Error: card declined', stack, outcome: 'failed', retryDelayMs: 0 }] });
+    }
+    const human = await runCommand(['job', job.id, '--db', url]);
+    expect(human.stdout).toContain(`stack of attempt 2 (failed):\n  Error: card declined\n      at retryCharge (/app/charge.js:20:5)\n`);
+    expect(human.stdout).not.toContain('at charge (');
+    const detail = await runJson(['job', job.id, '--db', url]);
+    expect(detail.attemptsLog.map((a: { stack: string }) => a.stack)).toEqual(stacks);
+  });
+
+  it.runIf(harness.isAvailable)('job after a replay shows no earlier start or lease and marks where the replay fell among the attempts', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const dead = await insertJob(mr.store, { type: 'charge', status: 'dead', maxAttempts: 2, error: 'Error: card declined', workerId: 'w-1' });
+    await runJson(['replay', '--db', url, '--id', dead.id, '--reason', 'card updated', '--by', 'ops']);
+    const waiting = await runCommand(['job', dead.id, '--db', url]);
+    expect(waiting.stdout).toMatch(/^started {5}-$/m);
+    expect(waiting.stdout).toMatch(/^lease {7}-$/m);
+    const [claimed] = await mr.store.jobClaim({ workerId: 'w-2', types: ['charge'], queues: null, limit: 1, leaseMs: 60_000 });
+    const running = await runCommand(['job', dead.id, '--db', url]);
+    expect(running.stdout).toMatch(/^lease {7}w-2 until \S+Z$/m);
+    await mr.store.jobComplete({ leases: [claimed!] });
+
+    const human = await runCommand(['job', dead.id, '--db', url]);
+    expect(human.stdout).toMatch(/^lease {7}-$/m);
+    const rows = human.stdout.split('\n').filter((line) => /^\s+\d+\s+(failed|done)\s/.test(line) || line.includes('-- replayed'));
+    expect(rows.map((line) => line.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual(['1 failed', '2 failed', '-- replayed', '1 done']);
+    expect(rows[2]).toMatch(/^ {2}-- replayed \S+Z by ops: card updated; attempts count from 1 again --$/);
+  });
+
+  it.runIf(harness.isAvailable)('cancel and job both show the reason a job was cancelled for', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const pending = await insertJob(mr.store, { type: 'send_email' });
+    const cancelled = await runCommand(['cancel', '--db', url, '--id', pending.id, '--reason', 'customer left']);
+    expect(cancelled.stdout).toBe(`Cancelled job ${pending.id} (send_email): customer left. It is dead (cancelled); mailroom replay --id ${pending.id} puts it back.\n`);
+    const human = await runCommand(['job', pending.id, '--db', url]);
+    expect(human.stdout).toMatch(/^status {6}dead \(cancelled: customer left\)$/m);
+  });
+
+  it.runIf(harness.isAvailable)('events lists stored webhooks newest first with their job counts, a filtered ping among them', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const push = await mr.store.eventInsertWithJobs({
+      event: { source: 'github', deliveryId: 'd-push', type: 'push', headers: {}, rawBody: Buffer.from('{"ref":"main"}') },
+      jobs: [jobInsert({ type: 'deploy' })],
+    });
+    const ping = await mr.store.eventInsertWithJobs({
+      event: { source: 'github', deliveryId: 'd-ping', type: 'ping', headers: {}, rawBody: Buffer.from('{"zen":"Keep it logically awesome."}') },
+      jobs: [],
+    });
+    const human = await runCommand(['events', '--db', url]);
+    expect(human.code).toBe(0);
+    const lines = human.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^\s*ID\s+RECEIVED\s+SOURCE\s+TYPE\s+DELIVERY_ID\s+BYTES\s+JOBS$/);
+    expect(lines.slice(1).map((line) => line.trim().split(/\s+/))).toEqual([
+      [ping.event.id, expect.any(String), 'github', 'ping', 'd-ping', '36', '0'],
+      [push.event.id, expect.any(String), 'github', 'push', 'd-push', '14', '1'],
+    ]);
+    const pings = await runJson(['events', '--db', url, '--type', 'ping']);
+    expect(pings.events).toEqual([
+      { id: ping.event.id, source: 'github', deliveryId: 'd-ping', type: 'ping', receivedAt: expect.any(String), bodyBytes: 36, jobCount: 0 },
+    ]);
+    const oldest = await runJson(['events', '--db', url, '--oldest', '--limit', '1']);
+    expect(oldest.events.map((e: { id: string }) => e.id)).toEqual([push.event.id]);
+    expect((await runJson(['events', '--db', url, '--source', 'stripe'])).events).toEqual([]);
+  });
+
+  it.runIf(harness.isAvailable)('event shows the headers with secrets hidden, the body and the jobs it fanned out to', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const signature = 'sha256=' + 'ab'.repeat(32);
+    const stored = await mr.store.eventInsertWithJobs({
+      event: {
+        source: 'shop',
+        deliveryId: 'w-1',
+        type: 'orders/create',
+        // As a release that did not know this spelling might have stored it.
+        headers: { 'content-type': 'application/json', 'shopify-hmac-sha256': signature, 'x-shopify-topic': 'orders/create' },
+        rawBody: Buffer.from('{"id":7,"total":"20.00"}'),
+      },
+      jobs: [jobInsert({ type: 'fulfil' }), jobInsert({ type: 'notify' })],
+    });
+    const human = await runCommand(['event', stored.event.id, '--db', url]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).not.toContain(signature);
+    expect(human.stdout).toMatch(/^ {2}shopify-hmac-sha256 {2}\[hidden\]$/m);
+    expect(human.stdout).toMatch(/^ {2}x-shopify-topic {6}orders\/create$/m);
+    expect(human.stdout).toContain('body:\n  {\n    "id": 7,\n    "total": "20.00"\n  }\n');
+    expect(human.stdout).toContain('jobs (2):');
+    for (const job of stored.jobs) expect(human.stdout).toMatch(new RegExp(`^\\s+${job.id}\\s+pending\\s`, 'm'));
+
+    const json = await runJson(['event', stored.event.id, '--db', url]);
+    expect(json).toMatchObject({ id: stored.event.id, source: 'shop', type: 'orders/create', body: '{"id":7,"total":"20.00"}', bodyEncoding: 'utf8' });
+    expect(json.headers['shopify-hmac-sha256']).toBe('[hidden]');
+    expect(json.jobs.map((j: { type: string }) => j.type)).toEqual(['fulfil', 'notify']);
+
+    const binary = await mr.store.eventInsertWithJobs({
+      event: { source: 'shop', deliveryId: 'w-2', type: null, headers: {}, rawBody: Buffer.from([0xff, 0x00, 0xfe]) },
+      jobs: [],
+    });
+    expect((await runJson(['event', binary.event.id, '--db', url])).body).toBe(Buffer.from([0xff, 0x00, 0xfe]).toString('base64'));
+    const shown = await runCommand(['event', binary.event.id, '--db', url]);
+    expect(shown.stdout).toContain('(3 bytes, not UTF-8 text; --json gives them in base64)');
+    expect(shown.stdout).toContain('jobs (0):\n  none: no task of source shop takes events of type (none)');
+    const missing = await runCommand(['event', '999999', '--db', url]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('mailroom event: No event with id 999999; run `mailroom events` to list ids.\n');
+  });
+
+  it.runIf(harness.isAvailable)('job of a webhook job shows the event body it runs on, not a null payload', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const stored = await mr.store.eventInsertWithJobs({
+      event: { source: 'stripe', deliveryId: 'evt_1', type: 'charge.succeeded', headers: { 'content-type': 'application/json' }, rawBody: Buffer.from('{"id":"evt_1","amount":2000}') },
+      jobs: [{ ...jobInsert({ type: 'fulfil' }), payloadJson: 'null' }],
+    });
+    const jobId = stored.jobs[0]!.id;
+    const human = await runCommand(['job', jobId, '--db', url]);
+    expect(human.stdout).toContain(`payload: the body of event ${stored.event.id} (stripe charge.succeeded):\n  {\n    "id": "evt_1",\n    "amount": 2000\n  }\n`);
+    expect(human.stdout).not.toMatch(/^ {2}null$/m);
+    const json = await runJson(['job', jobId, '--db', url]);
+    expect(json.event).toMatchObject({ id: stored.event.id, source: 'stripe', body: '{"id":"evt_1","amount":2000}', bodyEncoding: 'utf8' });
+    const plain = await insertJob(mr.store, { payload: { userId: 42 } });
+    expect((await runJson(['job', plain.id, '--db', url])).event).toBeNull();
   });
 
   it.runIf(harness.isAvailable)('job of an unknown id fails with one line and exit 1', async () => {
@@ -157,8 +288,38 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     const refused = await runCommand(['replay', '--db', url, '--id', done.id]);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(refused.stderr).toContain('force');
+    expect(refused.stderr).toBe(`mailroom replay: Job ${done.id} is done; cannot replay it. Add --force to run it again (its side effects repeat).\n`);
     expect(await runJson(['replay', '--db', url, '--id', done.id, '--force'])).toEqual({ count: 1, ids: [done.id] });
+  });
+
+  it.runIf(harness.isAvailable)('retry runs a waiting job now by id or by filter, attempts untouched, and sends dead ones to replay', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const waiting = await insertJob(mr.store, { type: 'forward', attempts: 2, retryDelayMs: 3_600_000, error: 'Error: connect ECONNREFUSED' });
+    const other = await insertJob(mr.store, { type: 'forward', attempts: 1, retryDelayMs: 3_600_000, error: 'Error: 500' });
+    const dead = await insertJob(mr.store, { type: 'forward', status: 'dead', maxAttempts: 1 });
+    const before = Date.now();
+
+    const human = await runCommand(['retry', '--db', url, '--id', waiting.id]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe(`Job ${waiting.id} is due now; a worker runs it when one is free (after earlier jobs of its group).\n`);
+    const after = (await mr.getJob(waiting.id))!;
+    expect(after).toMatchObject({ status: 'pending', attempts: 2 });
+    expect(after.runAt.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(after.runAt.getTime()).toBeGreaterThanOrEqual(before - 1_000);
+    expect((await runCommand(['retry', '--db', url, '--id', waiting.id])).stdout).toBe(`Job ${waiting.id} was already due; nothing to do.\n`);
+
+    expect(await runJson(['retry', '--db', url, '--type', 'forward', '--error', '500'])).toEqual({ count: 1, ids: [other.id] });
+    expect((await runCommand(['retry', '--db', url, '--type', 'forward'])).stdout).toContain('No waiting pending jobs matched');
+
+    const refused = await runCommand(['retry', '--db', url, '--id', dead.id]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`mailroom retry: Job ${dead.id} is dead; cannot retry it. To run it again: mailroom replay --id ${dead.id}.\n`);
+    const usage = await runCommand(['retry', '--db', url]);
+    expect(usage.code).toBe(2);
+
+    // And replay, asked for a pending job, points at retry.
+    const replay = await runCommand(['replay', '--db', url, '--id', waiting.id]);
+    expect(replay.stderr).toBe(`mailroom replay: Job ${waiting.id} is pending; cannot replay it. It runs on its own; to run it now: mailroom retry --id ${waiting.id}.\n`);
   });
 
   it.runIf(harness.isAvailable)('cancel moves a pending job to dead and refuses a running one', async () => {
@@ -215,6 +376,34 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(lines[0]).toMatch(/^QUEUE\s+PENDING\s+RUNNING\s+DONE\s+DEAD\s+OLDEST_PENDING$/);
     expect(lines.find((l) => l.startsWith('email'))).toMatch(/^email\s+1\s+0\s+0\s+1\s+1m 0\ds$/);
     expect(lines.find((l) => l.startsWith('ALL'))).toMatch(/^ALL\s+1\s+0\s+1\s+1\s/);
+  });
+
+  it.runIf(harness.isAvailable)('read and operate commands run from a folder whose config names webhook secrets this shell lacks', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'mailroom.config.mjs'),
+      `export default {
+  sources: { stripe: { provider: 'stripe', secrets: [process.env.MR_TEST_UNSET_STRIPE_SECRET], tasks: ['fulfil'] } },
+  tasks: { fulfil: { kind: 'forward', url: 'http://127.0.0.1:9/orders', queue: 'orders' } },
+};\n`,
+    );
+    // The config module reads this process's environment, where the variable is not set.
+    expect(process.env.MR_TEST_UNSET_STRIPE_SECRET).toBeUndefined();
+    const dead = await insertJob(mr.store, { type: 'fulfil', status: 'dead', maxAttempts: 1 });
+    const run = (...argv: string[]) => runCommand([...argv, '--db', url], { cwd: dir });
+    for (const argv of [['stats'], ['jobs'], ['dead'], ['job', dead.id], ['migrate'], ['purge'], ['replay', '--id', dead.id], ['cancel', '--id', dead.id]]) {
+      const result = await run(...argv);
+      expect(result.stderr, argv[0]).not.toContain('secrets');
+      expect(result.code, `${argv[0]}: ${result.stderr}`).toBe(0);
+    }
+    // enqueue still gets the configured task's policy from that config.
+    const job = await runJson(['enqueue', 'fulfil', '--db', url], { cwd: dir });
+    expect(job.queue).toBe('orders');
+    // serve receives webhooks: it needs the secret and names the key that lacks it.
+    const serve = await runCommand(['serve', '--port', '0', '--db', url, '--retention', 'off'], { cwd: dir });
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toMatch(/^mailroom serve: sources\.stripe\.secrets\[0\]: is empty or not a string \(is its environment variable set\?\)/);
   });
 
   it.runIf(harness.isAvailable)('MAILROOM_DB is used when --db is absent, and --db wins over it', async () => {

@@ -65,6 +65,17 @@ describe('config validation', () => {
     expect(configErrorKey(raw)).toBe(key);
   });
 
+  it('accepts unset source secrets when they are not required, keeps none, and still checks provider and options', () => {
+    const raw = { sources: { stripe: { provider: 'stripe', secrets: [undefined], tasks: ['fulfil'] } } };
+    const config = validateConfig(raw, { requireSourceSecrets: false });
+    expect(config.sources!.stripe).toEqual({ provider: 'stripe', tasks: ['fulfil'] });
+    expect(() => validateConfig({ sources: { s: { provider: 'strype' } } }, { requireSourceSecrets: false })).toThrow(/sources\.s\.provider/);
+    expect(() => validateConfig({ sources: { ci: { provider: 'hmac', options: { header: 'x', algorithm: 'md5' } } } }, { requireSourceSecrets: false })).toThrow(
+      /sources\.ci\.options\.algorithm/,
+    );
+    expect(configErrorKey(raw)).toBe('sources.stripe.secrets[0]');
+  });
+
   it('accepts the SPEC example shape and defineConfig returns its argument', () => {
     const config = defineConfig({
       db: 'sqlite:./data/mailroom.db',

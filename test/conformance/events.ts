@@ -147,6 +147,29 @@ export function eventsConformance(harness: StoreHarness): void {
       expect(retry.isDuplicate).toBe(false);
     });
 
+    it('lists events with their body size and job count, one that fanned out to nothing included', async () => {
+      const push = await deliver(ctx.store, { deliveryId: 'd-push' }, ['deploy', 'notify']);
+      const ping = await deliver(ctx.store, { deliveryId: 'd-ping', type: 'ping', rawBody: Buffer.from('{"zen":"hi"}') }, [], at(MINUTE_MS));
+      const listed = await ctx.store.eventList({});
+      expect(listed).toEqual([
+        { id: push.event.id, source: 'github', deliveryId: 'd-push', type: 'push', receivedAt: T0, bodyBytes: BINARY_BODY.length, jobCount: 2 },
+        { id: ping.event.id, source: 'github', deliveryId: 'd-ping', type: 'ping', receivedAt: at(MINUTE_MS), bodyBytes: 12, jobCount: 0 },
+      ]);
+      expect(idsOf(await ctx.store.eventList({ descending: true }))).toEqual([ping.event.id, push.event.id]);
+    });
+
+    it('lists events of one source and type, a page at a time', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await deliver(ctx.store, { deliveryId: `gh-${i}`, type: i % 2 === 0 ? 'push' : 'ping' }, [])).event.id);
+      const stripe = await deliver(ctx.store, { source: 'stripe', deliveryId: 'evt_1', type: 'push' }, []);
+      expect(idsOf(await ctx.store.eventList({ source: 'github', type: 'push' }))).toEqual([ids[0], ids[2], ids[4]]);
+      expect(idsOf(await ctx.store.eventList({ type: 'push', descending: true, limit: 2 }))).toEqual([stripe.event.id, ids[4]]);
+      expect(idsOf(await ctx.store.eventList({ type: 'push', descending: true, after: ids[4] }))).toEqual([ids[2], ids[0]]);
+      expect(idsOf(await ctx.store.eventList({ source: 'github', after: ids[1], limit: 2 }))).toEqual([ids[2], ids[3]]);
+      expect(await ctx.store.eventList({ source: 'nowhere' })).toEqual([]);
+      expect(await ctx.store.eventList({ after: 'not-an-id' })).toEqual([]);
+    });
+
     it('returns null from eventGet for an unknown or malformed id', async () => {
       await deliver(ctx.store);
       for (const id of ['987654321', 'abc', '', '-1', '1.5']) expect(await ctx.store.eventGet({ id })).toBeNull();

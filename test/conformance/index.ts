@@ -14,6 +14,7 @@ import { migrationsConformance } from './migrations.js';
 import { outcomeConformance } from './outcome.js';
 import { replayConformance } from './replay.js';
 import { retentionConformance } from './retention.js';
+import { retryNowConformance } from './retry-now.js';
 import { statsConformance } from './stats.js';
 import { transactionalEnqueueConformance } from './transactional-enqueue.js';
 
@@ -29,6 +30,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     leaseConformance(harness);
     outcomeConformance(harness);
     replayConformance(harness);
+    retryNowConformance(harness);
     cancelConformance(harness);
     retentionConformance(harness);
     statsConformance(harness);

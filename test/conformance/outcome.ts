@@ -18,7 +18,7 @@ export function outcomeConformance(harness: StoreHarness): void {
       expect(done).toMatchObject({ status: 'done', attempts: 1, lastError: null, deadReason: null });
       expect(done.finishedAt).toEqual(at(5 * SECOND_MS));
       expect(done.attemptsLog).toEqual([
-        { attempt: 1, startedAt: T0, finishedAt: at(5 * SECOND_MS), outcome: 'done', error: null, workerId: 'worker-7' },
+        { attempt: 1, startedAt: T0, finishedAt: at(5 * SECOND_MS), outcome: 'done', error: null, stack: null, workerId: 'worker-7' },
       ]);
     });
 
@@ -45,10 +45,26 @@ export function outcomeConformance(harness: StoreHarness): void {
       expect(after).toMatchObject({ status: 'pending', attempts: 1, lastError: 'Error: smtp 421', deadReason: null, leaseExpiresAt: null });
       expect(after.runAt.getTime()).toBeGreaterThanOrEqual(failedAt.getTime() + MINUTE_MS);
       expect(after.attemptsLog).toEqual([
-        { attempt: 1, startedAt: T0, finishedAt: failedAt, outcome: 'failed', error: 'Error: smtp 421', workerId: 'worker-7' },
+        { attempt: 1, startedAt: T0, finishedAt: failedAt, outcome: 'failed', error: 'Error: smtp 421', stack: null, workerId: 'worker-7' },
       ]);
       expect(await claim(ctx.store, { now: new Date(after.runAt.getTime() - 1) })).toEqual([]);
       expect((await claim(ctx.store, { now: after.runAt }))[0]!.attempts).toBe(2);
+    });
+
+    it('keeps the stack given with each failure on its attempt, in a batch of failures', async () => {
+      await enqueue(ctx.store);
+      await enqueue(ctx.store);
+      const [first, second] = await claim(ctx.store, { limit: 2 });
+      const stack = 'Error: smtp 421\n    at send (/app/mail.js:12:7)\n    at run (/app/task.js:3:9)';
+      await ctx.store.jobFail({
+        failures: [
+          { id: first!.id, leaseToken: first!.leaseToken, error: 'Error: smtp 421', stack, outcome: 'failed', retryDelayMs: MINUTE_MS },
+          { id: second!.id, leaseToken: second!.leaseToken, error: 'Error: no stack', outcome: 'failed', retryDelayMs: null },
+        ],
+        now: at(SECOND_MS),
+      });
+      expect((await ctx.store.jobGet({ id: first!.id }))!.attemptsLog.map((a) => [a.error, a.stack])).toEqual([['Error: smtp 421', stack]]);
+      expect((await ctx.store.jobGet({ id: second!.id }))!.attemptsLog.map((a) => [a.error, a.stack])).toEqual([['Error: no stack', null]]);
     });
 
     it('logs a timed-out attempt with the timeout outcome', async () => {

@@ -18,8 +18,17 @@ export function replayConformance(harness: StoreHarness): void {
       expect(after).toMatchObject({ status: 'pending', attempts: 0, maxAttempts: 3, lastError: null, deadReason: null, finishedAt: null });
       expect(after.runAt).toEqual(at(MINUTE_MS));
       expect(after.attemptsLog).toEqual(dead.attemptsLog);
-      expect(after.replays).toEqual([{ at: at(MINUTE_MS), reason: 'fixed template', by: 'ops@example.com' }]);
+      expect(after.replays).toEqual([{ at: at(MINUTE_MS), reason: 'fixed template', by: 'ops@example.com', attemptsBefore: 3 }]);
       expect((await claimOne(ctx.store, { types: [dead.type], now: at(MINUTE_MS) })).attempts).toBe(1);
+    });
+
+    it('clears the previous run\'s start time and worker from a replayed job; its history keeps them', async () => {
+      const dead = await insertJob(ctx.store, { status: 'dead', maxAttempts: 1, workerId: 'worker-old', now: T0 });
+      expect(dead).toMatchObject({ startedAt: T0, leaseOwner: 'worker-old' });
+      await ctx.store.jobReplay({ ids: [dead.id], reason: null, by: null, now: at(MINUTE_MS) });
+      const after = (await ctx.store.jobGet({ id: dead.id }))!;
+      expect(after).toMatchObject({ startedAt: null, leaseOwner: null, leaseExpiresAt: null });
+      expect(after.attemptsLog).toMatchObject([{ attempt: 1, startedAt: T0, workerId: 'worker-old' }]);
     });
 
     it('gives a replayed job a new attempt budget only when one is asked for', async () => {
@@ -45,6 +54,27 @@ export function replayConformance(harness: StoreHarness): void {
       expect(after.attemptsLog.map((a) => [a.attempt, a.error])).toEqual([
         [1, 'Error: boom'],
         [1, 'Permanent: again'],
+      ]);
+    });
+
+    it('records where each replay falls in the history, a forced replay counting the success it moved there', async () => {
+      const done = await insertJob(ctx.store, { status: 'done', attempts: 2, now: T0 });
+      await ctx.store.jobReplay({ ids: [done.id], reason: 'resend', by: null, force: true, now: at(MINUTE_MS) });
+      const job = await claimOne(ctx.store, { types: [done.type], now: at(MINUTE_MS) });
+      await ctx.store.jobFail({
+        failures: [{ id: job.id, leaseToken: job.leaseToken, error: 'Permanent: gone', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }],
+        now: at(MINUTE_MS),
+      });
+      await ctx.store.jobReplay({ ids: [done.id], reason: 'again', by: null, now: at(MINUTE_MS) });
+      const after = (await ctx.store.jobGet({ id: done.id }))!;
+      expect(after.attemptsLog.map((a) => [a.attempt, a.outcome])).toEqual([
+        [1, 'failed'],
+        [2, 'done'],
+        [1, 'failed'],
+      ]);
+      expect(after.replays.map((r) => [r.reason, r.attemptsBefore])).toEqual([
+        ['resend', 2],
+        ['again', 3],
       ]);
     });
 

@@ -6,6 +6,7 @@ import {
   ERROR_CODES,
   InvalidArgumentError,
   JobStateError,
+  boundedStack,
   KeyConflictError,
   MailroomError,
   Permanent,
@@ -56,6 +57,21 @@ describe('error registry', () => {
 
   it('says which job and state refused an operation in JobStateError', () => {
     expect(new JobStateError('5', 'running', 'cancel').message).toBe('Job 5 is running; cannot cancel it.');
+  });
+});
+
+describe('bounded stacks', () => {
+  it('keeps a short stack whole and cuts a long one to 40 lines and 4,000 characters, saying how much was cut', () => {
+    const short = new Error('smtp 421');
+    expect(boundedStack(short)).toBe(short.stack);
+    const long = { stack: ['Error: deep', ...Array.from({ length: 100 }, (_, i) => `    at frame${i} (/app/deep.js:${i}:1)`)].join('\n') };
+    const cut = boundedStack(long)!;
+    expect(cut.split('\n')).toHaveLength(41);
+    expect(cut.split('\n')[40]).toBe('    … 61 more lines');
+    const wide = boundedStack({ stack: `Error: ${'x'.repeat(10_000)}` })!;
+    expect(wide.length).toBe(4_001);
+    expect(wide.endsWith('…')).toBe(true);
+    for (const none of [null, 'a string', { message: 'no stack' }, { stack: '  ' }]) expect(boundedStack(none)).toBeNull();
   });
 });
 

@@ -10,6 +10,7 @@ import type { RetentionRunResult } from '../../src/maintenance/retention.js';
 import { insertJob, jobInsert } from '../harness/factory.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { storeHarnesses } from '../harness/stores.js';
+import { Mailroom } from '../../src/mailroom.js';
 
 const DAY_MS = 24 * 3_600_000;
 const WEEK_MS = 7 * DAY_MS;
@@ -76,6 +77,29 @@ describe.each(storeHarnesses)('retention on $name', (harness) => {
     expect(await runRetentionOnce(mr, { doneMs: WEEK_MS, deadMs: 30 * DAY_MS })).toMatchObject({ ok: true, jobs: 1 });
     expect(await mr.getJob(ancientDead.id)).toBeNull();
     expect((await mr.getJob(recentDead.id))?.status).toBe('dead');
+  });
+
+  it.runIf(harness.isAvailable)('a library Mailroom purges once it runs a worker: by default after 7 days, or its own window, or not at all', async () => {
+    const { store } = await harness.open();
+    const silent = pino({ level: 'silent' });
+    const eightDays = await insertJob(store, { status: 'done', now: daysAgo(8) });
+    const threeDays = await insertJob(store, { status: 'done', now: daysAgo(3) });
+    const oneHour = await insertJob(store, { status: 'done', now: new Date(Date.now() - 3_600_000) });
+    // Each close() waits for the purge its first mr.work() started.
+    const withWorker = async (retention?: { doneMs: number } | false) => {
+      const mr = await Mailroom.open({ store, logger: silent, ...(retention === undefined ? {} : { retention }) });
+      mr.work({ pollMs: 50 });
+      await mr.close();
+    };
+    await withWorker(false);
+    expect((await store.jobGet({ id: eightDays.id }))?.status).toBe('done');
+    await withWorker();
+    expect(await store.jobGet({ id: eightDays.id })).toBeNull();
+    expect((await store.jobGet({ id: threeDays.id }))?.status).toBe('done');
+    await withWorker({ doneMs: 2 * DAY_MS });
+    expect(await store.jobGet({ id: threeDays.id })).toBeNull();
+    expect((await store.jobGet({ id: oneHour.id }))?.status).toBe('done');
+    await expect(Mailroom.open({ store, logger: silent, retention: { doneMs: 0 } })).rejects.toThrow(/doneMs/);
   });
 
   it.runIf(harness.isAvailable)('startRetention purges at once with the 7-day default, and stop waits for it', async () => {

@@ -22,7 +22,7 @@ const STATEMENTS: Array<[name: string, args: unknown[]]> = [
   ['jobClaim.inQueues', ['w', ['t'], BATCH, 'token', 60_000, null, ['default']]],
   ['jobExtendLease', [ids, tokens, 60_000, null]],
   ['jobComplete', [ids, tokens, null]],
-  ['jobFail', [ids, tokens, ids.map(() => 1_000), ids.map(() => 'exhausted'), ids.map(() => 'boom'), ids.map(() => 'failed'), null]],
+  ['jobFail', [ids, tokens, ids.map(() => 1_000), ids.map(() => 'exhausted'), ids.map(() => 'boom'), ids.map(() => 'failed'), null, ids.map(() => 'Error: boom at run')]],
   ['jobHandBack', [ids, tokens, null]],
   ['jobRescue', [null, BATCH]],
   ['jobPurge', ['done', 60_000, null]],

@@ -458,6 +458,28 @@ describe.each(storeHarnesses)('worker on $name', (harness) => {
     expect(stored.map((j) => j.payload)).toEqual([{ userId: 42, lang: 'en' }]);
   });
 
+  it.runIf(harness.isAvailable)('keeps the stack of a thrown failure on its attempt, and none for a timeout', async () => {
+    const { mr } = await openTestMailroom(harness);
+    function sendWelcomeMail(): never {
+      throw new Error('smtp 421');
+    }
+    mr.task('mail', { maxAttempts: 1, async run() {
+      sendWelcomeMail();
+    } });
+    mr.task('slow', { maxAttempts: 1, timeoutMs: 20, async run(_payload, ctx) {
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+    } });
+    const mail = await mr.enqueue('mail', {});
+    const slow = await mr.enqueue('slow', {});
+    const worker = mr.work({ pollMs: 10 });
+    await waitFor(async () => (await mr.getJob(mail.id))?.status === 'dead' && (await mr.getJob(slow.id))?.status === 'dead');
+    await worker.drained();
+    const [failed] = (await mr.getJob(mail.id))!.attemptsLog;
+    expect(failed!.error).toBe('Error: smtp 421');
+    expect(failed!.stack).toMatch(/^Error: smtp 421\n\s+at sendWelcomeMail /);
+    expect((await mr.getJob(slow.id))!.attemptsLog[0]).toMatchObject({ outcome: 'timeout', stack: null });
+  });
+
   it.runIf(harness.isAvailable)('replays a dead job with a fresh budget and runs it again', async () => {
     const { mr } = await openTestMailroom(harness);
     let isFixed = false;
@@ -478,6 +500,36 @@ describe.each(storeHarnesses)('worker on $name', (harness) => {
     expect(detail.attemptsLog.map((a) => a.outcome)).toEqual(['failed', 'done']);
     expect(detail.replays).toHaveLength(1);
     expect(detail.replays[0]).toMatchObject({ reason: 'fixed template', by: 'ops' });
+  });
+
+  it.runIf(harness.isAvailable)('runs a job waiting for its next retry at once after retryNow, counting on from its attempts', async () => {
+    const { mr } = await openTestMailroom(harness);
+    let calls = 0;
+    mr.task('forward', {
+      backoff: { baseMs: 10 * 60_000, capMs: 10 * 60_000, jitter: 'none' },
+      async run() {
+        calls++;
+        if (calls === 1) throw new Error('connect ECONNREFUSED');
+      },
+    });
+    const job = await mr.enqueue('forward', {}, { group: 'customer:1' });
+    const later = await mr.enqueue('forward', {}, { group: 'customer:1' });
+    const worker = mr.work({ pollMs: 20 });
+    await waitForEvent(worker, 'failed');
+    await worker.drained();
+    expect((await mr.getJob(job.id))!).toMatchObject({ status: 'pending', attempts: 1 });
+    expect((await mr.getJob(later.id))!.status).toBe('pending');
+
+    expect(await mr.retryNow(job.id)).toEqual({ count: 1, ids: [job.id] });
+    await waitFor(async () => (await mr.getJob(later.id))?.status === 'done', { description: 'both jobs of the group to run' });
+    const done = (await mr.getJob(job.id))!;
+    expect(done).toMatchObject({ status: 'done', attempts: 2 });
+    expect(done.attemptsLog.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'failed'], [2, 'done']]);
+    // Group order held: the later job of the group ran after the first one.
+    expect((await mr.getJob(later.id))!.startedAt!.getTime()).toBeGreaterThanOrEqual(done.finishedAt!.getTime());
+    expect(await mr.retryNow({ type: 'forward' })).toEqual({ count: 0, ids: [] });
+    await expect(mr.retryNow(job.id)).rejects.toThrow(`Job ${job.id} is done; cannot retry it. Replay it to run it again.`);
+    await expect(mr.retryNow('987654321')).rejects.toMatchObject({ code: 'MR_ERR_JOB_NOT_FOUND' });
   });
 
   it.runIf(harness.isAvailable)('cancels a pending job and refuses to cancel a done one', async () => {

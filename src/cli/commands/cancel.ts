@@ -39,7 +39,10 @@ Options:
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const job = await mr.cancel(options.id, { reason: options.reason });
       if (options.common.json) writeJson(io.stdout, jobToJson(job));
-      else writeLines(io.stdout, `Cancelled job ${job.id} (${job.type}); it is dead with reason "cancelled".`);
+      else {
+        const why = options.reason ? `: ${options.reason}` : '';
+        writeLines(io.stdout, `Cancelled job ${job.id} (${job.type})${why}. It is dead (cancelled); mailroom replay --id ${job.id} puts it back.`);
+      }
       return 0;
     });
   },

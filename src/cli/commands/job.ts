@@ -5,9 +5,9 @@ import { CliUsageError, parseCommandArgs, parseJobId } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { formatDurationMs, formatTime, jobDetailToJson, renderTable, writeJson, writeLines } from '../output.js';
+import { eventToJson, formatDurationMs, formatTime, indent, jobDetailToJson, renderBody, renderTable, writeJson, writeLines } from '../output.js';
 import { JobNotFoundError } from '../../core/errors.js';
-import type { Attempt, JobDetail, Replay } from '../../core/types.js';
+import type { Attempt, InboundEvent, JobDetail, Replay } from '../../core/types.js';
 
 export interface JobOptions {
   readonly common: CommonOptions;
@@ -19,11 +19,14 @@ const job: CliCommand<JobOptions> = {
   summary: 'Show one job with every attempt and replay',
   usage: `Usage: mailroom job ID [--json]
 
-Shows a job's fields, payload, attempts (start, end, outcome, error, worker) and replays.
+Shows a job's fields, its payload (for a job from a webhook: the event's body, which
+its handler gets), attempts (start, end, outcome, error, worker), the stack of the
+latest failure, and replays.
 
 Options:
   --db URL, --config PATH
-  --json          print the job with "attemptsLog" and "replays"`,
+  --json          print the job with "attemptsLog" (each failure's "stack"), "replays" and
+                  "event" (the webhook it came from, with its body; null for other jobs)`,
 
   parse(argv) {
     const { positionals, common } = parseCommandArgs('job', argv, {}, { maxPositionals: 1 });
@@ -35,20 +38,22 @@ Options:
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const detail = await mr.getJob(options.id);
       if (!detail) throw new JobNotFoundError(options.id);
-      if (options.common.json) writeJson(io.stdout, jobDetailToJson(detail));
-      else writeLines(io.stdout, renderJobDetail(detail));
+      // A job fanned out from a webhook stores no payload: its handler gets the event's body.
+      const event = detail.eventId === null ? null : await mr.getEvent(detail.eventId);
+      if (options.common.json) writeJson(io.stdout, { ...jobDetailToJson(detail), event: event ? eventToJson(event) : null });
+      else writeLines(io.stdout, renderJobDetail(detail, event));
       return 0;
     });
   },
 };
 
 /** The human view of one job. */
-export function renderJobDetail(detail: JobDetail): string {
+export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = null): string {
   const fields: Array<[string, string]> = [
     ['id', detail.id],
     ['type', detail.type],
     ['queue', detail.queue],
-    ['status', detail.status + (detail.deadReason ? ` (${detail.deadReason})` : '')],
+    ['status', detail.status + (detail.deadReason ? ` (${deadReasonText(detail)})` : '')],
     ['attempts', `${detail.attempts} of ${detail.maxAttempts}`],
     ['priority', String(detail.priority)],
     ['key', detail.key ?? '-'],
@@ -58,34 +63,19 @@ export function renderJobDetail(detail: JobDetail): string {
     ['run at', formatTime(detail.runAt)],
     ['started', formatTime(detail.startedAt)],
     ['finished', formatTime(detail.finishedAt)],
-    ['lease', detail.leaseOwner ? `${detail.leaseOwner} until ${formatTime(detail.leaseExpiresAt)}` : '-'],
+    // Only a running job holds a lease; a done row keeps the worker that ran it (attempts show it).
+    ['lease', detail.status === 'running' && detail.leaseOwner ? `${detail.leaseOwner} until ${formatTime(detail.leaseExpiresAt)}` : '-'],
     ['last error', detail.lastError ?? '-'],
   ];
   const width = Math.max(...fields.map(([name]) => name.length));
   const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
-  lines.push('', 'payload:', indent(JSON.stringify(detail.payload, null, 2)));
-  lines.push('', `attempts (${detail.attemptsLog.length}):`);
-  lines.push(
-    detail.attemptsLog.length === 0
-      ? '  (none yet)'
-      : indent(
-          renderTable<Attempt>(
-            [
-              { header: '#', value: (a) => String(a.attempt), align: 'right' },
-              { header: 'OUTCOME', value: (a) => a.outcome },
-              { header: 'STARTED', value: (a) => formatTime(a.startedAt) },
-              {
-                header: 'TOOK',
-                value: (a) => (a.startedAt && a.finishedAt ? formatDurationMs(a.finishedAt.getTime() - a.startedAt.getTime()) : '-'),
-                align: 'right',
-              },
-              { header: 'WORKER', value: (a) => a.workerId ?? '-', maxWidth: 32 },
-              { header: 'ERROR', value: (a) => a.error ?? '-', maxWidth: 100 },
-            ],
-            detail.attemptsLog,
-          ),
-        ),
-  );
+  if (event) lines.push('', `payload: the body of event ${event.id} (${[event.source, event.type].filter(Boolean).join(' ')}):`, indent(renderBody(event.rawBody)));
+  else if (detail.eventId !== null) lines.push('', `payload: the body of event ${detail.eventId}, which is no longer stored`);
+  else lines.push('', 'payload:', indent(JSON.stringify(detail.payload, null, 2)));
+  lines.push('', `attempts (${detail.attemptsLog.length}):`, ...renderAttempts(detail));
+  // The newest failure's stack: older ones are usually the same throw (all of them: --json).
+  const failure = detail.attemptsLog.findLast((attempt) => attempt.stack !== null);
+  if (failure) lines.push('', `stack of attempt ${failure.attempt} (${failure.outcome}):`, indent(failure.stack!));
   if (detail.replays.length > 0) {
     lines.push('', `replays (${detail.replays.length}):`);
     lines.push(
@@ -104,11 +94,52 @@ export function renderJobDetail(detail: JobDetail): string {
   return lines.join('\n');
 }
 
-function indent(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => `  ${line}`)
-    .join('\n');
+/** The attempt table, one row per attempt, with a line where each replay fell. */
+function renderAttempts(detail: JobDetail): string[] {
+  if (detail.attemptsLog.length === 0) return withReplayMarks(['  (none yet)'], detail, 0);
+  const table = renderTable<Attempt>(
+    [
+      { header: '#', value: (a) => String(a.attempt), align: 'right' },
+      { header: 'OUTCOME', value: (a) => a.outcome },
+      { header: 'STARTED', value: (a) => formatTime(a.startedAt) },
+      {
+        header: 'TOOK',
+        value: (a) => (a.startedAt && a.finishedAt ? formatDurationMs(a.finishedAt.getTime() - a.startedAt.getTime()) : '-'),
+        align: 'right',
+      },
+      { header: 'WORKER', value: (a) => a.workerId ?? '-', maxWidth: 32 },
+      { header: 'ERROR', value: (a) => a.error ?? '-', maxWidth: 100 },
+    ],
+    detail.attemptsLog,
+  );
+  return withReplayMarks(indent(table).split('\n'), detail, 1);
+}
+
+/**
+ * The attempt rows with a line where each replay fell: attempt numbers start again after
+ * a replay, and without the mark `1 2 3 1` reads like a bug. `headerLines` rows come
+ * before the first attempt. A replay recorded without its position is placed by time.
+ */
+function withReplayMarks(rows: string[], detail: JobDetail, headerLines: number): string[] {
+  const placed = detail.replays.map((replay) => ({
+    replay,
+    before: replay.attemptsBefore ?? detail.attemptsLog.filter((a) => a.finishedAt !== null && a.finishedAt <= replay.at).length,
+  }));
+  const out = rows.slice(0, headerLines);
+  for (let i = 0; i <= detail.attemptsLog.length; i++) {
+    for (const { replay } of placed.filter((p) => p.before === i)) {
+      out.push(`  -- replayed ${formatTime(replay.at)} by ${replay.by ?? '-'}${replay.reason ? `: ${replay.reason}` : ''}; attempts count from 1 again --`);
+    }
+    if (i < detail.attemptsLog.length) out.push(rows[headerLines + i]!);
+  }
+  return out;
+}
+
+/** Why a dead job is dead; a cancellation with the reason it was given. */
+function deadReasonText(detail: JobDetail): string {
+  const prefix = 'cancelled: ';
+  if (detail.deadReason === 'cancelled' && detail.lastError?.startsWith(prefix)) return `cancelled: ${detail.lastError.slice(prefix.length)}`;
+  return detail.deadReason ?? '';
 }
 
 export default job;

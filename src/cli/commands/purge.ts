@@ -7,7 +7,7 @@ import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { formatDurationMs, writeJson, writeLines } from '../output.js';
-import { DEFAULT_DONE_RETENTION_MS } from '../../mailroom.js';
+import { DEFAULT_DONE_RETENTION_MS } from '../../maintenance/retention.js';
 
 export interface PurgeCliOptions {
   readonly common: CommonOptions;

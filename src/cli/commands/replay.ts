@@ -7,6 +7,7 @@ import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { writeJson, writeLines } from '../output.js';
+import { JobStateError } from '../../core/errors.js';
 import type { ReplayOptions, ReplayResult, ReplayTarget } from '../../mailroom.js';
 
 export interface ReplayCliOptions {
@@ -87,8 +88,11 @@ Options:
   },
 
   async run(options, io) {
-    return withCliMailroom(options.common, io, {}, async ({ mr }) => {
-      let result: ReplayResult = await mr.replay(options.target, options.replay);
+    // Replays only what exists: a mistyped --db must not create (and migrate) a new file.
+    return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
+      let result: ReplayResult = await mr.replay(options.target, options.replay).catch((error: unknown) => {
+        throw withCliAdvice(error);
+      });
       if (options.alsoDone && 'status' in options.target) {
         const done = await mr.replay({ ...options.target, status: 'done' }, { ...options.replay, force: true });
         result = { count: result.count + done.count, ids: [...result.ids, ...done.ids] };
@@ -105,5 +109,15 @@ Options:
     });
   },
 };
+
+/** The library's advice names its API (`{ force: true }`, retryNow); an operator types commands. */
+function withCliAdvice(error: unknown): unknown {
+  if (!(error instanceof JobStateError)) return error;
+  if (error.status === 'done') return new JobStateError(error.jobId, 'done', error.operation, 'Add --force to run it again (its side effects repeat).');
+  if (error.status === 'pending') {
+    return new JobStateError(error.jobId, 'pending', error.operation, `It runs on its own; to run it now: mailroom retry --id ${error.jobId}.`);
+  }
+  return error;
+}
 
 export default replay;

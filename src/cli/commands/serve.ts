@@ -3,16 +3,13 @@
 // try it; on SIGTERM/SIGINT stops accepting, lets in-flight requests and handlers finish
 // within --shutdown-timeout, hands the rest back uncharged, and exits 0.
 
-import { relative } from 'node:path';
 import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
-import type { CliCommand, CliIo } from '../command.js';
+import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import type { MailroomConfig } from '../../config/define-config.js';
 import { createIngressServer } from '../../ingress/server.js';
-import { startRetention } from '../../maintenance/retention.js';
-import type { StopRetention } from '../../maintenance/retention.js';
 import { MailroomMetrics } from '../../metrics/metrics.js';
 import type { Worker } from '../../worker/worker.js';
 
@@ -79,13 +76,15 @@ Options:
 
   async run(options, io) {
     const { mr, config, log, db } = await openCliMailroom(options.common, io, {
+      requireSourceSecrets: true,
+      // The worker below starts it; --retention wins over the config's window.
+      retention: options.retentionMs === null ? false : { doneMs: options.retentionMs },
       logLevel: 'info',
       logTo: 'stdout',
       prettyLogs: options.common.json ? false : undefined,
     });
     const effective: MailroomConfig = config ?? {};
     let worker: Worker | null = null;
-    let stopRetention: StopRetention | null = null;
     let ingress: ReturnType<typeof createIngressServer> | null = null;
     try {
       const metrics = new MailroomMetrics(mr);
@@ -95,19 +94,19 @@ Options:
         worker = mr.work(workerOptions(effective.worker, { concurrency: options.concurrency }));
         metrics.attachWorker(worker);
       }
-      const retentionMs = options.retentionMs === undefined ? effective.retention?.doneMs : options.retentionMs;
-      if (retentionMs !== null) stopRetention = startRetention(mr, { doneMs: retentionMs, deadMs: effective.retention?.deadMs, log });
 
       ingress = createIngressServer({ mr, config: effective, metrics, logger: log });
       const host = options.host ?? effective.server?.host ?? DEFAULT_HOST;
       const port = options.port ?? effective.server?.port ?? DEFAULT_PORT;
-      const url = await ingress.listen(port, host);
+      const url = await ingress.listen(port, host).catch((error: unknown) => {
+        throw listenProblem(error, host, port);
+      });
       const sourceNames = Object.keys(effective.sources ?? {});
       log.info(
         { url, store: describeDbUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: types, workerId: worker?.id ?? null },
         'mailroom serving',
       );
-      io.stdout.write(banner(url, sourceNames, options, io));
+      io.stdout.write(banner(url, sourceNames, options));
 
       const signal = await io.stopSignal;
       log.info({ signal, shutdownTimeoutMs: options.shutdownTimeoutMs }, 'stopping: no new requests, waiting for in-flight work');
@@ -117,14 +116,17 @@ Options:
       return 0;
     } finally {
       await ingress?.close({ timeoutMs: 1_000 }).catch(() => undefined);
-      await stopRetention?.();
       await mr.close({ timeoutMs: options.shutdownTimeoutMs });
     }
   },
 };
 
 /** The lines a person reads first: where to post, where to look, and one command to try. */
-function banner(url: string, sources: string[], options: ServeCliOptions, io: CliIo): string {
+/**
+ * The send-test line says `npx mailroom`: the binary is not on a newcomer's PATH, and npx
+ * runs the one of the project in the working directory, this repository's own included.
+ */
+function banner(url: string, sources: string[], options: ServeCliOptions): string {
   const lines = [
     '',
     `Mailroom is listening on ${url}`,
@@ -137,23 +139,10 @@ function banner(url: string, sources: string[], options: ServeCliOptions, io: Cl
     const args = [`send-test --source ${source}`];
     if (url !== `http://${DEFAULT_HOST}:${DEFAULT_PORT}`) args.push(`--url ${url}`);
     if (options.common.config !== undefined) args.push(`--config ${options.common.config}`);
-    lines.push('', 'Send a signed test event (in another terminal):', `  ${cliInvocation(io)} ${args.join(' ')}`);
+    lines.push('', 'Send a signed test event (in another terminal):', `  npx mailroom ${args.join(' ')}`);
   }
   lines.push('', 'Stop with Ctrl-C (finishes running jobs first).', '');
   return `${lines.join('\n')}\n`;
-}
-
-/**
- * How to run this same CLI again: `node dist/cli/main.js` inside a checkout of Mailroom
- * itself (where `npx mailroom` would fetch from the registry), `npx mailroom` elsewhere.
- */
-function cliInvocation(io: CliIo): string {
-  const script = process.argv[1];
-  if (script && /dist[\\/]cli[\\/]main\.js$/.test(script)) {
-    const shown = relative(io.cwd, script);
-    if (!shown.startsWith('..') && !shown.includes('node_modules')) return `node ${shown}`;
-  }
-  return 'npx mailroom';
 }
 
 /** A fan-out to a task this process cannot run would pile up pending jobs: say so at start. */
@@ -166,6 +155,17 @@ function warnAboutFanOut(config: MailroomConfig, types: readonly string[], warn:
       }
     }
   }
+}
+
+/** A port that cannot be bound, said with the flag that fixes it (Node says only EADDRINUSE). */
+function listenProblem(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return new Error(`${host}:${port} is already in use; stop what listens there, or choose another port with --port N (--port 0 picks a free one).`);
+  }
+  if (code === 'EACCES') return new Error(`Not allowed to listen on ${host}:${port}; choose a port above 1023 with --port N.`);
+  if (code === 'EADDRNOTAVAIL') return new Error(`${host} is not an address of this machine; choose another with --host.`);
+  return error;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

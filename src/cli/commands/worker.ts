@@ -6,9 +6,7 @@ import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger, parseLi
 import type { CommonOptions } from '../args.js';
 import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { startRetention } from '../../maintenance/retention.js';
 import { workerOptions } from '../worker-options.js';
-import type { StopRetention } from '../../maintenance/retention.js';
 
 export interface WorkerCliOptions {
   readonly common: CommonOptions;
@@ -86,11 +84,12 @@ Options:
 
   async run(options, io) {
     const { mr, config, log, db } = await openCliMailroom(options.common, io, {
+      // Started with the worker; --retention wins over the config's window.
+      retention: options.retentionMs === null ? false : { doneMs: options.retentionMs },
       logLevel: 'info',
       logTo: 'stdout',
       prettyLogs: options.common.json ? false : undefined,
     });
-    let stopRetention: StopRetention | null = null;
     try {
       const types = mr.taskTypes();
       if (types.length === 0) {
@@ -98,9 +97,6 @@ Options:
       }
       const workerHandle = mr.work(workerOptions(config?.worker, options));
       const retentionMs = options.retentionMs === undefined ? config?.retention?.doneMs : options.retentionMs;
-      if (retentionMs !== null) {
-        stopRetention = startRetention(mr, { doneMs: retentionMs, deadMs: config?.retention?.deadMs, log });
-      }
       log.info(
         {
           workerId: workerHandle.id,
@@ -119,7 +115,6 @@ Options:
       log.info({ workerId: workerHandle.id }, 'worker stopped');
       return 0;
     } finally {
-      await stopRetention?.();
       await mr.close({ timeoutMs: options.shutdownTimeoutMs });
     }
   },

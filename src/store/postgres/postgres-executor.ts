@@ -11,6 +11,7 @@ import type {
   Attempt,
   ClaimedJob,
   DeadReason,
+  EventSummary,
   InboundEvent,
   Job,
   JobDetail,
@@ -25,6 +26,7 @@ import type {
   EventGetParams,
   EventInsertWithJobsParams,
   EventInsertWithJobsResult,
+  EventListParams,
   JobCancelParams,
   JobClaimParams,
   JobClaimableParams,
@@ -32,25 +34,29 @@ import type {
   JobCompleteParams,
   JobExtendLeaseParams,
   JobFailParams,
+  JobFilter,
   JobGetParams,
   JobHandBackParams,
   JobInsert,
   JobInsertManyParams,
   JobInsertResult,
   JobListParams,
+  ListPageParams,
   JobPurgeParams,
   JobPurgeResult,
   JobReplayParams,
   JobRescueParams,
   JobRescueResult,
+  JobRetryNowParams,
   JobStatsParams,
   JobStatsResult,
   Lease,
   StoreExecutor,
 } from '../store.js';
 import { buildJobFilter, isJobId } from './job-filter.js';
+import type { BuiltJobFilter } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
-import { quoteSchema, schemaSql, sqlBlock } from './schema-sql.js';
+import { channelName, quoteSchema, schemaSql, sqlBlock } from './schema-sql.js';
 import type { SqlBlocks } from '../sql-file.js';
 
 /** 1,000 rows per purge transaction: short locks, few round trips. Matches job.sql's LIMIT. */
@@ -90,6 +96,7 @@ export class PostgresExecutor implements StoreExecutor {
         finishedAt: row.finished_at ?? null,
         outcome: 'done',
         error: null,
+        stack: null,
         workerId: row.lease_owner ?? null,
       });
     }
@@ -98,24 +105,7 @@ export class PostgresExecutor implements StoreExecutor {
   }
 
   async jobList(params: JobListParams): Promise<Job[]> {
-    const filter = buildJobFilter(params);
-    if (filter.matchesNothing) return [];
-    const clauses = [...filter.clauses];
-    const values = [...filter.values];
-    if (params.after !== undefined) {
-      if (!isJobId(String(params.after))) return [];
-      values.push(String(params.after));
-      clauses.push(params.descending ? `id < $${values.length}` : `id > $${values.length}`);
-    }
-    values.push(clampLimit(params.limit));
-    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
-    const order = params.descending ? 'DESC' : 'ASC';
-    // Built from the allow-listed filter (job-filter.ts); every value is bound.
-    const rows = await this.runner.run(
-      `SELECT * FROM ${this.table('mailroom_job')} ${where} ORDER BY id ${order} LIMIT $${values.length}`,
-      values,
-    );
-    return rows.map(toJob);
+    return (await this.listPage('*', this.table('mailroom_job'), buildJobFilter(params), params)).map(toJob);
   }
 
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
@@ -181,6 +171,7 @@ export class PostgresExecutor implements StoreExecutor {
         failures.map((failure) => failure.error),
         failures.map((failure) => failure.outcome),
         params.now ?? null,
+        failures.map((failure) => failure.stack ?? null),
       ]);
       await this.logAttempts(runner, failed);
       return failed;
@@ -216,7 +207,8 @@ export class PostgresExecutor implements StoreExecutor {
   }
 
   async jobReplay(params: JobReplayParams): Promise<string[]> {
-    const ids = (params.ids ? params.ids.map(String) : await this.replayCandidates(params)).filter(isJobId);
+    const matching = params.filter ? await this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : [];
+    const ids = (params.ids ? params.ids.map(String) : matching).filter(isJobId);
     if (ids.length === 0) return [];
     const replayed = await this.runner.atomic(async (runner) => {
       if (params.force) await runner.run(this.stmt('jobReplay.doneAttempt'), [ids]);
@@ -238,6 +230,14 @@ export class PostgresExecutor implements StoreExecutor {
       return new Set(rows.map((row) => String(row.id)));
     });
     return [...new Set(ids)].filter((id) => replayed.has(id));
+  }
+
+  async jobRetryNow(params: JobRetryNowParams): Promise<string[]> {
+    const matching = params.filter ? await this.idsMatching({ ...params.filter, status: 'pending' }) : [];
+    const ids = (params.ids ? params.ids.map(String) : matching).filter(isJobId);
+    if (ids.length === 0) return [];
+    const rows = await this.runner.run(this.stmt('jobRetryNow'), [ids, params.now ?? null, channelName(this.schema)]);
+    return rows.map((row) => String(row.id));
   }
 
   async jobCancel(params: JobCancelParams): Promise<Job | null> {
@@ -318,6 +318,20 @@ export class PostgresExecutor implements StoreExecutor {
       const inserted = await this.insertJobs(runner, params.jobs, params.now, { id: String(row.id), source: event.source });
       return { event: toEvent(row), jobs: inserted.map((result) => result.job), isDuplicate: false };
     });
+  }
+
+  async eventList(params: EventListParams): Promise<EventSummary[]> {
+    // Only these two columns, values bound: the filter-builder exception for list queries.
+    const filter: BuiltJobFilter = { clauses: [], values: [], matchesNothing: false };
+    for (const [column, value] of [['source', params.source], ['type', params.type]] as const) {
+      if (value === undefined || value === '') continue;
+      filter.values.push(value);
+      filter.clauses.push(`${column} = $${filter.values.length}`);
+    }
+    const select =
+      'e.id, e.source, e.delivery_id, e.type, e.received_at, octet_length(e.body) AS body_bytes, ' +
+      `(SELECT count(*) FROM ${this.table('mailroom_job')} j WHERE j.event_id = e.id) AS job_count`;
+    return (await this.listPage(select, `${this.table('mailroom_event')} e`, filter, params)).map(toEventSummary);
   }
 
   async eventGet(params: EventGetParams): Promise<InboundEvent | null> {
@@ -407,13 +421,29 @@ export class PostgresExecutor implements StoreExecutor {
       rows.map((row) => row.outcome),
       rows.map((row) => row.error ?? null),
       rows.map((row) => row.lease_owner ?? null),
+      rows.map((row) => row.stack ?? null),
     ]);
   }
 
-  private async replayCandidates(params: JobReplayParams): Promise<string[]> {
-    const filter = params.filter;
-    if (!filter) return [];
-    const built = buildJobFilter({ ...filter, status: filter.status ?? 'dead' });
+  /** One keyset page of `from` in id order under a built filter (allow-listed columns, bound values). */
+  private async listPage(select: string, from: string, filter: BuiltJobFilter, page: ListPageParams): Promise<Row[]> {
+    if (filter.matchesNothing) return [];
+    const clauses = [...filter.clauses];
+    const values = [...filter.values];
+    if (page.after !== undefined) {
+      if (!isJobId(String(page.after))) return [];
+      values.push(String(page.after));
+      clauses.push(page.descending ? `id < $${values.length}` : `id > $${values.length}`);
+    }
+    values.push(clampLimit(page.limit));
+    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
+    const order = page.descending ? 'DESC' : 'ASC';
+    return this.runner.run(`SELECT ${select} FROM ${from} ${where} ORDER BY id ${order} LIMIT $${values.length}`, values);
+  }
+
+  /** Ids of the jobs a filter matches, in id order (replay and retry-now by filter). */
+  private async idsMatching(filter: JobFilter): Promise<string[]> {
+    const built = buildJobFilter(filter);
     if (built.matchesNothing) return [];
     // Built from the allow-listed filter (job-filter.ts); every value is bound.
     const rows = await this.runner.run(
@@ -478,12 +508,25 @@ function toAttempt(row: Row): Attempt {
     finishedAt: row.finished_at ? new Date(row.finished_at) : null,
     outcome: row.outcome,
     error: row.error ?? null,
+    stack: row.stack ?? null,
     workerId: row.worker_id ?? null,
   };
 }
 
 function toReplay(row: Row): Replay {
-  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null };
+  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null, attemptsBefore: row.attempts_before ?? null };
+}
+
+function toEventSummary(row: Row): EventSummary {
+  return {
+    id: String(row.id),
+    source: row.source,
+    deliveryId: row.delivery_id ?? null,
+    type: row.type ?? null,
+    receivedAt: row.received_at,
+    bodyBytes: Number(row.body_bytes),
+    jobCount: Number(row.job_count),
+  };
 }
 
 function toEvent(row: Row): InboundEvent {

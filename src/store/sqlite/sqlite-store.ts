@@ -11,18 +11,19 @@
 // a process crash loses nothing, and a step lost to power loss only runs a job again.
 // 'normal' commits everything with NORMAL.
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { KeyConflictError, MailroomError, SchemaTooNewError, MigrationError } from '../../core/errors.js';
+import { KeyConflictError, MailroomError, SchemaTooNewError, MigrationError, StoreUrlError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type {
   Attempt,
   ClaimedJob,
   DeadReason,
+  EventSummary,
   InboundEvent,
   Job,
   JobDetail,
@@ -35,13 +36,14 @@ import { WalCheckpointer } from './wal-checkpointer.js';
 import { latestVersion, loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
 import { StoreUnavailableError } from '../errors.js';
-import { claimedJob, compareClaimed } from '../claimed-job.js';
+import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
 import type {
   EventGetParams,
   EventInsert,
   EventInsertWithJobsParams,
   EventInsertWithJobsResult,
+  EventListParams,
   JobCancelParams,
   JobClaimParams,
   JobClaimableParams,
@@ -49,17 +51,20 @@ import type {
   JobCompleteParams,
   JobExtendLeaseParams,
   JobFailParams,
+  JobFilter,
   JobGetParams,
   JobHandBackParams,
   JobInsert,
   JobInsertManyParams,
   JobInsertResult,
   JobListParams,
+  ListPageParams,
   JobPurgeParams,
   JobPurgeResult,
   JobReplayParams,
   JobRescueParams,
   JobRescueResult,
+  JobRetryNowParams,
   JobStatsParams,
   JobStatsResult,
   MigrateResult,
@@ -69,6 +74,7 @@ import type {
 } from '../store.js';
 import { interpretSqliteError, isSqliteRetryable } from './interpret-error.js';
 import { buildJobFilter } from './job-filter.js';
+import type { BuiltJobFilter } from './job-filter.js';
 import { QueueCountDeltas } from './queue-count-deltas.js';
 
 type Db = Database.Database;
@@ -131,7 +137,7 @@ export class SqliteStore implements Store {
       this.ownsDatabase = false;
     } else {
       const path = options.path ?? ':memory:';
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      if (path !== ':memory:') makeParentDirectory(path);
       this.db = new Database(path);
       this.ownsDatabase = true;
     }
@@ -254,6 +260,7 @@ export class SqliteStore implements Store {
           finishedAt: toDate(row.finished_at),
           outcome: 'done',
           error: null,
+          stack: null,
           workerId: row.lease_owner ?? null,
         });
       }
@@ -263,23 +270,7 @@ export class SqliteStore implements Store {
   }
 
   async jobList(params: JobListParams): Promise<Job[]> {
-    return this.read(() => {
-      const filter = buildJobFilter(params);
-      const order = params.descending ? 'DESC' : 'ASC';
-      const clauses = [...filter.clauses];
-      const values: Record<string, unknown> = { ...filter.values };
-      if (params.after !== undefined) {
-        if (!DECIMAL_ID.test(String(params.after))) return [];
-        clauses.push(params.descending ? 'id < @after' : 'id > @after');
-        values.after = params.after;
-      }
-      values.limit = clampLimit(params.limit);
-      const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
-      const rows = this.db
-        .prepare(`SELECT * FROM mailroom_job ${where} ORDER BY id ${order} LIMIT @limit`)
-        .all(values) as Row[];
-      return rows.map(toJob);
-    });
+    return this.read(() => this.listPage('*', 'mailroom_job', buildJobFilter(params), params).map(toJob));
   }
 
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
@@ -370,7 +361,7 @@ export class SqliteStore implements Store {
         }) as Row | undefined;
         if (!row) continue;
         counts.move(row.queue, 'running', row.status);
-        this.logAttempt(row, row.attempts, failure.outcome, failure.error, now);
+        this.logAttempt(row, row.attempts, failure.outcome, failure.error, now, failure.stack ?? null);
         failed.push(failure.id);
       }
       this.applyCounts(counts);
@@ -416,7 +407,7 @@ export class SqliteStore implements Store {
   async jobReplay(params: JobReplayParams): Promise<string[]> {
     return this.write('ack', () => {
       const now = nowMs(params.now);
-      const ids = params.ids ?? this.replayCandidates(params);
+      const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : []);
       const replayed: string[] = [];
       const counts = new QueueCountDeltas();
       for (const id of ids) {
@@ -438,6 +429,18 @@ export class SqliteStore implements Store {
       }
       this.applyCounts(counts);
       return replayed;
+    });
+  }
+
+  async jobRetryNow(params: JobRetryNowParams): Promise<string[]> {
+    return this.write('ack', () => {
+      const now = nowMs(params.now);
+      const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: 'pending' }) : []);
+      const moved: string[] = [];
+      for (const id of ids) {
+        if (DECIMAL_ID.test(String(id)) && this.stmt('jobRetryNow').get({ id, now })) moved.push(String(id));
+      }
+      return moved.sort(compareJobIds);
     });
   }
 
@@ -520,6 +523,20 @@ export class SqliteStore implements Store {
       const jobs = this.insertJobsSync(params.jobs, params.now, eventLink(stored)).map((r) => r.job);
       return { event: stored, jobs, isDuplicate: false };
     }, merge);
+  }
+
+  async eventList(params: EventListParams): Promise<EventSummary[]> {
+    // Only these two columns, values bound: the filter-builder exception for list queries.
+    const filter: BuiltJobFilter = { clauses: [], values: {} };
+    for (const [column, value] of [['source', params.source], ['type', params.type]] as const) {
+      if (value === undefined || value === '') continue;
+      filter.clauses.push(`${column} = @${column}`);
+      filter.values[column] = value;
+    }
+    const select =
+      'e.id, e.source, e.delivery_id, e.type, e.received_at, length(e.body) AS body_bytes, ' +
+      '(SELECT count(*) FROM mailroom_job j WHERE j.event_id = e.id) AS job_count';
+    return this.read(() => this.listPage(select, 'mailroom_event e', filter, params).map(toEventSummary));
   }
 
   async eventGet(params: EventGetParams): Promise<InboundEvent | null> {
@@ -632,17 +649,34 @@ export class SqliteStore implements Store {
     return { event: toEvent(existing), jobs, isDuplicate: true };
   }
 
-  private replayCandidates(params: JobReplayParams): string[] {
-    const filter = params.filter;
-    if (!filter) return [];
-    const built = buildJobFilter({ ...filter, status: filter.status ?? 'dead' });
+  /**
+   * One keyset page of `from` in id order under a built filter (its columns come from an
+   * allow-list and its values are bound). Call inside a read.
+   */
+  private listPage(select: string, from: string, filter: BuiltJobFilter, page: ListPageParams): Row[] {
+    const clauses = [...filter.clauses];
+    const values: Record<string, unknown> = { ...filter.values };
+    if (page.after !== undefined) {
+      if (!DECIMAL_ID.test(String(page.after))) return [];
+      clauses.push(page.descending ? 'id < @after' : 'id > @after');
+      values.after = page.after;
+    }
+    values.limit = clampLimit(page.limit);
+    const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
+    const order = page.descending ? 'DESC' : 'ASC';
+    return this.db.prepare(`SELECT ${select} FROM ${from} ${where} ORDER BY id ${order} LIMIT @limit`).all(values) as Row[];
+  }
+
+  /** Ids of the jobs a filter matches, in id order (replay and retry-now by filter). */
+  private idsMatching(filter: JobFilter): string[] {
+    const built = buildJobFilter(filter);
     const rows = this.db
       .prepare(`SELECT id FROM mailroom_job WHERE ${built.clauses.join(' AND ')} ORDER BY id`)
       .all(built.values) as Row[];
     return rows.map((row) => String(row.id));
   }
 
-  private logAttempt(row: Row, attempt: number, outcome: Attempt['outcome'], error: string | null, now: number): void {
+  private logAttempt(row: Row, attempt: number, outcome: Attempt['outcome'], error: string | null, now: number, stack: string | null = null): void {
     this.stmt('attemptInsert').run({
       jobId: row.id,
       attempt,
@@ -650,6 +684,7 @@ export class SqliteStore implements Store {
       finishedAt: now,
       outcome,
       error,
+      stack,
       workerId: row.lease_owner ?? null,
     });
   }
@@ -842,6 +877,30 @@ export class SqliteStore implements Store {
   }
 }
 
+/**
+ * Creates the directory the database file goes in. A path under a regular file fails
+ * with a raw EEXIST or ENOTDIR from mkdir; say instead which part of the path is a file.
+ */
+function makeParentDirectory(path: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw error;
+    let file = dirname(path);
+    while (dirname(file) !== file && !isFile(file)) file = dirname(file);
+    throw new StoreUrlError(`The SQLite path ${path} is under ${file}, which is a file, not a directory.`);
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false; // ENOENT, or ENOTDIR below the file we are looking for
+  }
+}
+
 function nowMs(now: Date | undefined): number {
   return now ? now.getTime() : Date.now();
 }
@@ -958,12 +1017,25 @@ function toAttempt(row: Row): Attempt {
     finishedAt: toDate(row.finished_at),
     outcome: row.outcome,
     error: row.error ?? null,
+    stack: row.stack ?? null,
     workerId: row.worker_id ?? null,
   };
 }
 
 function toReplay(row: Row): Replay {
-  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null };
+  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null, attemptsBefore: row.attempts_before ?? null };
+}
+
+function toEventSummary(row: Row): EventSummary {
+  return {
+    id: String(row.id),
+    source: row.source,
+    deliveryId: row.delivery_id ?? null,
+    type: row.type ?? null,
+    receivedAt: new Date(row.received_at),
+    bodyBytes: row.body_bytes,
+    jobCount: row.job_count,
+  };
 }
 
 function toEvent(row: Row): InboundEvent {

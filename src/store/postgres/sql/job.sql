@@ -175,7 +175,7 @@ RETURNING j.id;
 -- name: jobFail
 -- Fenced like jobComplete. A null retry delay parks the job as dead. Returns what the
 -- attempt row needs (attemptInsert, same transaction).
--- params: $1 ids, $2 lease_tokens, $3 retry_delays_ms (null: dead), $4 dead_reasons, $5 errors, $6 outcomes, $7 now
+-- params: $1 ids, $2 lease_tokens, $3 retry_delays_ms (null: dead), $4 dead_reasons, $5 errors, $6 outcomes, $7 now, $8 stacks
 WITH clock AS (SELECT coalesce($7::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 UPDATE mailroom_job j
 SET status = CASE WHEN f.retry_delay_ms IS NULL THEN 'dead' ELSE 'pending' END,
@@ -184,11 +184,11 @@ SET status = CASE WHEN f.retry_delay_ms IS NULL THEN 'dead' ELSE 'pending' END,
     dead_reason = CASE WHEN f.retry_delay_ms IS NULL THEN f.dead_reason ELSE NULL END,
     finished_at = CASE WHEN f.retry_delay_ms IS NULL THEN clock.now ELSE NULL END,
     last_error = f.error, lease_token = NULL, lease_expires_at = NULL
-FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::text[], $5::text[], $6::text[])
-       AS f(id, lease_token, retry_delay_ms, dead_reason, error, outcome),
+FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::text[], $5::text[], $6::text[], $8::text[])
+       AS f(id, lease_token, retry_delay_ms, dead_reason, error, outcome, stack),
      clock
 WHERE j.id = f.id AND j.lease_token = f.lease_token
-RETURNING j.id, j.attempts AS attempt, j.started_at, j.lease_owner, f.outcome, f.error, clock.now AS finished_at;
+RETURNING j.id, j.attempts AS attempt, j.started_at, j.lease_owner, f.outcome, f.error, f.stack, clock.now AS finished_at;
 
 -- name: jobHandBack
 -- A job claimed but not run (or whose handler honoured the abort on shutdown) goes back
@@ -233,21 +233,22 @@ RETURNING j.id, j.status, j.attempts AS attempt, j.started_at, j.lease_owner,
 -- name: attemptInsert
 -- History rows for attempts that did not end `done` on the job row itself, written in
 -- the same transaction as the outcome that ended them (jobFail, jobHandBack, jobRescue).
--- params: $1 job_ids, $2 attempts, $3 started_ats, $4 finished_ats, $5 outcomes, $6 errors, $7 worker_ids
-INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
+-- params: $1 job_ids, $2 attempts, $3 started_ats, $4 finished_ats, $5 outcomes, $6 errors, $7 worker_ids, $8 stacks
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id, stack)
 SELECT * FROM unnest($1::bigint[], $2::integer[], $3::timestamptz[], $4::timestamptz[],
-                     $5::text[], $6::text[], $7::text[]);
+                     $5::text[], $6::text[], $7::text[], $8::text[]);
 
 -- name: jobReplay
 -- Fresh budget for dead (or, forced, done) jobs; history is kept. Guarded by status, and
 -- a concurrent replay waits for the row lock and then fails the re-checked guard, so two
--- concurrent replays of one job replay it once.
+-- concurrent replays of one job replay it once. The previous run's start and worker are
+-- cleared: its attempt rows keep them, and on the row they read as the new run's.
 -- params: $1 ids, $2 now, $3 force, $4 include_cancelled, $5 max_attempts (null: keep)
 WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 UPDATE mailroom_job j
 SET status = 'pending', attempts = 0, max_attempts = coalesce($5::integer, j.max_attempts),
     last_error = NULL, dead_reason = NULL, run_at = clock.now, finished_at = NULL,
-    lease_token = NULL, lease_expires_at = NULL
+    started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
 FROM clock
 WHERE j.id = ANY($1::bigint[])
   AND (j.status = 'dead' OR ($3::boolean AND j.status = 'done'))
@@ -266,11 +267,32 @@ ORDER BY id
 FOR UPDATE;
 
 -- name: jobReplay.record
--- One replay record per replayed job: when, why, by whom.
+-- One replay record per replayed job: when, why, by whom, and how many history rows came
+-- before it (counted after jobReplay.doneAttempt, in the same transaction).
 -- params: $1 job_ids, $2 now, $3 reason, $4 by
 WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
-INSERT INTO mailroom_replay (job_id, at, reason, "by")
-SELECT r.job_id, clock.now, $3::text, $4::text FROM unnest($1::bigint[]) AS r(job_id), clock;
+INSERT INTO mailroom_replay (job_id, at, reason, "by", attempts_before)
+SELECT r.job_id, clock.now, $3::text, $4::text,
+       (SELECT count(*) FROM mailroom_attempt a WHERE a.job_id = r.job_id)
+FROM unnest($1::bigint[]) AS r(job_id), clock;
+
+-- name: jobRetryNow
+-- "Run now": pending jobs that wait (for a retry or a delay) become due now. Attempts and
+-- history are untouched, and so is group order: a grouped job is still claimed only as
+-- its group's head. A due job is left as it is (run_at never moves later). The status
+-- does not change, so the update trigger sees no job become pending and sends no NOTIFY:
+-- this statement wakes the workers of each queue itself ($3: the schema's channel), at
+-- commit. `(SELECT count(*) FROM woken)` makes the otherwise unreferenced CTE run.
+-- params: $1 ids, $2 now, $3 channel
+WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+due AS (
+  UPDATE mailroom_job j SET run_at = clock.now
+  FROM clock
+  WHERE j.id = ANY($1::bigint[]) AND j.status = 'pending' AND j.run_at > clock.now
+  RETURNING j.id, j.queue
+),
+woken AS (SELECT pg_notify($3::text, q.queue) FROM (SELECT DISTINCT queue FROM due) q)
+SELECT id FROM due WHERE (SELECT count(*) FROM woken) >= 0 ORDER BY id;
 
 -- name: jobCancel
 -- pending -> dead (cancelled); a job already claimed or finished is left alone.

@@ -154,16 +154,17 @@ RETURNING id, queue, status, attempts, started_at, lease_owner;
 
 -- name: attemptInsert
 -- One history row for an attempt that did not end `done` on the row itself.
-INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
-VALUES (@jobId, @attempt, @startedAt, @finishedAt, @outcome, @error, @workerId);
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, stack, worker_id)
+VALUES (@jobId, @attempt, @startedAt, @finishedAt, @outcome, @error, @stack, @workerId);
 
 -- name: jobReplay
 -- Fresh budget for one dead (or, forced, done) job; history is kept. Guarded by status so
--- two concurrent replays of one job replay it once.
+-- two concurrent replays of one job replay it once. The previous run's start and worker
+-- are cleared: its attempt rows keep them, and on the row they read as the new run's.
 UPDATE mailroom_job
 SET status = 'pending', attempts = 0, max_attempts = coalesce(@maxAttempts, max_attempts),
     last_error = NULL, dead_reason = NULL, run_at = @now, finished_at = NULL,
-    lease_token = NULL, lease_expires_at = NULL
+    started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id
   AND (status = 'dead' OR (@force = 1 AND status = 'done'))
   AND (dead_reason IS NULL OR dead_reason <> 'cancelled' OR @includeCancelled = 1)
@@ -180,7 +181,18 @@ SELECT id, attempts, started_at, finished_at, 'done', NULL, lease_owner
 FROM mailroom_job WHERE id = @id AND status = 'done';
 
 -- name: jobReplay.record
-INSERT INTO mailroom_replay (job_id, at, reason, by) VALUES (@jobId, @now, @reason, @by);
+-- When, why, by whom, and how many history rows came before it (counted after a forced
+-- replay moved the row-held success into the history).
+INSERT INTO mailroom_replay (job_id, at, reason, by, attempts_before)
+VALUES (@jobId, @now, @reason, @by, (SELECT count(*) FROM mailroom_attempt WHERE job_id = @jobId));
+
+-- name: jobRetryNow
+-- "Run now": one pending job that waits (for its retry or its delay) becomes due at @now.
+-- Attempts and history are untouched, and so is its group's order: a grouped job is still
+-- claimed only as its group's head. A due job is left as it is (run_at never moves later).
+UPDATE mailroom_job SET run_at = @now
+WHERE id = @id AND status = 'pending' AND run_at > @now
+RETURNING id;
 
 -- name: jobCancel
 UPDATE mailroom_job

@@ -1,0 +1,61 @@
+// The one-line reasons of failures that are not about jobs: a busy port, a --db that
+// cannot be a SQLite file, and a mistyped --db, each saying what to do, and leaving
+// nothing behind.
+
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { removeTempDirs, runCommand, tempDir } from './run-command.js';
+
+afterEach(() => removeTempDirs());
+
+function listenOnFreePort(): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+describe('CLI failure messages', () => {
+  it('serve on a busy port names --port in its one line', async () => {
+    const busy = await listenOnFreePort();
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      const dir = tempDir();
+      const result = await runCommand(['serve', '--port', String(port), '--db', `sqlite:${join(dir, 'mailroom.db')}`, '--retention', 'off'], { cwd: dir });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `mailroom serve: 127.0.0.1:${port} is already in use; stop what listens there, or choose another port with --port N (--port 0 picks a free one).\n`,
+      );
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+
+  it('migrate with a --db under a regular file says which part is a file, not EEXIST', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'notes.txt'), 'not a directory\n');
+    const path = join(dir, 'notes.txt', 'data', 'mailroom.db');
+    const result = await runCommand(['migrate', '--db', `sqlite:${path}`], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toContain('EEXIST');
+    expect(result.stderr).toBe(
+      `mailroom migrate: The SQLite path ${path} is under ${join(dir, 'notes.txt')}, which is a file, not a directory; ` +
+        'pass --db sqlite:./data/mailroom.db or --db postgres://user@host/db.\n',
+    );
+  });
+
+  it('a read command on a mistyped --db refuses in one line and leaves no database file behind', async () => {
+    const dir = tempDir();
+    for (const argv of [['jobs'], ['stats'], ['job', '1'], ['dead'], ['cancel', '--id', '1'], ['replay', '--all-dead'], ['purge']]) {
+      const path = join(dir, 'dta', 'mailroom.db');
+      const result = await runCommand([...argv, '--db', `sqlite:${path}`], { cwd: dir });
+      expect(result.code, argv[0]).toBe(1);
+      expect(result.stderr).toBe(`mailroom ${argv[0]}: No database at sqlite:${path}; check --db / MAILROOM_DB, or run \`mailroom migrate --db sqlite:${path}\` to create one.\n`);
+      expect(existsSync(join(dir, 'dta')), argv[0]).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,44 @@
+// What `npm install` of this package gets: an install from git builds dist/ (prepare),
+// and the tarball carries the license, the entry points, their declarations and the SQL
+// the stores load at run time. `npm test` builds first; `npm pack --dry-run` only lists.
+
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  license: string;
+  scripts: Record<string, string>;
+  main: string;
+  types: string;
+  bin: Record<string, string>;
+};
+
+describe('the package', () => {
+  it('builds dist/ on prepare, so an install from git has the code it runs', () => {
+    expect(pkg.scripts.prepare).toBe('npm run build');
+  });
+
+  it('ships a LICENSE matching the license package.json declares', () => {
+    const license = readFileSync(new URL('../LICENSE', import.meta.url), 'utf8');
+    expect(pkg.license).toBe('MIT');
+    expect(license.split('\n')[0]).toBe('MIT License');
+    expect(license).toContain('Permission is hereby granted, free of charge');
+  });
+
+  it('packs the license, the entry points with declarations, and every statement and migration file', () => {
+    const [packed] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 }),
+    ) as Array<{ files: Array<{ path: string }> }>;
+    const files = new Set(packed!.files.map((file) => file.path));
+    const entries = [pkg.main, pkg.types, ...Object.values(pkg.bin)].map((path) => path.replace(/^\.\//, ''));
+    for (const path of ['LICENSE', 'README.md', 'package.json', ...entries]) expect(files, path).toContain(path);
+    for (const dialect of ['sqlite', 'postgres']) {
+      for (const dir of ['sql', 'migrations']) {
+        for (const name of readdirSync(new URL(`../src/store/${dialect}/${dir}/`, import.meta.url))) expect(files, `${dialect}/${dir}/${name}`).toContain(`dist/store/${dialect}/${dir}/${name}`);
+      }
+    }
+  });
+});
