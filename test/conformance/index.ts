@@ -15,6 +15,7 @@ import { outcomeConformance } from './outcome.js';
 import { replayConformance } from './replay.js';
 import { retentionConformance } from './retention.js';
 import { statsConformance } from './stats.js';
+import { traceContextConformance } from './trace-context.js';
 import { transactionalEnqueueConformance } from './transactional-enqueue.js';
 
 export function runStoreConformance(harness: StoreHarness): void {
@@ -35,6 +36,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     eventsConformance(harness);
     listConformance(harness);
     transactionalEnqueueConformance(harness);
+    traceContextConformance(harness);
     migrationsConformance(harness);
   });
 }
