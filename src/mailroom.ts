@@ -13,6 +13,7 @@ import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
 import type { EventInsertWithJobsParams, EventInsertWithJobsResult, JobInsert, JobListParams, Store, StoreExecutor } from './store/store.js';
+import { traceEnqueue } from './tracing.js';
 import { Worker } from './worker/worker.js';
 import { CronScheduler } from './maintenance/cron-scheduler.js';
 import type { ScheduleOptions } from './maintenance/cron-scheduler.js';
@@ -189,7 +190,7 @@ export class Mailroom {
    */
   async ingest(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
-    const result = await this.store.eventInsertWithJobs(params);
+    const result = await traceEnqueue('ingest', params.jobs, (jobs) => this.store.eventInsertWithJobs(jobs === params.jobs ? params : { ...params, jobs }));
     if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkers();
     return result;
   }
@@ -202,7 +203,7 @@ export class Mailroom {
     this.assertOpen();
     const insert = this.toInsert(type, payload, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
-    const [result] = await executor.jobInsertMany({ jobs: [insert] });
+    const [result] = await traceEnqueue('enqueue', [insert], (jobs) => executor.jobInsertMany({ jobs }));
     if (options.client === undefined) this.wakeWorkers();
     return result!.job as Job<PayloadOf<T>>;
   }
@@ -214,7 +215,7 @@ export class Mailroom {
     if (items.length === 0) return [];
     const inserts = items.map((item) => this.toInsert(item.type, item.payload, item.options ?? {}));
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
-    const results = await executor.jobInsertMany({ jobs: inserts });
+    const results = await traceEnqueue('enqueue', inserts, (jobs) => executor.jobInsertMany({ jobs }));
     if (options.client === undefined) this.wakeWorkers();
     return results.map((r) => r.job);
   }
@@ -232,7 +233,7 @@ export class Mailroom {
         fn({
           db: tx.db,
           enqueue: (type: string, payload: unknown, options: EnqueueOptions = {}) =>
-            tx.jobInsertMany({ jobs: [this.toInsert(type, payload, options)] })[0]!.job,
+            traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })[0]!.job),
         }),
       );
       this.wakeWorkers();
@@ -244,7 +245,7 @@ export class Mailroom {
           fn({
             client: tx.client,
             enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) =>
-              (await tx.jobInsertMany({ jobs: [this.toInsert(type, payload, options)] }))[0]!.job,
+              (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job,
           }),
         )
         .then((value) => {
