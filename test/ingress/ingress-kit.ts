@@ -4,6 +4,7 @@
 
 import { request } from 'node:http';
 import pino from 'pino';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { validateConfig } from '../../src/config/validate-config.js';
 import { createIngressServer } from '../../src/ingress/server.js';
@@ -89,6 +90,17 @@ export function send(url: string, path: string, options: { method?: string; head
 /** POST a body with its headers to /hooks/<source>. */
 export function postHook(url: string, source: string, body: Buffer | string, headers: Record<string, string>): Promise<RawResponse> {
   return send(url, `/hooks/${source}`, { body, headers });
+}
+
+/** Headers of a Standard Webhooks delivery of `body` with message id `id`, signed now with `secret`. */
+export function standardWebhookHeaders(secret: string, id: string, body: Buffer): Record<string, string> {
+  const at = new Date();
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new StandardWebhook(secret).sign(id, at, body.toString('utf8')),
+  };
 }
 
 /** How many events and jobs the store holds (raw SQL: no Store method counts events). */

@@ -9,7 +9,6 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { validateConfig } from '../../src/config/validate-config.js';
@@ -19,7 +18,7 @@ import { Mailroom } from '../../src/mailroom.js';
 import { createForwardTask } from '../../src/tasks/forward.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { waitFor, waitForEvent } from '../harness/wait.js';
-import { closeAll, openIngressMailroom, postHook, silentLog, startIngress } from '../ingress/ingress-kit.js';
+import { closeAll, openIngressMailroom, postHook, silentLog, standardWebhookHeaders, startIngress } from '../ingress/ingress-kit.js';
 import { startReceiver } from '../tasks/task-kit.js';
 import type { Receiver } from '../tasks/task-kit.js';
 
@@ -48,17 +47,7 @@ afterAll(async () => {
 
 function signedBody(id: string, extraHeaders: Record<string, string> = {}): { body: Buffer; headers: Record<string, string> } {
   const body = Buffer.from(JSON.stringify({ type: 'invoice.paid', data: { id } }), 'utf8');
-  const at = new Date();
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'webhook-id': id,
-      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': new StandardWebhook(SECRET).sign(id, at, body.toString('utf8')),
-      ...extraHeaders,
-    },
-  };
+  return { body, headers: { ...standardWebhookHeaders(SECRET, id, body), ...extraHeaders } };
 }
 
 function spansOfKind(spans: readonly ReadableSpan[], kind: SpanKind): ReadableSpan[] {

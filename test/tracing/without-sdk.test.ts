@@ -4,12 +4,11 @@
 // registers an SDK in the process-wide API globals.
 
 import { propagation, trace } from '@opentelemetry/api';
-import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClaimedJob } from '../../src/core/types.js';
 import { createForwardTask } from '../../src/tasks/forward.js';
 import { storeHarnesses } from '../harness/stores.js';
-import { closeAll, openIngressMailroom, postHook, startIngress } from '../ingress/ingress-kit.js';
+import { closeAll, openIngressMailroom, postHook, standardWebhookHeaders, startIngress } from '../ingress/ingress-kit.js';
 import { startReceiver } from '../tasks/task-kit.js';
 import type { Receiver } from '../tasks/task-kit.js';
 
@@ -37,12 +36,8 @@ describe.each(storeHarnesses)('no SDK on $name', (harness) => {
     const { url } = await startIngress(mr, { sources: { standard: { provider: 'standard', secrets: [SECRET], tasks: ['to_app'] } } });
 
     const body = Buffer.from('{"type":"invoice.paid"}', 'utf8');
-    const at = new Date();
     const response = await postHook(url, 'standard', body, {
-      'content-type': 'application/json',
-      'webhook-id': 'msg_untraced',
-      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': new StandardWebhook(SECRET).sign('msg_untraced', at, body.toString('utf8')),
+      ...standardWebhookHeaders(SECRET, 'msg_untraced', body),
       traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
     });
     expect(response.status).toBe(202);
