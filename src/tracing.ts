@@ -26,6 +26,8 @@ export const TRACER_NAME = 'mailroom';
 /** `messaging.system` on every messaging span. */
 const MESSAGING_SYSTEM = 'mailroom';
 const HOOKS_ROUTE = '/hooks/:source';
+/** HTTP server span names are the method and the route. */
+const INGRESS_SPAN_NAME = `POST ${HOOKS_ROUTE}`;
 
 // One tracer for the process: a ProxyTracer that delegates to whichever provider an SDK
 // registers, even one registered after this module loaded.
@@ -56,7 +58,7 @@ export async function traceIngress(req: IncomingMessage, res: ServerResponse, so
   const outer = trace.getSpan(active);
   const isNested = outer !== undefined && isTraced(outer);
   const parent = isNested ? active : propagation.extract(ROOT_CONTEXT, req.headers);
-  const span = tracer.startSpan(`POST ${HOOKS_ROUTE}`, isNested ? INTERNAL : SERVER, parent);
+  const span = tracer.startSpan(INGRESS_SPAN_NAME, isNested ? INTERNAL : SERVER, parent);
   if (!isTraced(span)) return handle();
   if (span.isRecording()) {
     span.setAttributes({
