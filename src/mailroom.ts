@@ -24,6 +24,7 @@ import type {
   Store,
   StoreExecutor,
 } from './store/store.js';
+import { traceEnqueue } from './tracing.js';
 import { Worker } from './worker/worker.js';
 import { CronScheduler } from './maintenance/cron-scheduler.js';
 import { DEFAULT_DONE_RETENTION_MS, startRetention, validateRetention } from './maintenance/retention.js';
@@ -235,7 +236,7 @@ export class Mailroom {
   async ingest(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
     checkEventIdentity(params.event);
-    const result = await this.store.eventInsertWithJobs(params);
+    const result = await traceEnqueue('ingest', params.jobs, (jobs) => this.store.eventInsertWithJobs(jobs === params.jobs ? params : { ...params, jobs }));
     if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkers();
     return result;
   }
@@ -248,7 +249,7 @@ export class Mailroom {
     this.assertOpen();
     const insert = this.toInsert(type, payload, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
-    const [result] = await executor.jobInsertMany({ jobs: [insert] });
+    const [result] = await traceEnqueue('enqueue', [insert], (jobs) => executor.jobInsertMany({ jobs }));
     if (options.client === undefined) this.wakeWorkers();
     return result!.job as Job<PayloadOf<T>>;
   }
@@ -260,7 +261,7 @@ export class Mailroom {
     if (items.length === 0) return [];
     const inserts = items.map((item) => this.toInsert(item.type, item.payload, item.options ?? {}));
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
-    const results = await executor.jobInsertMany({ jobs: inserts });
+    const results = await traceEnqueue('enqueue', inserts, (jobs) => executor.jobInsertMany({ jobs }));
     if (options.client === undefined) this.wakeWorkers();
     return results.map((r) => r.job);
   }
@@ -278,7 +279,7 @@ export class Mailroom {
         fn({
           db: tx.db,
           enqueue: (type: string, payload: unknown, options: EnqueueOptions = {}) =>
-            tx.jobInsertMany({ jobs: [this.toInsert(type, payload, options)] })[0]!.job,
+            traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })[0]!.job),
         }),
       );
       this.wakeWorkers();
@@ -290,7 +291,7 @@ export class Mailroom {
           fn({
             client: tx.client,
             enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) =>
-              (await tx.jobInsertMany({ jobs: [this.toInsert(type, payload, options)] }))[0]!.job,
+              (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job,
           }),
         )
         .then((value) => {

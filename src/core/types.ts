@@ -58,6 +58,12 @@ export interface Job<P = unknown> {
   readonly finishedAt: Date | null;
   readonly leaseOwner: string | null;
   readonly leaseExpiresAt: Date | null;
+  /**
+   * The W3C trace context of whoever enqueued the job (the OpenTelemetry propagator's
+   * carrier as JSON, e.g. `{"traceparent":"00-…"}`); its attempts continue that trace.
+   * null when no propagator was active at enqueue.
+   */
+  readonly traceContext: string | null;
 }
 
 export interface JobDetail<P = unknown> extends Job<P> {

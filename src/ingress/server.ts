@@ -10,6 +10,7 @@ import type { MailroomConfig } from '../config/define-config.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import type { MailroomMetrics } from '../metrics/metrics.js';
+import { traceIngress } from '../tracing.js';
 import { handleHook } from './hooks-route.js';
 import type { HooksRouteDeps } from './hooks-route.js';
 import { httpErrorFromError, sendHttpError, sendJson } from './http-errors.js';
@@ -108,7 +109,7 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
       } catch {
         name = path.slice(HOOKS_PREFIX.length);
       }
-      return handleHook(req, res, name, deps);
+      return traceIngress(req, res, name, () => handleHook(req, res, name, deps));
     }
     switch (path) {
       case '/healthz':

@@ -21,6 +21,7 @@ export interface ClaimedRow {
   readonly source: string | null;
   readonly run_at: number;
   readonly created_at: number;
+  readonly trace_context: string | null;
 }
 
 /** What the claim set on every row it leased. */
@@ -55,6 +56,7 @@ export function claimedJob(row: ClaimedRow, lease: ClaimLease): ClaimedJob {
     leaseOwner: lease.workerId,
     leaseExpiresAt: new Date(lease.leaseExpiresAtMs),
     leaseToken: lease.leaseToken,
+    traceContext: row.trace_context ?? null,
   };
 }
 

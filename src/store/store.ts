@@ -43,6 +43,8 @@ export interface JobInsert {
   readonly delayMs: number;
   readonly key: string | null;
   readonly group: string | null;
+  /** The enqueuer's trace context to store with the job (Job.traceContext); omitted means none. */
+  readonly traceContext?: string | null;
 }
 
 export interface JobInsertManyParams {

@@ -10,6 +10,7 @@ import type { ForwardTaskConfig } from '../config/define-config.js';
 import { SECRET_HEADERS } from '../providers/index.js';
 import { signStandardWebhook } from '../providers/standard-webhooks-scheme.js';
 import { standardWebhooksKey } from '../providers/standard.js';
+import { traceHttpCall } from '../tracing.js';
 import { classifyResponse } from './classify-response.js';
 
 /** 30 s: an internal app that takes longer is better retried than waited on. */
@@ -59,7 +60,7 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
       const signal = anySignal([ctx.signal, timeout]);
       let response: Response;
       try {
-        response = await doFetch(config.url, { method: 'POST', body, headers, signal, redirect: 'manual' });
+        response = await traceHttpCall('POST', config.url, headers, () => doFetch(config.url, { method: 'POST', body, headers, signal, redirect: 'manual' }));
       } catch (error) {
         if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
         if (timeout.aborted) throw new Error(`forward to ${config.url} timed out after ${requestTimeoutMs} ms`);

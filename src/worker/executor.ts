@@ -6,6 +6,8 @@ import { TimeoutError, isPermanent, retryAfterDelayMs } from '../core/errors.js'
 import type { ClaimedJob, InboundEvent } from '../core/types.js';
 import type { RegisteredTask, TaskContext } from '../core/task-registry.js';
 import type { Logger } from '../log.js';
+import { endAttempt, runInAttempt, startAttempt } from '../tracing.js';
+import type { AttemptTrace } from '../tracing.js';
 
 export type Outcome =
   | { readonly kind: 'done' }
@@ -85,20 +87,23 @@ export function execute(options: ExecuteOptions): Execution {
     return controller.signal;
   };
   let timer: NodeJS.Timeout | undefined;
+  let attempt!: AttemptTrace;
   const decide = (decided: Outcome): void => {
     if (isDecided) return;
     isDecided = true;
     clearTimeout(timer);
+    endAttempt(attempt, decided);
     resolveOutcome(decided);
   };
 
   const invoke = (payload: unknown, event: InboundEvent | null): unknown =>
-    task.run(payload, jobContext(job, event, signal, options));
+    runInAttempt(attempt, task.run, task, payload, jobContext(job, event, signal, options));
 
   const execution = {
     outcome,
     settled: undefined as unknown as Promise<void>,
     start(): void {
+      attempt = startAttempt(job);
       timer = setTimeout(() => {
         const error = new TimeoutError(task.policy.timeoutMs);
         abort(error);

@@ -16,6 +16,7 @@ import { replayConformance } from './replay.js';
 import { retentionConformance } from './retention.js';
 import { retryNowConformance } from './retry-now.js';
 import { statsConformance } from './stats.js';
+import { traceContextConformance } from './trace-context.js';
 import { transactionalEnqueueConformance } from './transactional-enqueue.js';
 
 export function runStoreConformance(harness: StoreHarness): void {
@@ -37,6 +38,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     eventsConformance(harness);
     listConformance(harness);
     transactionalEnqueueConformance(harness);
+    traceContextConformance(harness);
     migrationsConformance(harness);
   });
 }

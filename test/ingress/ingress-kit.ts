@@ -6,6 +6,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import pino from 'pino';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { validateConfig } from '../../src/config/validate-config.js';
 import { createIngressServer } from '../../src/ingress/server.js';
@@ -204,6 +205,17 @@ function parseRawResponse(bytes: Buffer, isClosed = false): RawResponse | null {
 /** POST a body with its headers to /hooks/<source>. */
 export function postHook(url: string, source: string, body: Buffer | string, headers: Record<string, string | string[]>): Promise<RawResponse> {
   return send(url, `/hooks/${source}`, { body, headers });
+}
+
+/** Headers of a Standard Webhooks delivery of `body` with message id `id`, signed now with `secret`. */
+export function standardWebhookHeaders(secret: string, id: string, body: Buffer): Record<string, string> {
+  const at = new Date();
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new StandardWebhook(secret).sign(id, at, body.toString('utf8')),
+  };
 }
 
 /** How many events and jobs the store holds (raw SQL: no Store method counts events). */

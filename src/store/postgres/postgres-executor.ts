@@ -375,6 +375,9 @@ export class PostgresExecutor implements StoreExecutor {
       event?.id ?? null,
       event?.source ?? null,
       now ?? null,
+      // NULL for the whole batch when no job carries a trace context (the default, without
+      // an OpenTelemetry SDK): unnest pads it with NULLs, so no per-job array is built.
+      jobs.some((job) => job.traceContext) ? jobs.map((job) => job.traceContext ?? null) : null,
     ]);
     // Identity values follow the insert order, which is the input order (ORDER BY ord).
     rows.sort((a, b) => compareJobIds(a.id, b.id));
@@ -497,6 +500,7 @@ function toJob(row: Row): Job {
     finishedAt: row.finished_at ?? null,
     leaseOwner: row.lease_owner ?? null,
     leaseExpiresAt: row.lease_expires_at ?? null,
+    traceContext: row.trace_context ?? null,
   };
 }
 

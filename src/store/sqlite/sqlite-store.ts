@@ -573,6 +573,7 @@ export class SqliteStore implements Store {
         group: job.group,
         eventId: event?.id ?? null,
         source: event?.source ?? null,
+        traceContext: job.traceContext ?? null,
         now: nowValue,
       }) as Row | undefined;
       if (row) {
@@ -604,6 +605,7 @@ export class SqliteStore implements Store {
       job.group,
       event?.id ?? null,
       event?.source ?? null,
+      job.traceContext ?? null,
     ]);
     const info = this.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
     // An internal invariant, not a user error: the ids below are only right if all inserted.
@@ -936,6 +938,7 @@ function toJob(row: Row): Job {
     finishedAt: toDate(row.finished_at),
     leaseOwner: row.lease_owner ?? null,
     leaseExpiresAt: toDate(row.lease_expires_at),
+    traceContext: row.trace_context ?? null,
   };
 }
 
@@ -1007,6 +1010,7 @@ function insertedJob(id: number, job: JobInsert, runAt: number, now: number, eve
     finishedAt: null,
     leaseOwner: null,
     leaseExpiresAt: null,
+    traceContext: job.traceContext ?? null,
   };
 }
 
