@@ -6,6 +6,7 @@
 
 import type { Writable } from 'node:stream';
 import type { Attempt, EventSummary, InboundEvent, Job, JobDetail, Replay } from '../core/types.js';
+import { SECRET_HEADERS } from '../providers/index.js';
 
 /** Writes one JSON document (pretty-printed, newline-terminated). */
 export function writeJson(out: Writable, value: unknown): void {
@@ -72,16 +73,21 @@ export function jobDetailToJson(job: JobDetail): Record<string, unknown> {
 }
 
 /**
- * Header names that carry a signature, a credential or a secret in some provider's
- * spelling. Ingress never stores them; a row stored before a spelling was known to it
- * still must not reach a terminal, so the CLI hides any it finds.
+ * Ingress never stores a signature or credential header (`SECRET_HEADERS`, every
+ * provider's spellings). A row stored before a spelling was on that list still must not
+ * reach a terminal, so the CLI also hides any header whose name looks secret-bearing.
  */
-const SECRET_HEADER = /authorization|cookie|signature|hmac|secret|token|api[-_]?key|password/i;
+const SECRET_LOOKING_HEADER = /authorization|cookie|signature|hmac|secret|token|api[-_]?key|password/i;
+const KNOWN_SECRET_HEADERS = new Set(SECRET_HEADERS);
+
+function isSecretHeader(name: string): boolean {
+  return KNOWN_SECRET_HEADERS.has(name.toLowerCase()) || SECRET_LOOKING_HEADER.test(name);
+}
 
 /** Stored headers as the CLI shows them: sorted, secret-bearing values replaced. */
 export function visibleHeaders(headers: Record<string, string>): Record<string, string> {
   const shown: Record<string, string> = {};
-  for (const name of Object.keys(headers).sort()) shown[name] = SECRET_HEADER.test(name) ? '[hidden]' : headers[name]!;
+  for (const name of Object.keys(headers).sort()) shown[name] = isSecretHeader(name) ? '[hidden]' : headers[name]!;
   return shown;
 }
 

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CliUsageError, parseDurationMs, parseInteger, parseJobId } from '../../src/cli/args.js';
 import { anchorSqlitePath, describeDbUrl } from '../../src/cli/cli-mailroom.js';
 import { commandNames } from '../../src/cli/run-cli.js';
-import { formatDurationMs, renderTable } from '../../src/cli/output.js';
+import { formatDurationMs, renderTable, visibleHeaders } from '../../src/cli/output.js';
+import { SECRET_HEADERS } from '../../src/providers/index.js';
 import { removeTempDirs, runCommand } from './run-command.js';
 
 afterEach(() => removeTempDirs());
@@ -62,6 +63,13 @@ describe('output', () => {
       ],
     );
     expect(table.split('\n')).toEqual([' ID  ERROR', '  7  line one…', '123  short']);
+  });
+
+  it('hides every header a provider signs with or a client authenticates with, in any case, and shows the rest', () => {
+    const stored = Object.fromEntries([...SECRET_HEADERS.map((name) => [name.toUpperCase(), 'sekrit']), ['x-github-event', 'push']]);
+    const shown = visibleHeaders(stored);
+    expect(Object.entries(shown).filter(([, value]) => value === 'sekrit')).toEqual([]);
+    expect(shown['x-github-event']).toBe('push');
   });
 
   it('formats durations for people', () => {
