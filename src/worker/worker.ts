@@ -253,7 +253,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       const free = this.freeSlots();
       let claimedCount = 0;
-      let nextRunAt: Date | null = null;
+      let nextRunInMs: number | null = null;
       {
         try {
           // Yield to the event loop every few ms. With a synchronous store and fast
@@ -298,7 +298,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
             this.emit('idle');
             this.emitChange();
             if (!this.wakePending) {
-              nextRunAt = (await this.store.jobClaimable({ types: this.types(), queues: this.queues })).nextRunAt;
+              nextRunInMs = (await this.store.jobClaimable({ types: this.types(), queues: this.queues })).nextRunInMs;
             }
           } else if (jobs.length < free) {
             this.emitChange();
@@ -318,7 +318,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       if (this.wakePending) continue;
       let sleepMs = this.pollMs;
-      if (nextRunAt) sleepMs = Math.max(1, Math.min(sleepMs, nextRunAt.getTime() - Date.now()));
+      // On the store's clock: this process's own may be off.
+      if (nextRunInMs !== null) sleepMs = Math.max(1, Math.min(sleepMs, nextRunInMs));
       await this.sleep(sleepMs);
     }
   }
