@@ -1,8 +1,12 @@
-// Soak test (not in CI): `npm run soak -- --minutes 10 [--db URL]`.
+// Soak test: `npm run soak -- --minutes 10 [--db URL | --pg-throwaway]` (CI runs two
+// minutes on each store).
 // Runs `mailroom serve` (ingress + a worker for the event task) and two worker processes
 // against one store, with signed webhook senders that retry until acknowledged, an app
 // that enqueues jobs, handlers that fail at random after their effect, and chaos: worker
-// kill -9s, worker SIGTERMs and serve kill -9s with restarts. Then it stops the chaos,
+// kill -9s, worker SIGTERMs, serve kill -9s with restarts, workers paused (SIGSTOP) for
+// up to 0.4 of their lease, and on PostgreSQL every connection dropped at once; with
+// --pg-throwaway (a cluster of its own, initdb + pg_ctl) also the server crashed and
+// restarted under load. Then it stops the chaos,
 // lets everything drain and reconciles: every acknowledged delivery id has exactly one
 // event and its job is terminal, every acknowledged enqueue exists and is terminal;
 // lost = 0. Exits 1 when any check fails. Default store: a fresh SQLite file.
@@ -24,12 +28,24 @@ import {
   writeServeConfig,
 } from '../test/faults/kit.js';
 import type { Child } from '../test/faults/kit.js';
+import { findPostgresBin, startThrowawayCluster } from '../test/faults/pg-cluster.js';
+import type { ThrowawayCluster } from '../test/faults/pg-cluster.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, db: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '10' }, db: { type: 'string' }, 'pg-throwaway': { type: 'boolean', default: false } },
+});
 const minutes = Number(values.minutes);
 if (!(minutes > 0)) throw new Error('--minutes must be a positive number');
 const dir = tempDir('mailroom-soak-');
-const db = values.db ?? `sqlite:${join(dir, 'soak.db')}`;
+let cluster: ThrowawayCluster | null = null;
+if (values['pg-throwaway']) {
+  const bin = findPostgresBin();
+  if (!bin) throw new Error('--pg-throwaway needs initdb and pg_ctl under /usr/lib/postgresql');
+  cluster = await startThrowawayCluster(bin);
+}
+const db = cluster?.url ?? values.db ?? `sqlite:${join(dir, 'soak.db')}`;
+const isPostgres = db.startsWith('postgres');
+const LEASE_MS = 2_000;
 const ledger = join(dir, 'ledger.txt');
 const config = writeServeConfig(dir);
 const FAIL_RATE = '0.1';
@@ -37,12 +53,12 @@ const log = (line: string) => console.log(`[soak ${new Date().toISOString().slic
 
 const mr = await Mailroom.open({ db, logger: pino({ level: 'silent' }) });
 const deaths = new Map<number, number>();
-const chaos = { workerKills: 0, workerTerms: 0, serveKills: 0, nonZeroTermExits: 0 };
+const chaos = { workerKills: 0, workerTerms: 0, serveKills: 0, workerPauses: 0, connectionDrops: 0, pgRestarts: 0, nonZeroTermExits: 0 };
 
 const serveEnv = { FAULT_FAIL_RATE: FAIL_RATE, FAULT_WORK_MS: '30' };
 let serve: Child & { url: string } = await startServe({ db, config, ledger, cwd: dir, env: serveEnv });
 const startWorker = () =>
-  startFaultWorker({ db, ledger, concurrency: 20, leaseMs: 2_000, stopTimeoutMs: 2_000 });
+  startFaultWorker({ db, ledger, concurrency: 20, leaseMs: LEASE_MS, stopTimeoutMs: 2_000 });
 const workers: Array<Child & { workerId: string }> = [await startWorker(), await startWorker()];
 
 let isLoading = true;
@@ -79,28 +95,99 @@ async function enqueuer(): Promise<void> {
   }
 }
 
+/** Every backend of this database but the one asking: what a failover or a proxy restart does. */
+async function dropConnections(): Promise<void> {
+  const { default: pg } = await import('pg');
+  const url = new URL(db);
+  url.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: url.toString() });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type ChaosKind = 'workerKill' | 'workerTerm' | 'serveKill' | 'workerPause' | 'connectionDrop' | 'pgRestart';
+/** Relative weights; a kind the store cannot have is left out. */
+const CHAOS_WEIGHTS: Array<[ChaosKind, number]> = (
+  [
+    ['workerKill', 30],
+    ['workerTerm', 20],
+    ['serveKill', 15],
+    ['workerPause', 20],
+    ['connectionDrop', isPostgres ? 10 : 0],
+    ['pgRestart', cluster ? 5 : 0],
+  ] as Array<[ChaosKind, number]>
+).filter(([, weight]) => weight > 0);
+// Every kind once first, in a random order, so that even a short run (CI's two minutes)
+// has each of them; then at random by weight.
+const firstRound: ChaosKind[] = CHAOS_WEIGHTS.map(([kind]) => kind).sort(() => Math.random() - 0.5);
+
+function nextChaos(): ChaosKind {
+  const first = firstRound.shift();
+  if (first) return first;
+  let roll = Math.random() * CHAOS_WEIGHTS.reduce((sum, [, weight]) => sum + weight, 0);
+  for (const [kind, weight] of CHAOS_WEIGHTS) {
+    roll -= weight;
+    if (roll < 0) return kind;
+  }
+  return 'workerKill';
+}
+
+async function replaceWorker(signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+  const index = Math.floor(Math.random() * workers.length);
+  const victim = workers[index]!;
+  victim.kill(signal);
+  const exit = await victim.exited;
+  if (signal === 'SIGKILL') deaths.set(victim.pid, exit.atMs);
+  else if (exit.code !== 0) chaos.nonZeroTermExits++;
+  workers[index] = await startWorker();
+}
+
 async function chaosStep(): Promise<void> {
-  const roll = Math.random();
-  if (roll < 0.45) {
-    const index = Math.floor(Math.random() * workers.length);
-    const victim = workers[index]!;
-    victim.kill('SIGKILL');
-    deaths.set(victim.pid, (await victim.exited).atMs);
-    chaos.workerKills++;
-    workers[index] = await startWorker();
-  } else if (roll < 0.75) {
-    const index = Math.floor(Math.random() * workers.length);
-    const victim = workers[index]!;
-    victim.kill('SIGTERM');
-    const exit = await victim.exited;
-    if (exit.code !== 0) chaos.nonZeroTermExits++;
-    chaos.workerTerms++;
-    workers[index] = await startWorker();
-  } else {
-    serve.kill('SIGKILL');
-    deaths.set(serve.pid, (await serve.exited).atMs);
-    chaos.serveKills++;
-    serve = await startServe({ db, config, ledger, cwd: dir, env: serveEnv });
+  switch (nextChaos()) {
+    case 'workerKill':
+      await replaceWorker('SIGKILL');
+      chaos.workerKills++;
+      return;
+    case 'workerTerm':
+      await replaceWorker('SIGTERM');
+      chaos.workerTerms++;
+      return;
+    case 'serveKill':
+      serve.kill('SIGKILL');
+      deaths.set(serve.pid, (await serve.exited).atMs);
+      chaos.serveKills++;
+      serve = await startServe({ db, config, ledger, cwd: dir, env: serveEnv });
+      return;
+    case 'workerPause': {
+      // Paused for up to 0.4 of the lease: heartbeats are late and the worker's lease
+      // deadline may pass (handlers aborted, buffered jobs handed back), the store's lease
+      // does not, so no other worker can have started those jobs meanwhile.
+      const victim = workers[Math.floor(Math.random() * workers.length)]!;
+      victim.kill('SIGSTOP');
+      await sleep(100 + Math.random() * (LEASE_MS * 0.4 - 100));
+      victim.kill('SIGCONT');
+      chaos.workerPauses++;
+      return;
+    }
+    case 'connectionDrop':
+      await dropConnections().then(
+        () => void chaos.connectionDrops++,
+        (error: unknown) => log(`connection drop failed: ${String(error)}`),
+      );
+      return;
+    case 'pgRestart':
+      cluster!.crash();
+      await sleep(500 + Math.random() * 1_500);
+      cluster!.start();
+      chaos.pgRestarts++;
+      return;
   }
 }
 
@@ -115,8 +202,8 @@ while (Date.now() < endAt) {
   await chaosStep();
   if (Date.now() - lastReport > 30_000) {
     lastReport = Date.now();
-    const s = (await mr.stats()).byStatus;
-    log(`acked deliveries=${ackedDeliveries.size} enqueues=${ackedJobs.size} ${JSON.stringify(s)} chaos=${JSON.stringify(chaos)}`);
+    const s = await mr.stats().then((stats) => JSON.stringify(stats.byStatus), () => 'stats unavailable');
+    log(`acked deliveries=${ackedDeliveries.size} enqueues=${ackedJobs.size} ${s} chaos=${JSON.stringify(chaos)}`);
   }
 }
 isLoading = false;
@@ -126,7 +213,12 @@ log('load stopped; draining');
 
 const drainStart = Date.now();
 for (;;) {
-  const { pending, running } = (await mr.stats()).byStatus;
+  const stats = await mr.stats().catch(() => null);
+  if (stats === null) {
+    await sleep(250);
+    continue;
+  }
+  const { pending, running } = stats.byStatus;
   if (pending === 0 && running === 0) break;
   if (Date.now() - drainStart > 120_000) {
     log(`drain did not finish in 120 s: pending=${pending} running=${running}`);
@@ -207,4 +299,5 @@ const ok =
   (integrity === 'ok' || integrity === 'n/a');
 log(ok ? 'RECONCILED: lost = 0' : 'FAILED reconciliation');
 cleanupFaults();
+cluster?.destroy();
 process.exit(ok ? 0 : 1);
