@@ -15,15 +15,7 @@ import { createLogger } from './log.js';
 import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
-import type {
-  EventInsertWithJobsParams,
-  EventInsertWithJobsResult,
-  EventListParams,
-  JobInsert,
-  JobListParams,
-  Store,
-  StoreExecutor,
-} from './store/store.js';
+import type { EventInsert, EventInsertWithJobsResult, JobInsert, Store, StoreExecutor } from './store/store.js';
 import { traceEnqueue } from './tracing.js';
 import { Worker } from './worker/worker.js';
 import { CronScheduler } from './maintenance/cron-scheduler.js';
@@ -85,11 +77,53 @@ export interface EnqueueManyItem<T extends string = string> {
   readonly options?: Omit<EnqueueOptions, 'client'>;
 }
 
-/** Filters for listJobs: the store's own list parameters (limit defaults to 100). */
-export type ListJobsOptions = JobListParams;
+/**
+ * One page of a listing in id order. Declared here rather than borrowed from the store's
+ * parameters, so a field the store grows for its own use never becomes public API.
+ */
+export interface ListPageOptions {
+  /** @default 100, at most 10,000 */
+  readonly limit?: number;
+  /** Only rows after this id in the listing's order (keyset pagination). */
+  readonly after?: string;
+  /** Newest first. @default false */
+  readonly descending?: boolean;
+}
 
-/** Filters for listEvents: source, type, and a page in id order (limit defaults to 100). */
-export type ListEventsOptions = EventListParams;
+/** Filters for listJobs (every field narrows) and a page. */
+export interface ListJobsOptions extends ListPageOptions {
+  readonly status?: JobStatus;
+  readonly type?: string;
+  readonly queue?: string;
+  readonly source?: string;
+  readonly eventId?: string;
+  /** Case-insensitive substring of the last error. */
+  readonly errorContains?: string;
+}
+
+/** Filters for listEvents: source, type, and a page in id order. */
+export interface ListEventsOptions extends ListPageOptions {
+  readonly source?: string;
+  readonly type?: string;
+}
+
+/**
+ * A job an inbound event fans out to. Its payload is the event (the handler gets the
+ * parsed body); queue and attempt budget come from the task, like any enqueue's.
+ */
+export interface IngestJob {
+  readonly type: string;
+  /** @default 0 */
+  readonly priority?: number;
+  /** Ordering group; null or omitted for none. */
+  readonly group?: string | null;
+}
+
+/** A verified webhook and the jobs it fans out to, stored together by `ingest`. */
+export interface IngestParams {
+  readonly event: EventInsert;
+  readonly jobs: readonly IngestJob[];
+}
 
 export type ReplayTarget =
   | { readonly id: string }
@@ -149,6 +183,12 @@ export interface MailroomStats extends JobStats {
 }
 
 export { DEFAULT_DONE_RETENTION_MS };
+
+/**
+ * A job from an event stores a null payload: the executor hands its handler the event's
+ * parsed body instead, so the body is stored once however many jobs it fans out to.
+ */
+const EVENT_PAYLOAD = null;
 
 export interface SyncTransaction {
   /** The store's own better-sqlite3 Database, for your writes in the same transaction. */
@@ -221,22 +261,18 @@ export class Mailroom {
     return this.registry.types();
   }
 
-  /** Queue and attempt budget a job of `type` gets when its enqueue names neither. */
-  taskDefaults(type: string): { readonly queue: string; readonly maxAttempts: number } {
-    const task = this.registry.get(type);
-    return { queue: task?.queue ?? DEFAULT_QUEUE, maxAttempts: task?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
-  }
-
   /**
    * Store an inbound event and the jobs it fans out to in one transaction, deduped on
-   * (source, deliveryId); wakes this process's workers when jobs were created.
+   * (source, deliveryId); wakes this process's workers when jobs were created. The jobs
+   * are built by the same rules as `enqueue`'s (the task's queue and attempt budget).
    * @throws EventIdentityInvalidError when the delivery id or type is past the limits of
    *   `core/event-identity.ts` (the same on every store).
    */
-  async ingest(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
+  async ingest(params: IngestParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
     checkEventIdentity(params.event);
-    const result = await traceEnqueue('ingest', params.jobs, (jobs) => this.store.eventInsertWithJobs(jobs === params.jobs ? params : { ...params, jobs }));
+    const inserts = params.jobs.map((job) => this.toInsert(job.type, EVENT_PAYLOAD, { priority: job.priority, group: job.group ?? undefined }));
+    const result = await traceEnqueue('ingest', inserts, (jobs) => this.store.eventInsertWithJobs({ event: params.event, jobs }));
     if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkers();
     return result;
   }
@@ -497,6 +533,11 @@ export class Mailroom {
 
   // ---- internals ----
 
+  /**
+   * The one place a job to insert is built, for enqueue, enqueueMany, a transaction's
+   * enqueue and ingest: options are checked, and what they leave out comes from the task's
+   * policy, then the defaults.
+   */
   private toInsert(type: string, payload: unknown, options: EnqueueOptions): JobInsert {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
     const task = this.registry.get(type);
