@@ -117,8 +117,9 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
       matched = routes.match(req.method, pathOf(req.url ?? '/'));
     } catch (error) {
       // RouteNotFoundError (404) or MethodNotAllowedError (405, logged like before).
-      sendHttpError(res, httpErrorFromError(error));
-      if (error instanceof MethodNotAllowedError) log.info({ path: safePath(req), method: req.method, status: 405 }, 'request refused');
+      const answer = httpErrorFromError(error);
+      sendHttpError(res, answer);
+      if (error instanceof MethodNotAllowedError) log.info({ path: safePath(req), method: req.method, status: answer.status }, 'request refused');
       return;
     }
     await matched.route.handle(req, res, matched.params);
