@@ -7,6 +7,7 @@ import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
 import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, UnsupportedError, MailroomError } from './core/errors.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
+import { signalClosed, signalOpened } from './core/resource-signals.js';
 import { TaskRegistry } from './core/task-registry.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
@@ -356,11 +357,13 @@ export class Mailroom {
     this.assertOpen();
     this.scheduler.start();
     if (this.retention !== false) this.stopRetention ??= startRetention(this, this.retention);
-    const worker = new Worker(
-      { store: this.store, registry: this.registry, log: this.log, onStopped: (w) => this.workers.delete(w) },
-      options,
-    );
+    const onStopped = (stopped: Worker) => {
+      this.workers.delete(stopped);
+      signalClosed(stopped);
+    };
+    const worker = new Worker({ store: this.store, registry: this.registry, log: this.log, onStopped }, options);
     this.workers.add(worker);
+    signalOpened('worker', worker, `worker ${worker.id}`);
     return worker.start();
   }
 

@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { MethodNotAllowedError } from '../core/errors.js';
+import { signalClosed, signalOpened } from '../core/resource-signals.js';
 import type { MailroomConfig } from '../config/define-config.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
@@ -136,7 +137,10 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
           server.off('error', reject);
           const address = server.address() as AddressInfo;
           const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-          resolve(`http://${shownHost}:${address.port}`);
+          const url = `http://${shownHost}:${address.port}`;
+          signalOpened('http-server', server, `HTTP server on ${url}`);
+          server.once('close', () => signalClosed(server));
+          resolve(url);
         });
       });
     },
