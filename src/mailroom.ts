@@ -16,7 +16,15 @@ import { createLogger } from './log.js';
 import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
-import type { EventInsert, EventInsertWithJobsResult, JobInsert, Store, StoreExecutor } from './store/store.js';
+import type {
+  EventInsert,
+  EventInsertWithJobsResult,
+  EventListParams,
+  JobInsert,
+  JobListParams,
+  Store,
+  StoreExecutor,
+} from './store/store.js';
 import { traceEnqueue } from './tracing.js';
 import { Worker } from './worker/worker.js';
 import { CronScheduler } from './maintenance/cron-scheduler.js';
@@ -78,35 +86,11 @@ export interface EnqueueManyItem<T extends string = string> {
   readonly options?: Omit<EnqueueOptions, 'client'>;
 }
 
-/**
- * One page of a listing in id order. Declared here rather than borrowed from the store's
- * parameters, so a field the store grows for its own use never becomes public API.
- */
-export interface ListPageOptions {
-  /** @default 100, at most 10,000 */
-  readonly limit?: number;
-  /** Only rows after this id in the listing's order (keyset pagination). */
-  readonly after?: string;
-  /** Newest first. @default false */
-  readonly descending?: boolean;
-}
+/** Filters for listJobs: the store's own list parameters (limit defaults to 100). */
+export type ListJobsOptions = JobListParams;
 
-/** Filters for listJobs (every field narrows) and a page. */
-export interface ListJobsOptions extends ListPageOptions {
-  readonly status?: JobStatus;
-  readonly type?: string;
-  readonly queue?: string;
-  readonly source?: string;
-  readonly eventId?: string;
-  /** Case-insensitive substring of the last error. */
-  readonly errorContains?: string;
-}
-
-/** Filters for listEvents: source, type, and a page in id order. */
-export interface ListEventsOptions extends ListPageOptions {
-  readonly source?: string;
-  readonly type?: string;
-}
+/** Filters for listEvents: source, type, and a page in id order (limit defaults to 100). */
+export type ListEventsOptions = EventListParams;
 
 /**
  * A job an inbound event fans out to. Its payload is the event (the handler gets the
