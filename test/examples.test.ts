@@ -1,8 +1,9 @@
 // The README's tour cannot drift from what works: every runnable code block of its "five-
 // minute tour" section is found verbatim in an examples/*.ts file, and every example runs
 // (tsx, in a fresh working directory, so `sqlite:./data/…` is a temp file) and prints
-// exactly its trailing `// Output:` comment (River's example_*_test.go). Blocks that cannot
-// run here are listed below with the reason.
+// exactly its trailing `// Output:` comment (River's example_*_test.go). `*.postgres.ts`
+// examples run when PostgreSQL answers (as the PostgreSQL suites do). Blocks that cannot
+// run at all are listed below with the reason.
 
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isPostgresAvailable } from './harness/postgres.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -21,14 +23,13 @@ const TOUR_HEADING = '## A five-minute tour of the library';
 
 /** Tour blocks that are not run, keyed by a line they contain, with why. */
 const NOT_RUN = new Map<string, string>([
-  ['// PostgreSQL: async, or inside your own node-postgres transaction', 'needs a PostgreSQL server and the caller\'s own client; the outbox conformance suite covers it'],
   ['export async function sendEmail(payload', 'a handler signature whose body is elided (…)'],
 ]);
 
 const examples = readdirSync(EXAMPLES_DIR)
   .filter((name) => name.endsWith('.ts'))
   .sort()
-  .map((name) => ({ name, text: readFileSync(join(EXAMPLES_DIR, name), 'utf8') }));
+  .map((name) => ({ name, text: readFileSync(join(EXAMPLES_DIR, name), 'utf8'), needsPostgres: name.endsWith('.postgres.ts') }));
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -70,7 +71,8 @@ describe("the README's tour", () => {
 });
 
 describe('examples/*.ts', () => {
-  it.each(examples.map((example) => [example.name, example.text] as const))('%s prints its Output', async (name, text) => {
+  it.for(examples.map((example) => [example.name, example.text, example.needsPostgres] as const))('%s prints its Output', async ([name, text, needsPostgres], { skip }) => {
+    if (needsPostgres && !isPostgresAvailable) skip();
     const cwd = mkdtempSync(join(tmpdir(), 'mailroom-example-'));
     dirs.push(cwd);
     const { stdout } = await run(process.execPath, ['--import', TSX_LOADER, join(EXAMPLES_DIR, name)], {
