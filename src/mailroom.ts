@@ -7,6 +7,7 @@ import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
 import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, UnsupportedError, MailroomError } from './core/errors.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
+import { signalClosed, signalOpened } from './core/resource-signals.js';
 import { TaskRegistry } from './core/task-registry.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
@@ -16,7 +17,7 @@ import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
 import type {
-  EventInsertWithJobsParams,
+  EventInsert,
   EventInsertWithJobsResult,
   EventListParams,
   JobInsert,
@@ -91,6 +92,24 @@ export type ListJobsOptions = JobListParams;
 /** Filters for listEvents: source, type, and a page in id order (limit defaults to 100). */
 export type ListEventsOptions = EventListParams;
 
+/**
+ * A job an inbound event fans out to. Its payload is the event (the handler gets the
+ * parsed body); queue and attempt budget come from the task, like any enqueue's.
+ */
+export interface IngestJob {
+  readonly type: string;
+  /** @default 0 */
+  readonly priority?: number;
+  /** Ordering group; null or omitted for none. */
+  readonly group?: string | null;
+}
+
+/** A verified webhook and the jobs it fans out to, stored together by `ingest`. */
+export interface IngestParams {
+  readonly event: EventInsert;
+  readonly jobs: readonly IngestJob[];
+}
+
 export type ReplayTarget =
   | { readonly id: string }
   | { readonly ids: readonly string[] }
@@ -149,6 +168,12 @@ export interface MailroomStats extends JobStats {
 }
 
 export { DEFAULT_DONE_RETENTION_MS };
+
+/**
+ * A job from an event stores a null payload: the executor hands its handler the event's
+ * parsed body instead, so the body is stored once however many jobs it fans out to.
+ */
+const EVENT_PAYLOAD = null;
 
 export interface SyncTransaction {
   /** The store's own better-sqlite3 Database, for your writes in the same transaction. */
@@ -221,22 +246,18 @@ export class Mailroom {
     return this.registry.types();
   }
 
-  /** Queue and attempt budget a job of `type` gets when its enqueue names neither. */
-  taskDefaults(type: string): { readonly queue: string; readonly maxAttempts: number } {
-    const task = this.registry.get(type);
-    return { queue: task?.queue ?? DEFAULT_QUEUE, maxAttempts: task?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS };
-  }
-
   /**
    * Store an inbound event and the jobs it fans out to in one transaction, deduped on
-   * (source, deliveryId); wakes this process's workers when jobs were created.
+   * (source, deliveryId); wakes this process's workers when jobs were created. The jobs
+   * are built by the same rules as `enqueue`'s (the task's queue and attempt budget).
    * @throws EventIdentityInvalidError when the delivery id or type is past the limits of
    *   `core/event-identity.ts` (the same on every store).
    */
-  async ingest(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
+  async ingest(params: IngestParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
     checkEventIdentity(params.event);
-    const result = await traceEnqueue('ingest', params.jobs, (jobs) => this.store.eventInsertWithJobs(jobs === params.jobs ? params : { ...params, jobs }));
+    const inserts = params.jobs.map((job) => this.toInsert(job.type, EVENT_PAYLOAD, { priority: job.priority, group: job.group ?? undefined }));
+    const result = await traceEnqueue('ingest', inserts, (jobs) => this.store.eventInsertWithJobs({ event: params.event, jobs }));
     if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkers();
     return result;
   }
@@ -320,11 +341,13 @@ export class Mailroom {
     this.assertOpen();
     this.scheduler.start();
     if (this.retention !== false) this.stopRetention ??= startRetention(this, this.retention);
-    const worker = new Worker(
-      { store: this.store, registry: this.registry, log: this.log, onStopped: (w) => this.workers.delete(w) },
-      options,
-    );
+    const onStopped = (stopped: Worker) => {
+      this.workers.delete(stopped);
+      signalClosed(stopped);
+    };
+    const worker = new Worker({ store: this.store, registry: this.registry, log: this.log, onStopped }, options);
     this.workers.add(worker);
+    signalOpened('worker', worker, `worker ${worker.id}`);
     return worker.start();
   }
 
@@ -497,6 +520,11 @@ export class Mailroom {
 
   // ---- internals ----
 
+  /**
+   * The one place a job to insert is built, for enqueue, enqueueMany, a transaction's
+   * enqueue and ingest: options are checked, and what they leave out comes from the task's
+   * policy, then the defaults.
+   */
   private toInsert(type: string, payload: unknown, options: EnqueueOptions): JobInsert {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
     const task = this.registry.get(type);

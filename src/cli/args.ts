@@ -4,6 +4,7 @@
 
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
+import { normalizeJobId } from '../core/job-id.js';
 
 /** Bad command-line input: printed as one line, exit code 2. */
 export class CliUsageError extends Error {
@@ -114,10 +115,11 @@ export function parseInteger(text: string | undefined, flag: string, { min = 0, 
 
 /** A job id: a positive decimal integer (as SPEC §4 defines ids). */
 export function parseJobId(text: string | undefined, flag: string): string {
-  if (text === undefined || !/^\d+$/.test(text) || /^0+$/.test(text)) {
+  const id = normalizeJobId(text);
+  if (id === null) {
     throw new CliUsageError(`${flag} takes a job id (a positive whole number), not "${text ?? ''}". Run \`mailroom jobs\` to list ids.`);
   }
-  return text.replace(/^0+/, '');
+  return id;
 }
 
 /** An ISO 8601 timestamp. */

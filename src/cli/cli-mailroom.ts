@@ -12,7 +12,9 @@ import { createLogger } from '../log.js';
 import type { Logger } from '../log.js';
 import type { RetentionSettings } from '../maintenance/retention.js';
 import type { Mailroom } from '../mailroom.js';
+import { StoreUrlError } from '../core/errors.js';
 import { parseStoreUrl } from '../store/store-url.js';
+import type { ParsedStoreUrl } from '../store/store-url.js';
 import type { CommonOptions } from './args.js';
 import type { CliIo } from './command.js';
 
@@ -61,16 +63,19 @@ export function resolveDbUrl(common: CommonOptions, io: CliIo, config: MailroomC
 /**
  * Relative SQLite paths are relative to the command's working directory (io.cwd), not to
  * wherever the process happened to start: tests and wrappers run commands in-process.
+ * The URL is read by store-url.ts, the one parser of store URLs; one it refuses is
+ * returned as given, so opening it reports the problem after the config's own checks.
  */
 export function anchorSqlitePath(url: string, cwd: string): string {
-  if (/^postgres(ql)?:\/\//i.test(url)) return url;
-  let rest = url.replace(/^sqlite:/i, '');
-  if (rest.startsWith('//')) rest = rest.slice(2);
-  const queryAt = rest.indexOf('?');
-  const path = queryAt >= 0 ? rest.slice(0, queryAt) : rest;
-  const query = queryAt >= 0 ? rest.slice(queryAt) : '';
-  if (path === '' || path === ':memory:' || isAbsolute(path) || /^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
-  return `sqlite:${resolve(cwd, path)}${query}`;
+  let parsed: ParsedStoreUrl;
+  try {
+    parsed = parseStoreUrl(url);
+  } catch (error) {
+    if (error instanceof StoreUrlError) return url;
+    throw error;
+  }
+  if (parsed.kind !== 'sqlite' || parsed.path === ':memory:' || isAbsolute(parsed.path)) return url;
+  return `sqlite:${resolve(cwd, parsed.path)}${parsed.synchronous === undefined ? '' : `?synchronous=${parsed.synchronous}`}`;
 }
 
 /** A URL safe to print: the password of a postgres URL is masked. */

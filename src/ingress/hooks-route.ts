@@ -6,18 +6,18 @@
 
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BodyMalformedError, StoreUnavailableError } from '../core/errors.js';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE } from '../core/retry-policy.js';
+import { BodyMalformedError, StoreUnavailableError, UnknownSourceError } from '../core/errors.js';
 import type { Logger } from '../log.js';
-import type { Mailroom } from '../mailroom.js';
+import type { IngestJob, Mailroom } from '../mailroom.js';
 import { idText, readJsonPath } from '../providers/json-path.js';
 import type { RequestHeaders } from '../providers/provider.js';
-import type { JobInsert } from '../store/store.js';
+import { traceIngress } from '../tracing.js';
 import { checkHeaders } from './header-checks.js';
 import { httpErrorFromError, httpErrorFromVerifyFailure, sendHttpError, sendJson } from './http-errors.js';
 import type { HttpError } from './http-errors.js';
 import type { BodyBudget, BodyReservation } from './body-budget.js';
 import { readBody, RequestAbortedError } from './read-body.js';
+import type { Route } from './route-table.js';
 import type { FanOutRule, IngressSource } from './sources.js';
 
 export interface HooksRouteDeps {
@@ -32,20 +32,20 @@ export interface HooksRouteDeps {
   readonly bodyBudget: BodyBudget;
 }
 
-/** What a job fanned out from an event inherits from its task's policy. */
-export interface TaskInsertDefaults {
-  readonly queue?: string;
-  readonly maxAttempts?: number;
-}
-
 /** What a stored (or redelivered) event answers. */
 export interface HookAcceptance {
   readonly id: string;
   readonly duplicate: boolean;
 }
 
-/** A job from an event references it: the executor hands the handler the parsed event body. */
-const EVENT_PAYLOAD_JSON = 'null';
+/** The route: `POST /hooks/<source>`, traced as the server span of the webhook's trace. */
+export function hooksRoute(deps: HooksRouteDeps): Route {
+  return {
+    path: '/hooks/:source',
+    methods: ['POST'],
+    handle: (req, res, params) => traceIngress(req, res, params.source!, () => handleHook(req, res, params.source!, deps)),
+  };
+}
 
 /** Handle one request to `/hooks/<sourceName>`; never throws. */
 export async function handleHook(req: IncomingMessage, res: ServerResponse, sourceName: string, deps: HooksRouteDeps): Promise<void> {
@@ -60,7 +60,7 @@ export async function handleHook(req: IncomingMessage, res: ServerResponse, sour
   };
 
   if (!source) {
-    refuse({ status: 404, code: 'MR_ERR_UNKNOWN_SOURCE', message: `No webhook source named "${sourceName.slice(0, 100)}" is configured.` });
+    refuse(httpErrorFromError(new UnknownSourceError(sourceName.slice(0, 100))));
     return;
   }
 
@@ -125,8 +125,8 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
   }
 
   try {
-    const jobs = fanOut((type) => deps.mr.taskDefaults(type), source.fanOut, verified.eventType, body);
-    // ingest() commits the event and its jobs together, then wakes this process's workers.
+    const jobs = fanOut(source.fanOut, verified.eventType, body);
+    // ingest() builds the jobs by enqueue's rules, commits the event and its jobs together, then wakes this process's workers.
     const result = await deps.mr.ingest({
       event: {
         source: source.name,
@@ -184,23 +184,12 @@ function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly Fan
   }
 }
 
-/** The jobs an event of `eventType` fans out to, with each task's queue and attempt budget. */
-function fanOut(taskDefaults: (type: string) => TaskInsertDefaults, rules: readonly FanOutRule[], eventType: string | null, body: unknown): JobInsert[] {
-  const jobs: JobInsert[] = [];
+/** The jobs an event of `eventType` fans out to; ingest() gives each its task's queue and attempt budget. */
+function fanOut(rules: readonly FanOutRule[], eventType: string | null, body: unknown): IngestJob[] {
+  const jobs: IngestJob[] = [];
   for (const rule of rules) {
     if (rule.events !== null && (eventType === null || !rule.events.has(eventType))) continue;
-    const defaults = taskDefaults(rule.task);
-    jobs.push({
-      type: rule.task,
-      payloadJson: EVENT_PAYLOAD_JSON,
-      queue: defaults.queue ?? DEFAULT_QUEUE,
-      priority: rule.priority,
-      maxAttempts: defaults.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-      runAt: null,
-      delayMs: 0,
-      key: null,
-      group: rule.groupPath ? idText(readJsonPath(body, rule.groupPath)) : null,
-    });
+    jobs.push({ type: rule.task, priority: rule.priority, group: rule.groupPath ? idText(readJsonPath(body, rule.groupPath)) : null });
   }
   return jobs;
 }

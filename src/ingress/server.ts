@@ -1,24 +1,28 @@
 // The HTTP front door on node:http (no framework: the ingress must stay within a small
-// factor of a bare node:http server). Routes: POST /hooks/:source, GET /healthz (process
-// up), GET /readyz (store reachable), GET /metrics (Prometheus text).
+// factor of a bare node:http server). Its route table: POST /hooks/:source, GET /healthz
+// (process up), GET /readyz (store reachable), GET /metrics (Prometheus text), and what
+// the process mounts beside them (`routes`: the dashboard and tenant portal will). Every
+// refusal is answered through http-errors.ts.
 
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { MethodNotAllowedError } from '../core/errors.js';
+import { signalClosed, signalOpened } from '../core/resource-signals.js';
 import type { MailroomConfig } from '../config/define-config.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import type { MailroomMetrics } from '../metrics/metrics.js';
-import { traceIngress } from '../tracing.js';
-import { handleHook } from './hooks-route.js';
+import { hooksRoute } from './hooks-route.js';
 import type { HooksRouteDeps } from './hooks-route.js';
-import { httpErrorFromError, sendHttpError, sendJson } from './http-errors.js';
+import { httpErrorFromError, sendHttpError } from './http-errors.js';
 import { BodyBudget, DEFAULT_BODY_BUFFER_LIMIT_BYTES } from './body-budget.js';
 import { answerClientError } from './client-errors.js';
+import { probeRoutes } from './probe-routes.js';
+import { RouteTable } from './route-table.js';
+import type { Route, RouteMatch } from './route-table.js';
 import { compileSources } from './sources.js';
 
-const HOOKS_PREFIX = '/hooks/';
 /** 30 s to send a whole request: bounds a slow sender holding a connection open. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** 30 s for the headers, what node allowed before (the lesser of its 60 s and the request timeout). */
@@ -43,11 +47,15 @@ export interface IngressServerOptions {
   readonly requestTimeoutMs?: number;
   /** Time a client has to send the request headers; past it, 408. @default 30000 (at most requestTimeoutMs) */
   readonly headersTimeoutMs?: number;
+  /** Routes mounted beside the built-in ones (a path served twice is a ConfigError). */
+  readonly routes?: readonly Route[];
 }
 
 /** A running (or ready to run) ingress server. */
 export interface IngressServer {
   readonly server: Server;
+  /** What the server answers, built-in routes first. */
+  readonly routes: RouteTable;
   /** Bytes of request bodies held now against `server.bodyBufferLimitBytes` (also a metric). */
   readonly bodyBudget: { readonly heldBytes: number; readonly limitBytes: number };
   /** Listen; resolves with the base URL (`http://127.0.0.1:8080`). Port 0 picks a free one. */
@@ -76,6 +84,11 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
     now: options.now,
     bodyBudget,
   };
+  const routes = new RouteTable([
+    hooksRoute(deps),
+    ...probeRoutes({ store: options.mr.store, metrics, log }),
+    ...(options.routes ?? []),
+  ]);
 
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const headersTimeout = Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout);
@@ -100,50 +113,22 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
   });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = pathOf(req.url ?? '/');
-    if (path.startsWith(HOOKS_PREFIX)) {
-      if (req.method !== 'POST') return refuseMethod(req, res, ['POST']);
-      let name: string;
-      try {
-        name = decodeURIComponent(path.slice(HOOKS_PREFIX.length));
-      } catch {
-        name = path.slice(HOOKS_PREFIX.length);
-      }
-      return traceIngress(req, res, name, () => handleHook(req, res, name, deps));
+    let matched: RouteMatch;
+    try {
+      matched = routes.match(req.method, pathOf(req.url ?? '/'));
+    } catch (error) {
+      // RouteNotFoundError (404) or MethodNotAllowedError (405, logged like before).
+      const answer = httpErrorFromError(error);
+      sendHttpError(res, answer);
+      if (error instanceof MethodNotAllowedError) log.info({ path: safePath(req), method: req.method, status: answer.status }, 'request refused');
+      return;
     }
-    switch (path) {
-      case '/healthz':
-        if (!isRead(req)) return refuseMethod(req, res, ['GET', 'HEAD']);
-        return sendJson(res, 200, { status: 'ok' });
-      case '/readyz':
-        if (!isRead(req)) return refuseMethod(req, res, ['GET', 'HEAD']);
-        try {
-          await options.mr.store.ping();
-          return sendJson(res, 200, { status: 'ready' });
-        } catch (error) {
-          log.warn({ err: error }, 'readiness check: store unreachable');
-          return sendHttpError(res, httpErrorFromError(error));
-        }
-      case '/metrics': {
-        if (!isRead(req)) return refuseMethod(req, res, ['GET', 'HEAD']);
-        const rendered = metrics ? await metrics.render() : { contentType: 'text/plain; version=0.0.4; charset=utf-8', body: '' };
-        res.writeHead(200, { 'content-type': rendered.contentType, 'content-length': Buffer.byteLength(rendered.body) });
-        res.end(rendered.body);
-        return;
-      }
-      default:
-        return sendHttpError(res, { status: 404, code: 'MR_ERR_NOT_FOUND', message: 'No route matches this path.' });
-    }
-  }
-
-  function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: string[]): void {
-    const error = httpErrorFromError(new MethodNotAllowedError(req.method ?? '?', allowed));
-    sendHttpError(res, error);
-    log.info({ path: safePath(req), method: req.method, status: 405 }, 'request refused');
+    await matched.route.handle(req, res, matched.params);
   }
 
   return {
     server,
+    routes,
     bodyBudget,
     listen(port, host = '127.0.0.1') {
       return new Promise<string>((resolve, reject) => {
@@ -152,7 +137,10 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
           server.off('error', reject);
           const address = server.address() as AddressInfo;
           const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-          resolve(`http://${shownHost}:${address.port}`);
+          const url = `http://${shownHost}:${address.port}`;
+          signalOpened('http-server', server, `HTTP server on ${url}`);
+          server.once('close', () => signalClosed(server));
+          resolve(url);
         });
       });
     },
@@ -177,8 +165,4 @@ function pathOf(url: string): string {
 
 function safePath(req: IncomingMessage): string {
   return pathOf(req.url ?? '/').slice(0, 200);
-}
-
-function isRead(req: IncomingMessage): boolean {
-  return req.method === 'GET' || req.method === 'HEAD';
 }

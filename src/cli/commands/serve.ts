@@ -1,7 +1,7 @@
-// `mailroom serve`: the webhook ingress, a worker for every configured task, /healthz,
-// /readyz and /metrics in one process. Prints where it listens and a send-test line to
-// try it; on SIGTERM/SIGINT stops accepting, lets in-flight requests and handlers finish
-// within --shutdown-timeout, hands the rest back uncharged, and exits 0.
+// `mailroom serve`: parses its flags, opens Mailroom from the config and hands it to
+// server/mailroom-server.ts (the webhook ingress, a worker for every configured task,
+// /healthz, /readyz and /metrics in one process). Prints where it listens and a send-test
+// line to try it; on SIGTERM/SIGINT the server stops gracefully and the command exits 0.
 
 import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger } from '../args.js';
 import type { CommonOptions } from '../args.js';
@@ -9,9 +9,8 @@ import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import type { MailroomConfig } from '../../config/define-config.js';
-import { createIngressServer } from '../../ingress/server.js';
-import { MailroomMetrics } from '../../metrics/metrics.js';
-import type { Worker } from '../../worker/worker.js';
+import { DEFAULT_HOST, DEFAULT_PORT, startMailroomServer } from '../../server/mailroom-server.js';
+import type { MailroomServer } from '../../server/mailroom-server.js';
 
 export interface ServeCliOptions {
   readonly common: CommonOptions;
@@ -23,8 +22,6 @@ export interface ServeCliOptions {
   readonly retentionMs?: number | null;
 }
 
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 8080;
 /** 10 s: under Kubernetes' default 30 s grace period, with room for the hand-back writes. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -84,38 +81,31 @@ Options:
       prettyLogs: options.common.json ? false : undefined,
     });
     const effective: MailroomConfig = config ?? {};
-    let worker: Worker | null = null;
-    let ingress: ReturnType<typeof createIngressServer> | null = null;
+    let server: MailroomServer | null = null;
     try {
-      const metrics = new MailroomMetrics(mr);
-      const types = mr.taskTypes();
-      warnAboutFanOut(effective, types, (message, detail) => log.warn(detail, message));
-      if (types.length > 0) {
-        worker = mr.work(workerOptions(effective.worker, { concurrency: options.concurrency }));
-        metrics.attachWorker(worker);
-      }
-
-      ingress = createIngressServer({ mr, config: effective, metrics, logger: log });
       const host = options.host ?? effective.server?.host ?? DEFAULT_HOST;
       const port = options.port ?? effective.server?.port ?? DEFAULT_PORT;
-      const url = await ingress.listen(port, host).catch((error: unknown) => {
+      server = await startMailroomServer({
+        mr,
+        config: effective,
+        log,
+        host,
+        port,
+        worker: workerOptions(effective.worker, { concurrency: options.concurrency }),
+      }).catch((error: unknown) => {
         throw listenProblem(error, host, port);
       });
       const sourceNames = Object.keys(effective.sources ?? {});
       log.info(
-        { url, store: describeDbUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: types, workerId: worker?.id ?? null },
+        { url: server.url, store: describeDbUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: mr.taskTypes(), workerId: server.worker?.id ?? null },
         'mailroom serving',
       );
-      io.stdout.write(banner(url, sourceNames, options));
-
-      const signal = await io.stopSignal;
-      log.info({ signal, shutdownTimeoutMs: options.shutdownTimeoutMs }, 'stopping: no new requests, waiting for in-flight work');
-      await ingress.close({ timeoutMs: options.shutdownTimeoutMs });
-      await worker?.stop({ timeoutMs: options.shutdownTimeoutMs });
-      log.info('mailroom stopped');
+      io.stdout.write(banner(server.url, sourceNames, options));
+      await server.stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs });
       return 0;
     } finally {
-      await ingress?.close({ timeoutMs: 1_000 }).catch(() => undefined);
+      // Already closed after a graceful stop; this is for a failure on the way there.
+      await server?.ingress.close({ timeoutMs: 1_000 }).catch(() => undefined);
       await mr.close({ timeoutMs: options.shutdownTimeoutMs });
     }
   },
@@ -143,18 +133,6 @@ function banner(url: string, sources: string[], options: ServeCliOptions): strin
   }
   lines.push('', 'Stop with Ctrl-C (finishes running jobs first).', '');
   return `${lines.join('\n')}\n`;
-}
-
-/** A fan-out to a task this process cannot run would pile up pending jobs: say so at start. */
-function warnAboutFanOut(config: MailroomConfig, types: readonly string[], warn: (message: string, detail: object) => void): void {
-  for (const [name, source] of Object.entries(config.sources ?? {})) {
-    for (const entry of source.tasks ?? []) {
-      const task = typeof entry === 'string' ? entry : entry.task;
-      if (!types.includes(task)) {
-        warn('source fans out to a task with no handler in this process; its jobs wait for a worker that has one', { source: name, task });
-      }
-    }
-  }
 }
 
 /** A port that cannot be bound, said with the flag that fixes it (Node says only EADDRINUSE). */

@@ -1,12 +1,14 @@
-// `mailroom worker`: run the configured tasks until SIGTERM/SIGINT, then stop gracefully:
-// no new claims, running handlers get --shutdown-timeout to finish, the rest go back
-// uncharged, exit 0. Also runs the retention purger unless told not to.
+// `mailroom worker`: parses its flags, opens Mailroom from the config and hands it to
+// server/worker-process.ts, which runs the tasks until SIGTERM/SIGINT and then stops
+// gracefully (no new claims, --shutdown-timeout for running handlers, the rest back
+// uncharged); exit 0. Retention runs too unless --retention off.
 
 import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger, parseList } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
+import { startWorkerProcess } from '../../server/worker-process.js';
 
 export interface WorkerCliOptions {
   readonly common: CommonOptions;
@@ -91,11 +93,7 @@ Options:
       prettyLogs: options.common.json ? false : undefined,
     });
     try {
-      const types = mr.taskTypes();
-      if (types.length === 0) {
-        throw new Error('No tasks to run: add tasks to mailroom.config.js (or pass --config PATH) so the worker has handlers.');
-      }
-      const workerHandle = mr.work(workerOptions(config?.worker, options));
+      const { worker: workerHandle, stopOn } = startWorkerProcess({ mr, log, worker: workerOptions(config?.worker, options) });
       const retentionMs = options.retentionMs === undefined ? config?.retention?.doneMs : options.retentionMs;
       log.info(
         {
@@ -104,15 +102,12 @@ Options:
           queues: workerHandle.queues ?? 'all',
           concurrency: workerHandle.concurrency,
           prefetch: workerHandle.prefetch,
-          types,
+          types: mr.taskTypes(),
           retentionMs: retentionMs === null ? 'off' : (retentionMs ?? 'default'),
         },
         'worker started',
       );
-      const signal = await io.stopSignal;
-      log.info({ signal, shutdownTimeoutMs: options.shutdownTimeoutMs }, 'stopping: no new claims, waiting for running handlers');
-      await workerHandle.stop({ timeoutMs: options.shutdownTimeoutMs });
-      log.info({ workerId: workerHandle.id }, 'worker stopped');
+      await stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs });
       return 0;
     } finally {
       await mr.close({ timeoutMs: options.shutdownTimeoutMs });

@@ -2,21 +2,16 @@
 // dashboard): the dialect twin of sqlite/job-filter.ts. Columns come from this allow-list
 // and values are always bound ($n), so each combination gets a plan that can use its index.
 
+import { isJobId } from '../../core/job-id.js';
 import type { JobFilter } from '../store.js';
+
+export { isJobId };
 
 export interface BuiltJobFilter {
   readonly clauses: string[];
   readonly values: unknown[];
   /** True when a filter value can match nothing (a malformed event id): skip the query. */
   readonly matchesNothing: boolean;
-}
-
-const DECIMAL_ID = /^[0-9]{1,19}$/;
-const MAX_BIGINT = 9_223_372_036_854_775_807n;
-
-/** Whether `id` is a decimal bigint the database can hold (a malformed id matches nothing). */
-export function isJobId(id: unknown): id is string {
-  return typeof id === 'string' && DECIMAL_ID.test(id) && BigInt(id) <= MAX_BIGINT;
 }
 
 /** Clauses numbered from `$${firstParam}`; append further values after `values`. */

@@ -1,0 +1,99 @@
+// The `serve` process, composed: the metrics, the HTTP server with its route table
+// (webhooks, probes, metrics, and whatever is mounted beside them) and a worker for the
+// registered tasks (which also starts retention and the cron schedules); stopped
+// gracefully, requests first. The CLI parses flags and calls this; a program
+// that embeds Mailroom can call it the same way.
+
+import type { MailroomConfig } from '../config/define-config.js';
+import { createIngressServer } from '../ingress/server.js';
+import type { IngressServer } from '../ingress/server.js';
+import type { Route } from '../ingress/route-table.js';
+import type { Logger } from '../log.js';
+import type { Mailroom } from '../mailroom.js';
+import { MailroomMetrics } from '../metrics/metrics.js';
+import type { Worker, WorkerOptions } from '../worker/worker.js';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8080;
+
+export interface MailroomServerOptions {
+  /** An open Mailroom with its tasks registered; its opener closes it. */
+  readonly mr: Mailroom;
+  /** Sources, body limits and server settings (validated). */
+  readonly config: MailroomConfig;
+  /** @default mr.log */
+  readonly log?: Logger;
+  /** @default config.server.host, else 127.0.0.1 */
+  readonly host?: string;
+  /** 0 picks a free port. @default config.server.port, else 8080 */
+  readonly port?: number;
+  /** Options of the worker started when tasks are registered (none is started without). */
+  readonly worker?: WorkerOptions;
+  /** Routes mounted beside the built-in ones (the dashboard and tenant portal will be). */
+  readonly routes?: readonly Route[];
+}
+
+/** A running server. */
+export interface MailroomServer {
+  /** Base URL it listens on (`http://127.0.0.1:8080`). */
+  readonly url: string;
+  /** The worker running the registered tasks, or null when none is registered. */
+  readonly worker: Worker | null;
+  readonly ingress: IngressServer;
+  /**
+   * Stop gracefully: no new requests, in-flight ones finish, then the worker claims nothing
+   * more, its running handlers get `timeoutMs`, and the rest go back uncharged.
+   */
+  stop(options: { readonly timeoutMs: number }): Promise<void>;
+  /** Wait for `stopSignal` (SIGTERM/SIGINT), then stop as `stop` does, logging both steps. */
+  stopOn(stopSignal: Promise<NodeJS.Signals>, options: { readonly timeoutMs: number }): Promise<NodeJS.Signals>;
+}
+
+/**
+ * Start the HTTP server, then the worker. When listening fails nothing is left running
+ * and node's error (EADDRINUSE, …) is thrown.
+ * @example
+ * const server = await startMailroomServer({ mr, config, port: 0 });
+ * await server.stop({ timeoutMs: 10_000 });
+ */
+export async function startMailroomServer(options: MailroomServerOptions): Promise<MailroomServer> {
+  const { mr, config } = options;
+  const log = options.log ?? mr.log;
+  const metrics = new MailroomMetrics(mr);
+  const types = mr.taskTypes();
+  warnAboutFanOut(config, types, log);
+  const ingress = createIngressServer({ mr, config, metrics, logger: log, routes: options.routes });
+  // Listen first: a port that cannot be bound then leaves nothing started to stop.
+  const url = await ingress.listen(options.port ?? config.server?.port ?? DEFAULT_PORT, options.host ?? config.server?.host ?? DEFAULT_HOST);
+  const worker = types.length > 0 ? mr.work(options.worker) : null;
+  if (worker) metrics.attachWorker(worker);
+  const stop = async ({ timeoutMs }: { readonly timeoutMs: number }) => {
+    await ingress.close({ timeoutMs });
+    await worker?.stop({ timeoutMs });
+  };
+  return {
+    url,
+    worker,
+    ingress,
+    stop,
+    async stopOn(stopSignal, { timeoutMs }) {
+      const signal = await stopSignal;
+      log.info({ signal, shutdownTimeoutMs: timeoutMs }, 'stopping: no new requests, waiting for in-flight work');
+      await stop({ timeoutMs });
+      log.info('mailroom stopped');
+      return signal;
+    },
+  };
+}
+
+/** A fan-out to a task this process cannot run would pile up pending jobs: say so at start. */
+function warnAboutFanOut(config: MailroomConfig, types: readonly string[], log: Logger): void {
+  for (const [name, source] of Object.entries(config.sources ?? {})) {
+    for (const entry of source.tasks ?? []) {
+      const task = typeof entry === 'string' ? entry : entry.task;
+      if (!types.includes(task)) {
+        log.warn({ source: name, task }, 'source fans out to a task with no handler in this process; its jobs wait for a worker that has one');
+      }
+    }
+  }
+}

@@ -1,0 +1,60 @@
+// The serve process composed without the CLI (src/server/mailroom-server.ts): it listens,
+// runs what the webhooks fan out to, mounts extra routes, stops gracefully on a signal,
+// and leaves nothing running when its port cannot be bound.
+
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/validate-config.js';
+import { sendJson } from '../../src/ingress/http-errors.js';
+import { startMailroomServer } from '../../src/server/mailroom-server.js';
+import { openResources } from '../harness/leak-guard.js';
+import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
+import { storeHarnesses } from '../harness/stores.js';
+import { waitFor } from '../harness/wait.js';
+import { send } from '../ingress/ingress-kit.js';
+
+const config = validateConfig({ sources: { open: { provider: 'none', options: { idPath: '$.id' }, tasks: ['record'] } } });
+
+describe.each(storeHarnesses)('the serve process on $name', (harness) => {
+  afterEach(() => closeTestMailrooms(harness));
+
+  it.skipIf(!harness.isAvailable)('stores a webhook, runs its job, serves a mounted route, and stops on a signal', async () => {
+    const { mr } = await openTestMailroom(harness);
+    const seen: unknown[] = [];
+    mr.task('record', async (payload) => void seen.push(payload));
+    const server = await startMailroomServer({
+      mr,
+      config,
+      port: 0,
+      routes: [{ path: '/dashboard', methods: ['GET'], handle: (_req, res) => sendJson(res, 200, { ok: true }) }],
+    });
+    const posted = await send(server.url, '/hooks/open', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'evt_1', n: 1 }) });
+    expect(posted.status).toBe(202);
+    await waitFor(() => seen.length === 1, { timeoutMs: 5_000 });
+    expect(seen).toEqual([{ id: 'evt_1', n: 1 }]);
+    expect((await send(server.url, '/dashboard', { method: 'GET' })).json).toEqual({ ok: true });
+
+    let raise!: (signal: NodeJS.Signals) => void;
+    const stopped = server.stopOn(new Promise<NodeJS.Signals>((resolve) => (raise = resolve)), { timeoutMs: 2_000 });
+    raise('SIGTERM');
+    expect(await stopped).toBe('SIGTERM');
+    expect(server.ingress.server.listening).toBe(false);
+    expect(openResources().map((resource) => resource.kind)).not.toContain('worker');
+  });
+
+  it.skipIf(!harness.isAvailable)('throws the bind error and starts no worker when the port is taken', async () => {
+    const { mr } = await openTestMailroom(harness);
+    mr.task('record', async () => undefined);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      await expect(startMailroomServer({ mr, config, host: '127.0.0.1', port })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      // The harness store's pool is open; no worker and no server are.
+      expect(openResources().filter((resource) => resource.kind !== 'pg-pool')).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+  });
+});
