@@ -12,8 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { boundedStack, describeError, LeaseLostError, MailroomError } from '../core/errors.js';
 import type { ClaimedJob, Job } from '../core/types.js';
 import type { TaskRegistry } from '../core/task-registry.js';
-import { retryDelayMs } from '../core/retry-policy.js';
-import type { Store } from '../store/store.js';
+import { decideRetry } from '../core/retry-decision.js';
+import type { AttemptFailure, RetryDecision } from '../core/retry-decision.js';
+import type { JobFailure, Store } from '../store/store.js';
 import type { Logger } from '../log.js';
 import { execute } from './executor.js';
 import type { Execution, Outcome } from './executor.js';
@@ -86,6 +87,7 @@ const MIN_LEASE_MS = 1_000;
 const YIELD_EVERY_MS = 4;
 /** Longest back-off between claim attempts while the store is failing. */
 const MAX_ERROR_BACKOFF_MS = 5_000;
+const ABANDONED: AttemptFailure = Object.freeze({ kind: 'abandoned' });
 
 export interface WorkerDeps {
   readonly store: Store;
@@ -428,45 +430,46 @@ export class Worker extends EventEmitter<WorkerEvents> {
         else if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
         this.emit('completed', job, durationMs);
       }
-    } else if (outcome.kind === 'aborted' && this.isStopping) {
-      // The handler honoured the shutdown abort: hand it back uncharged.
-      const ids = await this.completer.handBack([{ id: job.id, leaseToken: job.leaseToken }]);
-      if (ids.length > 0) {
-        this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
-        this.emit('handedBack', ids);
-      }
     } else {
-      await this.recordFailure(job, outcome, durationMs);
+      const decision = decideRetry(outcome, job, this.registry.get(job.type)!.policy, this.isStopping);
+      if (decision.kind === 'handBack') {
+        // The handler honoured the shutdown abort: hand it back uncharged.
+        const ids = await this.completer.handBack([{ id: job.id, leaseToken: job.leaseToken }]);
+        if (ids.length > 0) {
+          this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
+          this.emit('handedBack', ids);
+        }
+      } else {
+        await this.recordFailure(job, outcome, decision, durationMs);
+      }
     }
   }
 
-  private async recordFailure(job: ClaimedJob, outcome: Exclude<Outcome, { kind: 'done' }>, durationMs: number): Promise<void> {
-    const task = this.registry.get(job.type)!;
+  private async recordFailure(
+    job: ClaimedJob,
+    outcome: Exclude<Outcome, { kind: 'done' }>,
+    decision: Exclude<RetryDecision, { kind: 'handBack' }>,
+    durationMs: number,
+  ): Promise<void> {
     const error = outcome.error;
     const message = describeError(error);
-    const isPermanentFailure = outcome.kind === 'failed' && outcome.isPermanent;
-    const isExhausted = job.attempts >= job.maxAttempts;
-    let delayMs: number | null = null;
-    if (!isPermanentFailure && !isExhausted) {
-      const requested = outcome.kind === 'failed' ? outcome.retryAfterMs : null;
-      delayMs = requested ?? retryDelayMs(task.policy, job.attempts);
-    }
+    const delayMs = decision.kind === 'retry' ? decision.delayMs : null;
     const applied = await this.completer.fail({
       id: job.id,
       leaseToken: job.leaseToken,
       error: message,
       // A timeout's stack is the worker's timer, not the handler's: only a throw has one worth keeping.
       stack: outcome.kind === 'failed' ? boundedStack(error) : null,
-      outcome: outcome.kind === 'timeout' ? 'timeout' : 'failed',
+      outcome: decision.attemptOutcome,
       retryDelayMs: delayMs,
-      deadReason: isPermanentFailure ? 'permanent' : 'exhausted',
+      deadReason: decision.kind === 'dead' ? decision.reason : 'exhausted',
     });
     if (!applied) return;
     if (delayMs === null) {
-      this.log.warn({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'dead', attemptOutcome: outcome.kind === 'timeout' ? 'timeout' : 'failed', durationMs, error: message }, 'job dead');
+      this.log.warn({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'dead', attemptOutcome: decision.attemptOutcome, durationMs, error: message }, 'job dead');
       this.emit('dead', job, error);
     } else {
-      this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: outcome.kind === 'timeout' ? 'timeout' : 'failed', durationMs, retryDelayMs: delayMs, error: message }, 'job failed; will retry');
+      this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: decision.attemptOutcome, durationMs, retryDelayMs: delayMs, error: message }, 'job failed; will retry');
       this.emit('failed', job, error, delayMs);
     }
   }
@@ -537,14 +540,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // outcome is fenced by the changed lease token.
     const ignoring = [...this.running.values()].filter((entry) => !entry.isSettled);
     if (ignoring.length > 0) {
-      const failures = ignoring.map((entry) => ({
-        id: entry.job.id,
-        leaseToken: entry.job.leaseToken,
-        error: 'worker stopped before the handler finished (it ignored its abort signal)',
-        outcome: 'failed' as const,
-        retryDelayMs: entry.job.attempts >= entry.job.maxAttempts ? null : 0,
-        deadReason: 'exhausted' as const,
-      }));
+      const failures = ignoring.map(({ job }): JobFailure => {
+        const decision = decideRetry(ABANDONED, job, this.registry.get(job.type)!.policy, true);
+        return {
+          id: job.id,
+          leaseToken: job.leaseToken,
+          error: 'worker stopped before the handler finished (it ignored its abort signal)',
+          outcome: 'failed',
+          retryDelayMs: decision.kind === 'retry' ? decision.delayMs : null,
+          deadReason: 'exhausted',
+        };
+      });
       for (const entry of ignoring) {
         entry.isLeaseLost = true;
         this.leaseKeeper.release(entry.job.id);
