@@ -19,8 +19,11 @@ import type { Logger } from '../log.js';
 import { execute } from './executor.js';
 import type { Execution, Outcome } from './executor.js';
 import { Completer } from './completer.js';
-import { LeaseKeeper, monotonicNow } from './lease-keeper.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import type { LeaseGoneReason } from './lease-keeper.js';
+import { Producer } from './producer.js';
+import { ChangeSignal } from './change-signal.js';
+import { YieldPacer } from './yield-pacer.js';
 
 export interface WorkerOptions {
   /** Handlers running at once. @default 10 */
@@ -83,10 +86,6 @@ const DEFAULT_PREFETCH_PER_SLOT = 4;
 const MIN_DEFAULT_PREFETCH = 8;
 const DEFAULT_LEASE_MS = 60_000;
 const MIN_LEASE_MS = 1_000;
-/** How long the claim loop may keep the event loop busy before it yields a turn. */
-const YIELD_EVERY_MS = 4;
-/** Longest back-off between claim attempts while the store is failing. */
-const MAX_ERROR_BACKOFF_MS = 5_000;
 const ABANDONED: AttemptFailure = Object.freeze({ kind: 'abandoned' });
 
 export interface WorkerDeps {
@@ -114,25 +113,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly isDebug: boolean;
   private readonly completer: Completer;
   private readonly leaseKeeper: LeaseKeeper;
+  private readonly producer: Producer;
+  /** Settles, claims and writes: what drained(), stop() and the claim loop wait on. */
+  private readonly changes = new ChangeSignal();
+  private readonly pacer = new YieldPacer();
   private readonly running = new Map<string, Running>();
   /** Claimed, not yet started. */
   private readonly buffer: ClaimedJob[] = [];
   private isStopping = false;
   /** Outcomes being written for handlers that already settled. */
   private readonly recordings = new Set<Promise<void>>();
-  /** When the claim loop or a settling handler last let the event loop turn. */
-  private lastYieldAt = 0;
   /** Starting buffered jobs is deferred to the next turn (startBufferedNextTurn). */
   private isStartScheduled = false;
-  /** A claim is on its way to or from the store (drained() must not miss its jobs). */
-  private claimsInFlight = 0;
   private isStopped = false;
   private stopPromise: Promise<void> | null = null;
-  private loopPromise: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
-  private wakePending = false;
   private rescueTimer: NodeJS.Timeout | null = null;
-  private unsubscribe: (() => Promise<void>) | null = null;
   /** Jobs whose handlers ignored their abort after stop; their slots stay taken. */
   private readonly abandoned = new Set<string>();
 
@@ -154,37 +149,44 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.isDebug = this.log.isLevelEnabled('debug');
     this.completer = new Completer(this.store, this.log);
     this.leaseKeeper = new LeaseKeeper(this.store, this.leaseMs, (jobId, reason) => this.onLeaseGone(jobId, reason), this.log);
+    this.producer = new Producer(
+      {
+        store: this.store,
+        workerId: this.id,
+        queues: this.queues,
+        types: () => this.types(),
+        leaseMs: this.leaseMs,
+        pollMs: this.pollMs,
+        claimBatch: this.claimBatch,
+        changes: this.changes,
+        pacer: this.pacer,
+      },
+      {
+        freeSlots: () => this.freeSlots(),
+        bufferedCount: () => this.buffer.length,
+        accept: (jobs, claimSentAtMs) => this.accept(jobs, claimSentAtMs),
+        handBack: (jobs) => this.handBack(jobs),
+        idle: () => this.emit('idle'),
+        storeError: (error) => this.reportStoreError(error),
+      },
+    );
     this.once('stopped', () => deps.onStopped?.(this));
   }
 
   /** Begin claiming. Called by `mr.work()`. */
   start(): this {
-    if (this.loopPromise) return this;
+    if (this.producer.isStarted) return this;
     this.leaseKeeper.start();
     this.rescueTimer = setInterval(() => void this.rescue(), Math.max(250, Math.floor(this.leaseMs / 2)));
     this.rescueTimer.unref?.();
-    if (this.store.capabilities.listenNotify && this.store.subscribe) {
-      this.store
-        .subscribe((queue) => {
-          if (queue === null || this.queues === null || this.queues.includes(queue)) this.wake();
-        })
-        .then((unsubscribe) => {
-          if (this.isStopping) void unsubscribe();
-          else this.unsubscribe = unsubscribe;
-        })
-        .catch((error) => this.reportStoreError(error));
-    }
     void this.rescue();
-    this.loopPromise = this.loop();
+    this.producer.start();
     return this;
   }
 
   /** Poke the claim loop: a job may have become available (in-process enqueue, NOTIFY). */
   wake(): void {
-    this.wakePending = true;
-    const wake = this.wakeUp;
-    this.wakeUp = null;
-    wake?.();
+    this.producer.wake();
   }
 
   /** Types this worker can run: every registered handler, at claim time. */
@@ -207,7 +209,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!hasClaimable && this.isQuiet()) return;
         this.wake();
       }
-      await this.nextChange();
+      await this.changes.next();
     }
   }
 
@@ -216,7 +218,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return (
       this.running.size === 0 &&
       this.buffer.length === 0 &&
-      this.claimsInFlight === 0 &&
+      !this.producer.isClaiming &&
       this.recordings.size === 0 &&
       !this.completer.hasPending
     );
@@ -234,7 +236,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   get isRunning(): boolean {
-    return this.loopPromise !== null && !this.isStopping;
+    return this.producer.isStarted && !this.isStopping;
   }
 
   /** Jobs running now (for metrics and the dashboard). */
@@ -242,87 +244,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.running.size;
   }
 
-  // ---- the claim loop ----
+  // ---- running claimed jobs ----
 
-  private async loop(): Promise<void> {
-    let errorBackoffMs = 0;
-    while (!this.isStopping) {
-      // While buffered work remains, wait until half the capacity is free: claiming one job
-      // per freed slot would cost a transaction per job.
-      if (!this.hasSlots(this.claimBatch)) {
-        await this.waitForSlot(this.claimBatch);
-        continue;
-      }
-      const free = this.freeSlots();
-      let claimedCount = 0;
-      let nextRunAt: Date | null = null;
-      {
-        try {
-          // Yield to the event loop every few ms. With a synchronous store and fast
-          // handlers, claim -> run -> settle -> claim is a chain of microtasks that would
-          // otherwise drain a whole backlog without letting an HTTP request, a timer or the
-          // completer's flush run (measured: a 2 s block on a 10,000-job drain).
-          if (this.isDueToYield()) {
-            await new Promise<void>((resolve) => setImmediate(resolve));
-            this.lastYieldAt = performance.now();
-            if (this.isStopping) break;
-          }
-          this.wakePending = false;
-          this.claimsInFlight++;
-          let jobs: ClaimedJob[];
-          // The lease runs from when the store executes the claim, which is after this.
-          const claimSentAtMs = monotonicNow();
-          try {
-            jobs = await this.store.jobClaim({
-              workerId: this.id,
-              types: this.types(),
-              queues: this.queues,
-              limit: free,
-              leaseMs: this.leaseMs,
-            });
-          } finally {
-            this.claimsInFlight--;
-          }
-          errorBackoffMs = 0;
-          claimedCount = jobs.length;
-          if (jobs.length > 0) {
-            if (this.isStopping) {
-              await this.handBack(jobs);
-              break;
-            }
-            this.leaseKeeper.hold(jobs, claimSentAtMs);
-            this.buffer.push(...jobs);
-            this.emit('claimed', jobs);
-            this.startBuffered();
-          }
-          if (jobs.length === 0) {
-            // Nothing is due: find when the next delayed job is, to sleep until then.
-            this.emit('idle');
-            this.emitChange();
-            if (!this.wakePending) {
-              nextRunAt = (await this.store.jobClaimable({ types: this.types(), queues: this.queues })).nextRunAt;
-            }
-          } else if (jobs.length < free) {
-            this.emitChange();
-          }
-        } catch (error) {
-          this.reportStoreError(error);
-          errorBackoffMs = Math.min(MAX_ERROR_BACKOFF_MS, Math.max(50, errorBackoffMs * 2));
-          await this.sleep(errorBackoffMs);
-          continue;
-        }
-      }
-      if (this.isStopping) break;
-      if (claimedCount > 0 && claimedCount >= free) {
-        // A full batch: more may be waiting. Claim again once enough slots free up.
-        await this.waitForSlot(this.claimBatch);
-        continue;
-      }
-      if (this.wakePending) continue;
-      let sleepMs = this.pollMs;
-      if (nextRunAt) sleepMs = Math.max(1, Math.min(sleepMs, nextRunAt.getTime() - Date.now()));
-      await this.sleep(sleepMs);
-    }
+  /** Jobs the claim loop just claimed: their leases are held from the claim's send time. */
+  private accept(jobs: ClaimedJob[], claimSentAtMs: number): void {
+    this.leaseKeeper.hold(jobs, claimSentAtMs);
+    this.buffer.push(...jobs);
+    this.emit('claimed', jobs);
+    this.startBuffered();
   }
 
   private startBuffered(): void {
@@ -384,23 +313,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // with others). stop() and drained() wait for every recording.
     const recording = this.record(entry, outcome, durationMs).finally(() => {
       this.recordings.delete(recording);
-      this.emitChange();
+      this.changes.notify();
     });
     this.recordings.add(recording);
     // A handler that outlived its timeout keeps its slot until it really settles.
     if (outcome.kind === 'timeout') await entry.execution.settled;
     this.running.delete(job.id);
-    this.emitChange();
+    this.changes.notify();
     if (this.isStopping) return;
     // Starting the next buffered job from here chains handlers as microtasks; with a deep
     // buffer and fast handlers that chain would hold the event loop for the whole buffer.
-    if (this.isDueToYield()) this.startBufferedNextTurn();
+    if (this.pacer.isDue()) this.startBufferedNextTurn();
     else this.startBufferedOrWake();
-  }
-
-  /** The event loop has not turned for YIELD_EVERY_MS: let timers, I/O and flushes run. */
-  private isDueToYield(): boolean {
-    return performance.now() - this.lastYieldAt >= YIELD_EVERY_MS;
   }
 
   private startBufferedOrWake(): void {
@@ -413,7 +337,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.isStartScheduled = true;
     setImmediate(() => {
       this.isStartScheduled = false;
-      this.lastYieldAt = performance.now();
+      this.pacer.yielded();
       if (!this.isStopping) this.startBufferedOrWake();
     });
   }
@@ -522,10 +446,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async doStop(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
     this.isStopping = true;
-    this.wake();
     if (this.rescueTimer) clearInterval(this.rescueTimer);
-    if (this.unsubscribe) await this.unsubscribe().catch(() => undefined);
-    await this.loopPromise?.catch(() => undefined);
+    await this.producer.stop();
     // Claimed but never started: back to pending, uncharged.
     await this.handBack(this.buffer.splice(0));
     // Let running handlers finish until shortly before the deadline, then abort them and
@@ -569,14 +491,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.completer.idle();
     this.leaseKeeper.stop();
     this.isStopped = true;
-    this.emitChange();
+    this.changes.notify();
     this.emit('stopped');
   }
 
   private async waitForRunning(untilMs: number): Promise<void> {
     const isBusy = () => this.recordings.size > 0 || [...this.running.values()].some((entry) => !entry.isSettled);
     while (isBusy() && Date.now() < untilMs) {
-      await Promise.race([this.nextChange(), delay(untilMs - Date.now())]);
+      await Promise.race([this.changes.next(), delay(untilMs - Date.now())]);
     }
   }
 
@@ -585,68 +507,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.listenerCount('storeError') > 0) this.emit('storeError', error);
   }
 
-  // ---- waiting without sleeping blindly ----
-
-  private changeWaiters: Array<() => void> = [];
-
-  private emitChange(): void {
-    const waiters = this.changeWaiters;
-    this.changeWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
-  private nextChange(): Promise<void> {
-    return new Promise((resolve) => this.changeWaiters.push(resolve));
-  }
-
-  /** Resolves once `wanted` slots are free (or the buffer ran dry), on wake(), on stop, or after pollMs. */
-  private waitForSlot(wanted: number): Promise<void> {
-    if (this.hasSlots(wanted)) return Promise.resolve();
-    return this.wait(this.pollMs, () => this.hasSlots(wanted));
-  }
-
-  private hasSlots(wanted: number): boolean {
-    const free = this.freeSlots();
-    return this.isStopping || (free > 0 && (free >= wanted || this.buffer.length === 0));
-  }
-
   /** Jobs this worker may still take on: its capacity less what it runs, holds or abandoned. */
   private freeSlots(): number {
     return this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return this.wait(ms);
-  }
-
-  /**
-   * Resolves after `ms`, on wake(), or on the first change after which `until` holds.
-   * One timer for the whole wait, re-checked on each change: waking the claim loop on
-   * every change cost a loop turn and a timer for every finished job.
-   */
-  private wait(ms: number, until?: () => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      let isDone = false;
-      const finish = () => {
-        if (isDone) return;
-        isDone = true;
-        clearTimeout(timer);
-        if (this.wakeUp === finish) this.wakeUp = null;
-        // Ended by the timer or wake(): drop the re-check, or waits that end that way
-        // (slots held by slow handlers, a NOTIFY per enqueue) would pile up until a change.
-        const index = this.changeWaiters.indexOf(check);
-        if (index >= 0) this.changeWaiters.splice(index, 1);
-        resolve();
-      };
-      const check = () => {
-        if (isDone) return;
-        if (until!()) finish();
-        else this.changeWaiters.push(check);
-      };
-      const timer = setTimeout(finish, ms);
-      this.wakeUp = finish;
-      if (until) this.changeWaiters.push(check);
-    });
   }
 }
 
