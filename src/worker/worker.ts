@@ -3,6 +3,11 @@
 // batches, sweeps expired leases, and stops gracefully: no new claims, running handlers
 // get the deadline, and everything not finished goes back uncharged when it can.
 //
+// This file composes the parts and owns the slots: producer.ts (the claim loop),
+// executor.ts (runs one job), core/retry-decision.ts (retry, dead or hand back),
+// completer.ts (writes outcomes), lease-keeper.ts (heartbeats and deadlines), and the
+// rescue sweep (maintenance/rescue.ts) under the Mailroom's maintenance runner.
+//
 // Events (typed below) are the test and metrics hooks: claimed, completed, failed, dead,
 // handedBack, idle, storeError.
 
@@ -24,6 +29,8 @@ import type { LeaseGoneReason } from './lease-keeper.js';
 import { Producer } from './producer.js';
 import { ChangeSignal } from './change-signal.js';
 import { YieldPacer } from './yield-pacer.js';
+import { startRescue } from '../maintenance/rescue.js';
+import type { MaintenanceRunner, MaintenanceTask } from '../maintenance/maintenance-runner.js';
 
 export interface WorkerOptions {
   /** Handlers running at once. @default 10 */
@@ -92,6 +99,8 @@ export interface WorkerDeps {
   readonly store: Store;
   readonly registry: TaskRegistry;
   readonly log: Logger;
+  /** Runs this worker's rescue sweep (the Mailroom's runner, with its retention and cron). */
+  readonly maintenance: MaintenanceRunner;
   /** Called once the worker has stopped (the facade forgets it). */
   readonly onStopped?: (worker: Worker) => void;
 }
@@ -127,7 +136,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private isStartScheduled = false;
   private isStopped = false;
   private stopPromise: Promise<void> | null = null;
-  private rescueTimer: NodeJS.Timeout | null = null;
+  private readonly maintenance: MaintenanceRunner;
+  private rescueTask: MaintenanceTask | null = null;
   /** Jobs whose handlers ignored their abort after stop; their slots stay taken. */
   private readonly abandoned = new Set<string>();
 
@@ -138,6 +148,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     super();
     this.store = deps.store;
     this.registry = deps.registry;
+    this.maintenance = deps.maintenance;
     this.concurrency = positiveInt(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency');
     this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : null;
     this.pollMs = positiveInt(options.pollMs ?? DEFAULT_POLL_MS, 'pollMs');
@@ -177,9 +188,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
   start(): this {
     if (this.producer.isStarted) return this;
     this.leaseKeeper.start();
-    this.rescueTimer = setInterval(() => void this.rescue(), Math.max(250, Math.floor(this.leaseMs / 2)));
-    this.rescueTimer.unref?.();
-    void this.rescue();
+    // Sweeps at once, before the first claim is sent, then about every leaseMs/2.
+    this.rescueTask = startRescue(this.maintenance, {
+      store: this.store,
+      log: this.log,
+      leaseMs: this.leaseMs,
+      onRescued: (result) => {
+        this.emit('rescued', result);
+        if (result.requeued.length > 0) this.wake();
+      },
+      onError: (error) => this.reportStoreError(error),
+    });
     this.producer.start();
     return this;
   }
@@ -419,20 +438,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     else this.emit('leaseLost', job!, reason);
   }
 
-  private async rescue(): Promise<void> {
-    if (this.isStopping) return;
-    try {
-      const result = await this.store.jobRescue({});
-      if (result.requeued.length > 0 || result.dead.length > 0) {
-        this.log.warn(result, 'expired leases rescued');
-        this.emit('rescued', result);
-        if (result.requeued.length > 0) this.wake();
-      }
-    } catch (error) {
-      this.reportStoreError(error);
-    }
-  }
-
   private async handBack(jobs: readonly Job[] | readonly ClaimedJob[]): Promise<void> {
     const leases = (jobs as ClaimedJob[]).map((job) => ({ id: job.id, leaseToken: job.leaseToken }));
     for (const lease of leases) this.leaseKeeper.release(lease.id);
@@ -446,7 +451,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async doStop(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
     this.isStopping = true;
-    if (this.rescueTimer) clearInterval(this.rescueTimer);
+    // A sweep in flight is not waited for: it writes nothing this worker holds.
+    void this.rescueTask?.stop();
     await this.producer.stop();
     // Claimed but never started: back to pending, uncharged.
     await this.handBack(this.buffer.splice(0));
