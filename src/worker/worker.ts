@@ -117,6 +117,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private readonly store: Store;
   private readonly registry: TaskRegistry;
+  private readonly maintenance: MaintenanceRunner;
   private readonly log: Logger;
   /** Per-job debug lines cost an object each; decided once. */
   private readonly isDebug: boolean;
@@ -136,7 +137,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private isStartScheduled = false;
   private isStopped = false;
   private stopPromise: Promise<void> | null = null;
-  private readonly maintenance: MaintenanceRunner;
   private rescueTask: MaintenanceTask | null = null;
   /** Jobs whose handlers ignored their abort after stop; their slots stay taken. */
   private readonly abandoned = new Set<string>();
