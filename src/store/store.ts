@@ -230,6 +230,12 @@ export interface JobClaimableResult {
   readonly hasClaimable: boolean;
   /** Earliest future run_at of a pending job these workers could run, for sleeping. */
   readonly nextRunAt: Date | null;
+  /**
+   * How long until nextRunAt, on the store's clock. A worker sleeps this long rather than
+   * comparing nextRunAt with its own clock, which may be off (five minutes fast, it found
+   * every future job overdue and claimed in a loop, about 330 times a second).
+   */
+  readonly nextRunInMs: number | null;
 }
 
 export interface EventInsert {

@@ -122,7 +122,7 @@ export class Producer {
       }
       const free = this.target.freeSlots();
       let claimedCount = 0;
-      let nextRunAt: Date | null = null;
+      let nextRunInMs: number | null = null;
       {
         try {
           // Yield to the event loop every few ms. With a synchronous store and fast
@@ -164,7 +164,7 @@ export class Producer {
             this.target.idle();
             this.changes.notify();
             if (!this.wakePending) {
-              nextRunAt = (await this.store.jobClaimable({ types: this.options.types(), queues: this.options.queues })).nextRunAt;
+              nextRunInMs = (await this.store.jobClaimable({ types: this.options.types(), queues: this.options.queues })).nextRunInMs;
             }
           } else if (jobs.length < free) {
             this.changes.notify();
@@ -184,7 +184,8 @@ export class Producer {
       }
       if (this.wakePending) continue;
       let sleepMs = this.options.pollMs;
-      if (nextRunAt) sleepMs = Math.max(1, Math.min(sleepMs, nextRunAt.getTime() - Date.now()));
+      // On the store's clock: this process's own may be off.
+      if (nextRunInMs !== null) sleepMs = Math.max(1, Math.min(sleepMs, nextRunInMs));
       await this.wait(sleepMs);
     }
   }

@@ -204,11 +204,13 @@ export function claimConformance(harness: StoreHarness): void {
 
     it('reports the earliest future runAt as nextRunAt, and null when nothing is scheduled', async () => {
       const ask = () => ctx.store.jobClaimable({ types: ['test_job'], queues: null, now: T0 });
-      expect(await ask()).toEqual({ hasClaimable: false, nextRunAt: null });
+      expect(await ask()).toEqual({ hasClaimable: false, nextRunAt: null, nextRunInMs: null });
       await enqueueIds(ctx.store, [{ delayMs: 5 * MINUTE_MS }, { delayMs: 2 * MINUTE_MS }, { type: 'other', delayMs: MINUTE_MS }]);
       const answer = await ask();
       expect(answer.hasClaimable).toBe(false);
       expect(answer.nextRunAt).toEqual(at(2 * MINUTE_MS));
+      // The wait measured on the store's clock, for a worker whose own clock may be off.
+      expect(answer.nextRunInMs).toBe(2 * MINUTE_MS);
     });
   });
 }

@@ -1,6 +1,7 @@
 // Leases: extension by the holder only, rescue of expired leases (pending, or dead on the
 // last attempt, logged `lost`), and fencing: a worker whose lease was taken over can no
-// longer complete, fail, extend or hand back its job.
+// longer complete, fail, extend or hand back its job. The rescue racing a completion is
+// tested in both orders, and (where a transaction can be held open) concurrently.
 
 import { describe, expect, it } from 'vitest';
 import type { ClaimedJob } from '../../src/core/types.js';
@@ -147,6 +148,43 @@ export function leaseConformance(harness: StoreHarness): void {
       expect(await ctx.store.jobComplete({ leases: [job], now: at(LEASE_MS + 2 * SECOND_MS) })).toEqual([]);
       expect((await ctx.store.jobGet({ id: job.id }))!.status).toBe('pending');
     });
+
+    it('keeps a completion that committed before the rescue ran: the rescue changes nothing', async () => {
+      await enqueue(ctx.store);
+      const job = await claimOne(ctx.store, { leaseMs: LEASE_MS });
+      expect(await ctx.store.jobComplete({ leases: [job], now: at(LEASE_MS - SECOND_MS) })).toEqual([job.id]);
+      expect(await ctx.store.jobRescue({ now: at(LEASE_MS + SECOND_MS) })).toEqual({ requeued: [], dead: [] });
+      const after = (await ctx.store.jobGet({ id: job.id }))!;
+      expect(after.status).toBe('done');
+      expect(after.attemptsLog.map((a) => a.outcome)).toEqual(['done']);
+    });
+
+    it.skipIf(!harness.capabilities.asyncTransactions)(
+      'passes over a lease whose completion is still open in another transaction, which then commits done (asyncTransactions)',
+      async () => {
+        await enqueue(ctx.store);
+        const job = await claimOne(ctx.store, { leaseMs: LEASE_MS });
+        let commit!: () => void;
+        const heldOpen = new Promise<void>((resolve) => (commit = resolve));
+        let completed!: () => void;
+        const completedInTx = new Promise<void>((resolve) => (completed = resolve));
+        const transaction = ctx.store.transaction!(async (tx) => {
+          expect(await tx.jobComplete({ leases: [job], now: at(LEASE_MS - SECOND_MS) })).toEqual([job.id]);
+          completed();
+          await heldOpen;
+        });
+        await completedInTx;
+        // The lease looks expired to the rescue's clock, but its row is being completed: the
+        // rescue neither waits for that transaction nor overrides it.
+        expect(await ctx.store.jobRescue({ now: at(LEASE_MS + SECOND_MS) })).toEqual({ requeued: [], dead: [] });
+        commit();
+        await transaction;
+        expect(await ctx.store.jobRescue({ now: at(LEASE_MS + 2 * SECOND_MS) })).toEqual({ requeued: [], dead: [] });
+        const after = (await ctx.store.jobGet({ id: job.id }))!;
+        expect(after.status).toBe('done');
+        expect(after.attemptsLog.map((a) => a.outcome)).toEqual(['done']);
+      },
+    );
 
     it('completes only the leases it still holds in a batch', async () => {
       await enqueue(ctx.store);

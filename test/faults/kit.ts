@@ -109,8 +109,9 @@ export function signedHook(deliveryId: string, body: Buffer, at = new Date()): R
   return { 'content-type': 'application/json', ...signer.sign({ rawBody: body, now: at, deliveryId }) };
 }
 
-export function bodyFor(deliveryId: string): Buffer {
-  return Buffer.from(JSON.stringify({ type: 'fault.test', id: deliveryId, data: { n: deliveryId.length } }));
+/** A sample event body; `extra` fields join its data (a `pad` makes it larger). */
+export function bodyFor(deliveryId: string, extra: Record<string, unknown> = {}): Buffer {
+  return Buffer.from(JSON.stringify({ type: 'fault.test', id: deliveryId, data: { n: deliveryId.length, ...extra } }));
 }
 
 /** A keep-alive agent with a bounded number of sockets: "1,000 concurrent" without 1,000 connections. */
@@ -119,8 +120,8 @@ export function boundedAgent(maxSockets = 100): Agent {
 }
 
 /** POST a signed body for `deliveryId` to `<url>/hooks/<source>`; never rejects. */
-export function postSigned(url: string, deliveryId: string, agent: Agent, source = 's', timeoutMs = 15_000): Promise<PostResult> {
-  const body = bodyFor(deliveryId);
+export function postSigned(url: string, deliveryId: string, agent: Agent, source = 's', timeoutMs = 15_000, extra: Record<string, unknown> = {}): Promise<PostResult> {
+  const body = bodyFor(deliveryId, extra);
   const headers = { ...signedHook(deliveryId, body), 'content-length': String(body.length) };
   return new Promise((resolve) => {
     const req = request(new URL(`/hooks/${source}`, url), { method: 'POST', agent, headers, timeout: timeoutMs }, (res) => {

@@ -128,12 +128,12 @@ export class PostgresExecutor implements StoreExecutor {
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
     if (params.types.length === 0 || (params.queues !== null && params.queues.length === 0)) {
-      return { hasClaimable: false, nextRunAt: null };
+      return { hasClaimable: false, nextRunAt: null, nextRunInMs: null };
     }
     const values = [[...params.types], params.queues === null ? null : [...params.queues], params.now ?? null];
     const [has] = await this.runner.run(this.stmt('jobClaimable'), values);
     const [next] = await this.runner.run(this.stmt('jobClaimable.nextRunAt'), values);
-    return { hasClaimable: has?.has_claimable === true, nextRunAt: next?.next_run_at ?? null };
+    return { hasClaimable: has?.has_claimable === true, nextRunAt: next?.next_run_at ?? null, nextRunInMs: next?.next_run_in_ms ?? null };
   }
 
   async jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {

@@ -304,7 +304,7 @@ export class SqliteStore implements Store {
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
     if (params.types.length === 0 || (params.queues !== null && params.queues.length === 0)) {
-      return { hasClaimable: false, nextRunAt: null };
+      return { hasClaimable: false, nextRunAt: null, nextRunInMs: null };
     }
     return this.read(() => {
       const values = {
@@ -313,8 +313,8 @@ export class SqliteStore implements Store {
         queues: params.queues === null ? null : JSON.stringify(params.queues),
       };
       const has = (this.stmt('jobClaimable').get(values) as Row).has_claimable === 1;
-      const next = (this.stmt('jobClaimable.nextRunAt').get(values) as Row).next_run_at;
-      return { hasClaimable: has, nextRunAt: toDate(next) };
+      const next = this.stmt('jobClaimable.nextRunAt').get(values) as Row;
+      return { hasClaimable: has, nextRunAt: toDate(next.next_run_at), nextRunInMs: (next.next_run_in_ms as number | null) ?? null };
     });
   }
 

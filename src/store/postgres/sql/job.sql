@@ -137,7 +137,8 @@ SELECT EXISTS (
 -- The earliest future run_at among pending jobs these workers could run (sleep target).
 -- params: $1 types, $2 queues (null: every queue), $3 now
 WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
-SELECT min(j.run_at) AS next_run_at FROM mailroom_job j, clock
+SELECT min(j.run_at) AS next_run_at, extract(epoch FROM min(j.run_at - clock.now))::float8 * 1000 AS next_run_in_ms
+FROM mailroom_job j, clock
 WHERE j.status = 'pending' AND j.run_at > clock.now
   AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
   AND j.type = ANY($1::text[]);

@@ -95,7 +95,7 @@ SELECT EXISTS (
 
 -- name: jobClaimable.nextRunAt
 -- The earliest future run_at among pending jobs these workers could run (sleep target).
-SELECT min(run_at) AS next_run_at FROM mailroom_job
+SELECT min(run_at) AS next_run_at, min(run_at) - @now AS next_run_in_ms FROM mailroom_job
 WHERE status = 'pending' AND run_at > @now
   AND (@queues IS NULL OR queue IN (SELECT value FROM json_each(@queues)))
   AND type IN (SELECT value FROM json_each(@types));
