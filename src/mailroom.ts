@@ -29,7 +29,8 @@ import { traceEnqueue } from './tracing.js';
 import { Worker } from './worker/worker.js';
 import { CronScheduler } from './maintenance/cron-scheduler.js';
 import { DEFAULT_DONE_RETENTION_MS, startRetention, validateRetention } from './maintenance/retention.js';
-import type { RetentionSettings, StopRetention } from './maintenance/retention.js';
+import type { RetentionSettings } from './maintenance/retention.js';
+import { MaintenanceRunner } from './maintenance/maintenance-runner.js';
 import type { ScheduleOptions } from './maintenance/cron-scheduler.js';
 import type { WorkerOptions } from './worker/worker.js';
 
@@ -192,10 +193,13 @@ export class Mailroom {
   readonly log: Logger;
   private readonly registry = new TaskRegistry();
   private readonly workers = new Set<Worker>();
+  /** Periodic store work of this process: cron slots, retention, each worker's rescue sweep. */
+  private readonly maintenance: MaintenanceRunner;
   private readonly scheduler: CronScheduler;
   private readonly ownsStore: boolean;
   private readonly retention: RetentionSettings | false;
-  private stopRetention: StopRetention | null = null;
+  /** Retention runs under `maintenance` from the first mr.work() on; close() stops it with the rest. */
+  private isRetentionStarted = false;
   private isClosed = false;
 
   private constructor(store: Store, log: Logger, ownsStore: boolean, retention: RetentionSettings | false) {
@@ -203,7 +207,8 @@ export class Mailroom {
     this.log = log;
     this.ownsStore = ownsStore;
     this.retention = retention;
-    this.scheduler = new CronScheduler((type, payload, options) => this.enqueue(type, payload as never, options), log);
+    this.maintenance = new MaintenanceRunner(log);
+    this.scheduler = new CronScheduler((type, payload, options) => this.enqueue(type, payload as never, options), log, this.maintenance);
   }
 
   /**
@@ -340,12 +345,15 @@ export class Mailroom {
   work(options: WorkerOptions = {}): Worker {
     this.assertOpen();
     this.scheduler.start();
-    if (this.retention !== false) this.stopRetention ??= startRetention(this, this.retention);
+    if (this.retention !== false && !this.isRetentionStarted) {
+      startRetention(this, this.retention, this.maintenance);
+      this.isRetentionStarted = true;
+    }
     const onStopped = (stopped: Worker) => {
       this.workers.delete(stopped);
       signalClosed(stopped);
     };
-    const worker = new Worker({ store: this.store, registry: this.registry, log: this.log, onStopped }, options);
+    const worker = new Worker({ store: this.store, registry: this.registry, log: this.log, maintenance: this.maintenance, onStopped }, options);
     this.workers.add(worker);
     signalOpened('worker', worker, `worker ${worker.id}`);
     return worker.start();
@@ -513,7 +521,9 @@ export class Mailroom {
     if (this.isClosed) return;
     this.isClosed = true;
     this.scheduler.stop();
-    await this.stopRetention?.();
+    // Cron, retention and the workers' rescue sweeps: no new runs; a purge or sweep in
+    // flight finishes before the workers stop and the store closes.
+    await this.maintenance.stop();
     await Promise.all([...this.workers].map((worker) => worker.stop({ timeoutMs: options.timeoutMs ?? 10_000 })));
     if (this.ownsStore) await this.store.close();
   }

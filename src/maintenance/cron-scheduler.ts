@@ -7,6 +7,8 @@
 import { createRequire } from 'node:module';
 import { InvalidArgumentError, describeError } from '../core/errors.js';
 import type { Logger } from '../log.js';
+import { MaintenanceRunner } from './maintenance-runner.js';
+import type { MaintenanceTask } from './maintenance-runner.js';
 
 export interface ScheduleOptions {
   /** Cron syntax, 5 fields (minute precision) or 6 (seconds first). */
@@ -32,9 +34,6 @@ export type ScheduledEnqueue = (
   options: { key: string; queue?: string; priority?: number; maxAttempts?: number },
 ) => Promise<unknown>;
 
-/** Timers longer than this overflow Node's 32-bit timer; re-arm in steps instead. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** The idempotency key of one slot of one schedule. */
 export function slotKey(name: string, slot: Date): string {
   return `cron:${name}:${slot.toISOString()}`;
@@ -56,14 +55,17 @@ export function cronProblem(schedule: Pick<ScheduleOptions, 'cron' | 'timezone'>
   }
 }
 
+/** The schedules of one Mailroom; once started, each fires under the maintenance runner. */
 export class CronScheduler {
   private readonly schedules = new Map<string, Schedule>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly tasks = new Map<string, MaintenanceTask>();
   private isRunning = false;
 
   constructor(
     private readonly enqueue: ScheduledEnqueue,
     private readonly log: Logger,
+    /** Owns the slot timers: the Mailroom's runner, or one of its own when none is given. */
+    private readonly runner: MaintenanceRunner = new MaintenanceRunner(log),
   ) {}
 
   /** Register (or replace) a schedule; validates the expression now. */
@@ -84,8 +86,8 @@ export class CronScheduler {
 
   stop(): void {
     this.isRunning = false;
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    for (const task of this.tasks.values()) void task.stop();
+    this.tasks.clear();
   }
 
   /** Enqueue the job of one slot (what a timer does when it fires). */
@@ -105,21 +107,15 @@ export class CronScheduler {
     }
   }
 
-  private arm(name: string, after = new Date()): void {
+  /** (Re)start the slot timer of one schedule: at each slot, fire, then wait for the next. */
+  private arm(name: string): void {
     const schedule = this.schedules.get(name);
     if (!schedule || !this.isRunning) return;
-    clearTimeout(this.timers.get(name));
-    const slot = nextSlot(schedule, after);
-    const waitMs = slot.getTime() - Date.now();
-    const timer = setTimeout(
-      () => {
-        if (waitMs > MAX_TIMER_MS) return this.arm(name, after);
-        void this.fire(name, slot).finally(() => this.arm(name, slot));
-      },
-      Math.max(0, Math.min(waitMs, MAX_TIMER_MS)),
+    void this.tasks.get(name)?.stop();
+    this.tasks.set(
+      name,
+      this.runner.at({ name: `cron ${name}`, nextAt: (after) => nextSlot(schedule, after), run: (slot) => this.fire(name, slot) }),
     );
-    timer.unref?.();
-    this.timers.set(name, timer);
   }
 }
 

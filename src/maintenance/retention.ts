@@ -3,13 +3,14 @@
 // references any more (their dedupe receipts go with them). Dead, pending and running
 // jobs are never touched unless a `deadMs` window is given for dead ones.
 // Started by a Mailroom with its first worker (`Mailroom.open({ retention })`, on by
-// default), so library users, `mailroom worker` and `mailroom serve` alike purge; one
-// purger per process is plenty, and several (many workers) only repeat a cheap DELETE
-// that finds nothing.
+// default), under its maintenance runner, so library users, `mailroom worker` and
+// `mailroom serve` alike purge; one purger per process is plenty, and several (many
+// processes) only repeat a cheap DELETE that finds nothing.
 
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
+import { MaintenanceRunner } from './maintenance-runner.js';
 
 /** 7 days: longer than any provider's redelivery horizon, so dedupe still holds for redeliveries. */
 export const DEFAULT_DONE_RETENTION_MS = 7 * 24 * 3_600_000;
@@ -46,34 +47,28 @@ export const DEFAULT_RETENTION_INTERVAL_MS = 10 * 60_000;
 export type StopRetention = () => Promise<void>;
 
 /**
- * Start purging in the background; returns the function that stops it. A failed purge is
- * logged and tried again next interval; it never throws into the caller.
+ * Start purging in the background under `runner` (the Mailroom's; a runner of its own
+ * when none is given); returns the function that stops it. The first purge runs at once;
+ * a purge still running at the next interval skips that tick. A failed purge is logged
+ * and tried again next interval; it never throws into the caller.
  * @example const stopRetention = startRetention(mr, { doneMs: config.retention?.doneMs, log });
  *          // on shutdown: await stopRetention();
  */
-export function startRetention(mr: Mailroom, options: RetentionOptions = {}): StopRetention {
+export function startRetention(mr: Mailroom, options: RetentionOptions = {}, runner?: MaintenanceRunner): StopRetention {
   const settings = validateRetention(options);
   const log = options.log ?? mr.log;
-  let isStopped = false;
-  let inFlight: Promise<void> | null = null;
-  const tick = () => {
-    if (isStopped || inFlight) return;
-    inFlight = runRetentionOnce(mr, { ...settings, log })
-      .then((result) => options.onRun?.(result))
-      .finally(() => {
-        inFlight = null;
-      });
-  };
-  // Unref'd: retention alone never keeps a process alive.
-  const timer = setInterval(tick, settings.intervalMs);
-  timer.unref?.();
-  tick();
+  const task = (runner ?? new MaintenanceRunner(log)).every({
+    name: 'retention',
+    intervalMs: settings.intervalMs,
+    runNow: true,
+    skipWhileRunning: true,
+    run: async () => {
+      const result = await runRetentionOnce(mr, { ...settings, log });
+      options.onRun?.(result);
+    },
+  });
   log.debug({ doneMs: settings.doneMs, deadMs: settings.deadMs, intervalMs: settings.intervalMs }, 'retention started');
-  return async () => {
-    isStopped = true;
-    clearInterval(timer);
-    await inFlight;
-  };
+  return () => task.stop();
 }
 
 /** One purge now, logged; resolves to what it deleted or the error (never rejects). */

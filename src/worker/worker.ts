@@ -3,6 +3,11 @@
 // batches, sweeps expired leases, and stops gracefully: no new claims, running handlers
 // get the deadline, and everything not finished goes back uncharged when it can.
 //
+// This file composes the parts and owns the slots: producer.ts (the claim loop),
+// executor.ts (runs one job), core/retry-decision.ts (retry, dead or hand back),
+// completer.ts (writes outcomes), lease-keeper.ts (heartbeats and deadlines), and the
+// rescue sweep (maintenance/rescue.ts) under the Mailroom's maintenance runner.
+//
 // Events (typed below) are the test and metrics hooks: claimed, completed, failed, dead,
 // handedBack, idle, storeError.
 
@@ -12,14 +17,20 @@ import { randomBytes } from 'node:crypto';
 import { boundedStack, describeError, LeaseLostError, MailroomError } from '../core/errors.js';
 import type { ClaimedJob, Job } from '../core/types.js';
 import type { TaskRegistry } from '../core/task-registry.js';
-import { retryDelayMs } from '../core/retry-policy.js';
-import type { Store } from '../store/store.js';
+import { decideRetry } from '../core/retry-decision.js';
+import type { AttemptFailure, RetryDecision } from '../core/retry-decision.js';
+import type { JobFailure, Store } from '../store/store.js';
 import type { Logger } from '../log.js';
 import { execute } from './executor.js';
 import type { Execution, Outcome } from './executor.js';
 import { Completer } from './completer.js';
-import { LeaseKeeper, monotonicNow } from './lease-keeper.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import type { LeaseGoneReason } from './lease-keeper.js';
+import { Producer } from './producer.js';
+import { ChangeSignal } from './change-signal.js';
+import { YieldPacer } from './yield-pacer.js';
+import { startRescue } from '../maintenance/rescue.js';
+import type { MaintenanceRunner, MaintenanceTask } from '../maintenance/maintenance-runner.js';
 
 export interface WorkerOptions {
   /** Handlers running at once. @default 10 */
@@ -82,15 +93,14 @@ const DEFAULT_PREFETCH_PER_SLOT = 4;
 const MIN_DEFAULT_PREFETCH = 8;
 const DEFAULT_LEASE_MS = 60_000;
 const MIN_LEASE_MS = 1_000;
-/** How long the claim loop may keep the event loop busy before it yields a turn. */
-const YIELD_EVERY_MS = 4;
-/** Longest back-off between claim attempts while the store is failing. */
-const MAX_ERROR_BACKOFF_MS = 5_000;
+const ABANDONED: AttemptFailure = Object.freeze({ kind: 'abandoned' });
 
 export interface WorkerDeps {
   readonly store: Store;
   readonly registry: TaskRegistry;
   readonly log: Logger;
+  /** Runs this worker's rescue sweep (the Mailroom's runner, with its retention and cron). */
+  readonly maintenance: MaintenanceRunner;
   /** Called once the worker has stopped (the facade forgets it). */
   readonly onStopped?: (worker: Worker) => void;
 }
@@ -107,30 +117,27 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private readonly store: Store;
   private readonly registry: TaskRegistry;
+  private readonly maintenance: MaintenanceRunner;
   private readonly log: Logger;
   /** Per-job debug lines cost an object each; decided once. */
   private readonly isDebug: boolean;
   private readonly completer: Completer;
   private readonly leaseKeeper: LeaseKeeper;
+  private readonly producer: Producer;
+  /** Settles, claims and writes: what drained(), stop() and the claim loop wait on. */
+  private readonly changes = new ChangeSignal();
+  private readonly pacer = new YieldPacer();
   private readonly running = new Map<string, Running>();
   /** Claimed, not yet started. */
   private readonly buffer: ClaimedJob[] = [];
   private isStopping = false;
   /** Outcomes being written for handlers that already settled. */
   private readonly recordings = new Set<Promise<void>>();
-  /** When the claim loop or a settling handler last let the event loop turn. */
-  private lastYieldAt = 0;
   /** Starting buffered jobs is deferred to the next turn (startBufferedNextTurn). */
   private isStartScheduled = false;
-  /** A claim is on its way to or from the store (drained() must not miss its jobs). */
-  private claimsInFlight = 0;
   private isStopped = false;
   private stopPromise: Promise<void> | null = null;
-  private loopPromise: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
-  private wakePending = false;
-  private rescueTimer: NodeJS.Timeout | null = null;
-  private unsubscribe: (() => Promise<void>) | null = null;
+  private rescueTask: MaintenanceTask | null = null;
   /** Jobs whose handlers ignored their abort after stop; their slots stay taken. */
   private readonly abandoned = new Set<string>();
 
@@ -141,6 +148,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     super();
     this.store = deps.store;
     this.registry = deps.registry;
+    this.maintenance = deps.maintenance;
     this.concurrency = positiveInt(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency');
     this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : null;
     this.pollMs = positiveInt(options.pollMs ?? DEFAULT_POLL_MS, 'pollMs');
@@ -152,37 +160,52 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.isDebug = this.log.isLevelEnabled('debug');
     this.completer = new Completer(this.store, this.log);
     this.leaseKeeper = new LeaseKeeper(this.store, this.leaseMs, (jobId, reason) => this.onLeaseGone(jobId, reason), this.log);
+    this.producer = new Producer(
+      {
+        store: this.store,
+        workerId: this.id,
+        queues: this.queues,
+        types: () => this.types(),
+        leaseMs: this.leaseMs,
+        pollMs: this.pollMs,
+        claimBatch: this.claimBatch,
+        changes: this.changes,
+        pacer: this.pacer,
+      },
+      {
+        freeSlots: () => this.freeSlots(),
+        bufferedCount: () => this.buffer.length,
+        accept: (jobs, claimSentAtMs) => this.accept(jobs, claimSentAtMs),
+        handBack: (jobs) => this.handBack(jobs),
+        idle: () => this.emit('idle'),
+        storeError: (error) => this.reportStoreError(error),
+      },
+    );
     this.once('stopped', () => deps.onStopped?.(this));
   }
 
   /** Begin claiming. Called by `mr.work()`. */
   start(): this {
-    if (this.loopPromise) return this;
+    if (this.producer.isStarted) return this;
     this.leaseKeeper.start();
-    this.rescueTimer = setInterval(() => void this.rescue(), Math.max(250, Math.floor(this.leaseMs / 2)));
-    this.rescueTimer.unref?.();
-    if (this.store.capabilities.listenNotify && this.store.subscribe) {
-      this.store
-        .subscribe((queue) => {
-          if (queue === null || this.queues === null || this.queues.includes(queue)) this.wake();
-        })
-        .then((unsubscribe) => {
-          if (this.isStopping) void unsubscribe();
-          else this.unsubscribe = unsubscribe;
-        })
-        .catch((error) => this.reportStoreError(error));
-    }
-    void this.rescue();
-    this.loopPromise = this.loop();
+    // Sweeps at once, before the first claim is sent, then about every leaseMs/2.
+    this.rescueTask = startRescue(this.maintenance, {
+      store: this.store,
+      log: this.log,
+      leaseMs: this.leaseMs,
+      onRescued: (result) => {
+        this.emit('rescued', result);
+        if (result.requeued.length > 0) this.wake();
+      },
+      onError: (error) => this.reportStoreError(error),
+    });
+    this.producer.start();
     return this;
   }
 
   /** Poke the claim loop: a job may have become available (in-process enqueue, NOTIFY). */
   wake(): void {
-    this.wakePending = true;
-    const wake = this.wakeUp;
-    this.wakeUp = null;
-    wake?.();
+    this.producer.wake();
   }
 
   /** Types this worker can run: every registered handler, at claim time. */
@@ -205,7 +228,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!hasClaimable && this.isQuiet()) return;
         this.wake();
       }
-      await this.nextChange();
+      await this.changes.next();
     }
   }
 
@@ -214,7 +237,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return (
       this.running.size === 0 &&
       this.buffer.length === 0 &&
-      this.claimsInFlight === 0 &&
+      !this.producer.isClaiming &&
       this.recordings.size === 0 &&
       !this.completer.hasPending
     );
@@ -232,7 +255,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   get isRunning(): boolean {
-    return this.loopPromise !== null && !this.isStopping;
+    return this.producer.isStarted && !this.isStopping;
   }
 
   /** Jobs running now (for metrics and the dashboard). */
@@ -240,88 +263,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.running.size;
   }
 
-  // ---- the claim loop ----
+  // ---- running claimed jobs ----
 
-  private async loop(): Promise<void> {
-    let errorBackoffMs = 0;
-    while (!this.isStopping) {
-      // While buffered work remains, wait until half the capacity is free: claiming one job
-      // per freed slot would cost a transaction per job.
-      if (!this.hasSlots(this.claimBatch)) {
-        await this.waitForSlot(this.claimBatch);
-        continue;
-      }
-      const free = this.freeSlots();
-      let claimedCount = 0;
-      let nextRunInMs: number | null = null;
-      {
-        try {
-          // Yield to the event loop every few ms. With a synchronous store and fast
-          // handlers, claim -> run -> settle -> claim is a chain of microtasks that would
-          // otherwise drain a whole backlog without letting an HTTP request, a timer or the
-          // completer's flush run (measured: a 2 s block on a 10,000-job drain).
-          if (this.isDueToYield()) {
-            await new Promise<void>((resolve) => setImmediate(resolve));
-            this.lastYieldAt = performance.now();
-            if (this.isStopping) break;
-          }
-          this.wakePending = false;
-          this.claimsInFlight++;
-          let jobs: ClaimedJob[];
-          // The lease runs from when the store executes the claim, which is after this.
-          const claimSentAtMs = monotonicNow();
-          try {
-            jobs = await this.store.jobClaim({
-              workerId: this.id,
-              types: this.types(),
-              queues: this.queues,
-              limit: free,
-              leaseMs: this.leaseMs,
-            });
-          } finally {
-            this.claimsInFlight--;
-          }
-          errorBackoffMs = 0;
-          claimedCount = jobs.length;
-          if (jobs.length > 0) {
-            if (this.isStopping) {
-              await this.handBack(jobs);
-              break;
-            }
-            this.leaseKeeper.hold(jobs, claimSentAtMs);
-            this.buffer.push(...jobs);
-            this.emit('claimed', jobs);
-            this.startBuffered();
-          }
-          if (jobs.length === 0) {
-            // Nothing is due: find when the next delayed job is, to sleep until then.
-            this.emit('idle');
-            this.emitChange();
-            if (!this.wakePending) {
-              nextRunInMs = (await this.store.jobClaimable({ types: this.types(), queues: this.queues })).nextRunInMs;
-            }
-          } else if (jobs.length < free) {
-            this.emitChange();
-          }
-        } catch (error) {
-          this.reportStoreError(error);
-          errorBackoffMs = Math.min(MAX_ERROR_BACKOFF_MS, Math.max(50, errorBackoffMs * 2));
-          await this.sleep(errorBackoffMs);
-          continue;
-        }
-      }
-      if (this.isStopping) break;
-      if (claimedCount > 0 && claimedCount >= free) {
-        // A full batch: more may be waiting. Claim again once enough slots free up.
-        await this.waitForSlot(this.claimBatch);
-        continue;
-      }
-      if (this.wakePending) continue;
-      let sleepMs = this.pollMs;
-      // On the store's clock: this process's own may be off.
-      if (nextRunInMs !== null) sleepMs = Math.max(1, Math.min(sleepMs, nextRunInMs));
-      await this.sleep(sleepMs);
-    }
+  /** Jobs the claim loop just claimed: their leases are held from the claim's send time. */
+  private accept(jobs: ClaimedJob[], claimSentAtMs: number): void {
+    this.leaseKeeper.hold(jobs, claimSentAtMs);
+    this.buffer.push(...jobs);
+    this.emit('claimed', jobs);
+    this.startBuffered();
   }
 
   private startBuffered(): void {
@@ -383,23 +332,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // with others). stop() and drained() wait for every recording.
     const recording = this.record(entry, outcome, durationMs).finally(() => {
       this.recordings.delete(recording);
-      this.emitChange();
+      this.changes.notify();
     });
     this.recordings.add(recording);
     // A handler that outlived its timeout keeps its slot until it really settles.
     if (outcome.kind === 'timeout') await entry.execution.settled;
     this.running.delete(job.id);
-    this.emitChange();
+    this.changes.notify();
     if (this.isStopping) return;
     // Starting the next buffered job from here chains handlers as microtasks; with a deep
     // buffer and fast handlers that chain would hold the event loop for the whole buffer.
-    if (this.isDueToYield()) this.startBufferedNextTurn();
+    if (this.pacer.isDue()) this.startBufferedNextTurn();
     else this.startBufferedOrWake();
-  }
-
-  /** The event loop has not turned for YIELD_EVERY_MS: let timers, I/O and flushes run. */
-  private isDueToYield(): boolean {
-    return performance.now() - this.lastYieldAt >= YIELD_EVERY_MS;
   }
 
   private startBufferedOrWake(): void {
@@ -412,7 +356,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.isStartScheduled = true;
     setImmediate(() => {
       this.isStartScheduled = false;
-      this.lastYieldAt = performance.now();
+      this.pacer.yielded();
       if (!this.isStopping) this.startBufferedOrWake();
     });
   }
@@ -429,45 +373,46 @@ export class Worker extends EventEmitter<WorkerEvents> {
         else if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
         this.emit('completed', job, durationMs);
       }
-    } else if (outcome.kind === 'aborted' && this.isStopping) {
-      // The handler honoured the shutdown abort: hand it back uncharged.
-      const ids = await this.completer.handBack([{ id: job.id, leaseToken: job.leaseToken }]);
-      if (ids.length > 0) {
-        this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
-        this.emit('handedBack', ids);
-      }
     } else {
-      await this.recordFailure(job, outcome, durationMs);
+      const decision = decideRetry(outcome, job, this.registry.get(job.type)!.policy, this.isStopping);
+      if (decision.kind === 'handBack') {
+        // The handler honoured the shutdown abort: hand it back uncharged.
+        const ids = await this.completer.handBack([{ id: job.id, leaseToken: job.leaseToken }]);
+        if (ids.length > 0) {
+          this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
+          this.emit('handedBack', ids);
+        }
+      } else {
+        await this.recordFailure(job, outcome, decision, durationMs);
+      }
     }
   }
 
-  private async recordFailure(job: ClaimedJob, outcome: Exclude<Outcome, { kind: 'done' }>, durationMs: number): Promise<void> {
-    const task = this.registry.get(job.type)!;
+  private async recordFailure(
+    job: ClaimedJob,
+    outcome: Exclude<Outcome, { kind: 'done' }>,
+    decision: Exclude<RetryDecision, { kind: 'handBack' }>,
+    durationMs: number,
+  ): Promise<void> {
     const error = outcome.error;
     const message = describeError(error);
-    const isPermanentFailure = outcome.kind === 'failed' && outcome.isPermanent;
-    const isExhausted = job.attempts >= job.maxAttempts;
-    let delayMs: number | null = null;
-    if (!isPermanentFailure && !isExhausted) {
-      const requested = outcome.kind === 'failed' ? outcome.retryAfterMs : null;
-      delayMs = requested ?? retryDelayMs(task.policy, job.attempts);
-    }
+    const delayMs = decision.kind === 'retry' ? decision.delayMs : null;
     const applied = await this.completer.fail({
       id: job.id,
       leaseToken: job.leaseToken,
       error: message,
       // A timeout's stack is the worker's timer, not the handler's: only a throw has one worth keeping.
       stack: outcome.kind === 'failed' ? boundedStack(error) : null,
-      outcome: outcome.kind === 'timeout' ? 'timeout' : 'failed',
+      outcome: decision.attemptOutcome,
       retryDelayMs: delayMs,
-      deadReason: isPermanentFailure ? 'permanent' : 'exhausted',
+      deadReason: decision.kind === 'dead' ? decision.reason : 'exhausted',
     });
     if (!applied) return;
     if (delayMs === null) {
-      this.log.warn({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'dead', attemptOutcome: outcome.kind === 'timeout' ? 'timeout' : 'failed', durationMs, error: message }, 'job dead');
+      this.log.warn({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'dead', attemptOutcome: decision.attemptOutcome, durationMs, error: message }, 'job dead');
       this.emit('dead', job, error);
     } else {
-      this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: outcome.kind === 'timeout' ? 'timeout' : 'failed', durationMs, retryDelayMs: delayMs, error: message }, 'job failed; will retry');
+      this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: decision.attemptOutcome, durationMs, retryDelayMs: delayMs, error: message }, 'job failed; will retry');
       this.emit('failed', job, error, delayMs);
     }
   }
@@ -493,20 +438,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     else this.emit('leaseLost', job!, reason);
   }
 
-  private async rescue(): Promise<void> {
-    if (this.isStopping) return;
-    try {
-      const result = await this.store.jobRescue({});
-      if (result.requeued.length > 0 || result.dead.length > 0) {
-        this.log.warn(result, 'expired leases rescued');
-        this.emit('rescued', result);
-        if (result.requeued.length > 0) this.wake();
-      }
-    } catch (error) {
-      this.reportStoreError(error);
-    }
-  }
-
   private async handBack(jobs: readonly Job[] | readonly ClaimedJob[]): Promise<void> {
     const leases = (jobs as ClaimedJob[]).map((job) => ({ id: job.id, leaseToken: job.leaseToken }));
     for (const lease of leases) this.leaseKeeper.release(lease.id);
@@ -520,10 +451,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async doStop(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
     this.isStopping = true;
-    this.wake();
-    if (this.rescueTimer) clearInterval(this.rescueTimer);
-    if (this.unsubscribe) await this.unsubscribe().catch(() => undefined);
-    await this.loopPromise?.catch(() => undefined);
+    // A sweep in flight is not waited for: it writes nothing this worker holds.
+    void this.rescueTask?.stop();
+    await this.producer.stop();
     // Claimed but never started: back to pending, uncharged.
     await this.handBack(this.buffer.splice(0));
     // Let running handlers finish until shortly before the deadline, then abort them and
@@ -538,14 +468,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // outcome is fenced by the changed lease token.
     const ignoring = [...this.running.values()].filter((entry) => !entry.isSettled);
     if (ignoring.length > 0) {
-      const failures = ignoring.map((entry) => ({
-        id: entry.job.id,
-        leaseToken: entry.job.leaseToken,
-        error: 'worker stopped before the handler finished (it ignored its abort signal)',
-        outcome: 'failed' as const,
-        retryDelayMs: entry.job.attempts >= entry.job.maxAttempts ? null : 0,
-        deadReason: 'exhausted' as const,
-      }));
+      const failures = ignoring.map(({ job }): JobFailure => {
+        const decision = decideRetry(ABANDONED, job, this.registry.get(job.type)!.policy, true);
+        return {
+          id: job.id,
+          leaseToken: job.leaseToken,
+          error: 'worker stopped before the handler finished (it ignored its abort signal)',
+          outcome: 'failed',
+          retryDelayMs: decision.kind === 'retry' ? decision.delayMs : null,
+          deadReason: 'exhausted',
+        };
+      });
       for (const entry of ignoring) {
         entry.isLeaseLost = true;
         this.leaseKeeper.release(entry.job.id);
@@ -564,14 +497,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.completer.idle();
     this.leaseKeeper.stop();
     this.isStopped = true;
-    this.emitChange();
+    this.changes.notify();
     this.emit('stopped');
   }
 
   private async waitForRunning(untilMs: number): Promise<void> {
     const isBusy = () => this.recordings.size > 0 || [...this.running.values()].some((entry) => !entry.isSettled);
     while (isBusy() && Date.now() < untilMs) {
-      await Promise.race([this.nextChange(), delay(untilMs - Date.now())]);
+      await Promise.race([this.changes.next(), delay(untilMs - Date.now())]);
     }
   }
 
@@ -580,68 +513,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.listenerCount('storeError') > 0) this.emit('storeError', error);
   }
 
-  // ---- waiting without sleeping blindly ----
-
-  private changeWaiters: Array<() => void> = [];
-
-  private emitChange(): void {
-    const waiters = this.changeWaiters;
-    this.changeWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
-  private nextChange(): Promise<void> {
-    return new Promise((resolve) => this.changeWaiters.push(resolve));
-  }
-
-  /** Resolves once `wanted` slots are free (or the buffer ran dry), on wake(), on stop, or after pollMs. */
-  private waitForSlot(wanted: number): Promise<void> {
-    if (this.hasSlots(wanted)) return Promise.resolve();
-    return this.wait(this.pollMs, () => this.hasSlots(wanted));
-  }
-
-  private hasSlots(wanted: number): boolean {
-    const free = this.freeSlots();
-    return this.isStopping || (free > 0 && (free >= wanted || this.buffer.length === 0));
-  }
-
   /** Jobs this worker may still take on: its capacity less what it runs, holds or abandoned. */
   private freeSlots(): number {
     return this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return this.wait(ms);
-  }
-
-  /**
-   * Resolves after `ms`, on wake(), or on the first change after which `until` holds.
-   * One timer for the whole wait, re-checked on each change: waking the claim loop on
-   * every change cost a loop turn and a timer for every finished job.
-   */
-  private wait(ms: number, until?: () => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      let isDone = false;
-      const finish = () => {
-        if (isDone) return;
-        isDone = true;
-        clearTimeout(timer);
-        if (this.wakeUp === finish) this.wakeUp = null;
-        // Ended by the timer or wake(): drop the re-check, or waits that end that way
-        // (slots held by slow handlers, a NOTIFY per enqueue) would pile up until a change.
-        const index = this.changeWaiters.indexOf(check);
-        if (index >= 0) this.changeWaiters.splice(index, 1);
-        resolve();
-      };
-      const check = () => {
-        if (isDone) return;
-        if (until!()) finish();
-        else this.changeWaiters.push(check);
-      };
-      const timer = setTimeout(finish, ms);
-      this.wakeUp = finish;
-      if (until) this.changeWaiters.push(check);
-    });
   }
 }
 
