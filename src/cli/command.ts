@@ -11,6 +11,11 @@ export interface CliIo {
   readonly cwd: string;
   /** Resolves when the process is asked to stop (SIGTERM/SIGINT); long-running commands await it. */
   readonly stopSignal: Promise<NodeJS.Signals>;
+  /**
+   * Resolves on a second signal while stopping: hand back everything held, uncharged, at
+   * once, and return (the process exits right after).
+   */
+  readonly stopNowSignal?: Promise<NodeJS.Signals>;
 }
 
 export interface CliCommand<Options = unknown> {

@@ -12,6 +12,8 @@ import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import { MailroomMetrics } from '../metrics/metrics.js';
 import type { Worker, WorkerOptions } from '../worker/worker.js';
+import { stopGracefullyUnlessHurried } from './worker-process.js';
+import type { StopOnOptions } from './worker-process.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
@@ -46,7 +48,7 @@ export interface MailroomServer {
    */
   stop(options: { readonly timeoutMs: number }): Promise<void>;
   /** Wait for `stopSignal` (SIGTERM/SIGINT), then stop as `stop` does, logging both steps. */
-  stopOn(stopSignal: Promise<NodeJS.Signals>, options: { readonly timeoutMs: number }): Promise<NodeJS.Signals>;
+  stopOn(stopSignal: Promise<NodeJS.Signals>, options: StopOnOptions): Promise<NodeJS.Signals>;
 }
 
 /**
@@ -76,11 +78,11 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
     worker,
     ingress,
     stop,
-    async stopOn(stopSignal, { timeoutMs }) {
+    async stopOn(stopSignal, { timeoutMs, stopNowSignal }) {
       const signal = await stopSignal;
       log.info({ signal, shutdownTimeoutMs: timeoutMs }, 'stopping: no new requests, waiting for in-flight work');
-      await stop({ timeoutMs });
-      log.info('mailroom stopped');
+      const how = await stopGracefullyUnlessHurried(stop({ timeoutMs }), worker, stopNowSignal, log);
+      log.info(how === 'now' ? 'mailroom stopped at once' : 'mailroom stopped');
       return signal;
     },
   };

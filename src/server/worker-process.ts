@@ -14,11 +14,40 @@ export interface WorkerProcessOptions {
   readonly worker?: WorkerOptions;
 }
 
+/** How a process stops on signals. */
+export interface StopOnOptions {
+  /** Deadline for running handlers (and in-flight requests) after the first signal. */
+  readonly timeoutMs: number;
+  /**
+   * A second signal: stop waiting, hand every held job back uncharged now
+   * (`worker.stopNow()`), and return; the caller exits the process right after.
+   */
+  readonly stopNowSignal?: Promise<NodeJS.Signals>;
+}
+
 /** A running worker process. */
 export interface WorkerProcess {
   readonly worker: Worker;
   /** Wait for `stopSignal` (SIGTERM/SIGINT), then stop the worker gracefully, logging both steps. */
-  stopOn(stopSignal: Promise<NodeJS.Signals>, options: { readonly timeoutMs: number }): Promise<NodeJS.Signals>;
+  stopOn(stopSignal: Promise<NodeJS.Signals>, options: StopOnOptions): Promise<NodeJS.Signals>;
+}
+
+/**
+ * Runs `graceful`, unless `stopNowSignal` comes first: then hands back what `worker` holds
+ * at once and resolves without waiting for `graceful` (the process is about to exit).
+ */
+export async function stopGracefullyUnlessHurried(
+  graceful: Promise<void>,
+  worker: Worker | null,
+  stopNowSignal: Promise<NodeJS.Signals> | undefined,
+  log: Logger,
+): Promise<'graceful' | 'now'> {
+  const now = stopNowSignal?.then(async (signal) => {
+    log.warn({ signal }, 'second signal: handing back every held job uncharged and stopping now');
+    await worker?.stopNow();
+    return 'now' as const;
+  });
+  return Promise.race([graceful.then(() => 'graceful' as const), ...(now ? [now] : [])]);
 }
 
 /**
@@ -35,11 +64,11 @@ export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess
   const worker = mr.work(options.worker);
   return {
     worker,
-    async stopOn(stopSignal, { timeoutMs }) {
+    async stopOn(stopSignal, { timeoutMs, stopNowSignal }) {
       const signal = await stopSignal;
       log.info({ signal, shutdownTimeoutMs: timeoutMs }, 'stopping: no new claims, waiting for running handlers');
-      await worker.stop({ timeoutMs });
-      log.info({ workerId: worker.id }, 'worker stopped');
+      const how = await stopGracefullyUnlessHurried(worker.stop({ timeoutMs }), worker, stopNowSignal, log);
+      log.info({ workerId: worker.id }, how === 'now' ? 'worker stopped at once' : 'worker stopped');
       return signal;
     },
   };

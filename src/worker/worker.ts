@@ -131,6 +131,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Claimed, not yet started. */
   private readonly buffer: ClaimedJob[] = [];
   private isStopping = false;
+  /** stopNow() was called: stop waiting for handlers; what is held was handed back. */
+  private isStoppingNow = false;
+  /** stopNow()'s hand-back, which a stop under way must not resolve before. */
+  private handingBackNow: Promise<void> | null = null;
   /** Outcomes being written for handlers that already settled. */
   private readonly recordings = new Set<Promise<void>>();
   /** Starting buffered jobs is deferred to the next turn (startBufferedNextTurn). */
@@ -254,6 +258,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.stopPromise;
   }
 
+  /**
+   * Stop at once, for a process on its way out (a second SIGTERM): every job this worker
+   * holds, buffered or running, goes back to pending uncharged now, instead of waiting out
+   * its lease and keeping the charged attempt. Running handlers are aborted; they must not
+   * outlive the process, or they would overlap the next run: call this only before exit.
+   * Resolves once the hand-back is written and the stop (started now, or already under
+   * way) has finished.
+   */
+  async stopNow(): Promise<void> {
+    this.isStoppingNow = true;
+    const stopping = this.stop({ timeoutMs: 0 });
+    const held = [...this.running.values()].filter((entry) => !entry.isSettled && !entry.isLeaseLost);
+    for (const entry of held) {
+      entry.isLeaseLost = true; // its outcome, if it comes, is not ours to write
+      entry.execution.abort(new MailroomError('MR_ERR_CLOSED', 'worker stopped at once'));
+    }
+    this.handingBackNow = this.handBack([...this.buffer.splice(0), ...held.map((entry) => entry.job)]);
+    this.changes.notify(); // a stop waiting for running handlers stops waiting
+    await this.handingBackNow;
+    await stopping;
+  }
+
   get isRunning(): boolean {
     return this.producer.isStarted && !this.isStopping;
   }
@@ -365,7 +391,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const { job } = entry;
     if (entry.isLeaseLost) {
       // Someone else may own the job now; anything we wrote would be fenced anyway.
-      this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
+      // (Or stopNow() handed it back already; either way the job is not this worker's.)
+      if (!this.isStoppingNow) this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
     } else if (outcome.kind === 'done') {
       if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
         // A success after failures is news (an outage is over): info. A first try is routine: debug.
@@ -466,7 +493,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.waitForRunning(deadline);
     // Handlers still running ignored their signal: release them charged; their late
     // outcome is fenced by the changed lease token.
-    const ignoring = [...this.running.values()].filter((entry) => !entry.isSettled);
+    // (stopNow() handed back what it found running already.)
+    const ignoring = [...this.running.values()].filter((entry) => !entry.isSettled && !entry.isLeaseLost);
     if (ignoring.length > 0) {
       const failures = ignoring.map(({ job }): JobFailure => {
         const decision = decideRetry(ABANDONED, job, this.registry.get(job.type)!.policy, true);
@@ -494,6 +522,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     // Outcomes decided before the deadline are written before stop() resolves.
     await Promise.all([...this.recordings]);
+    await this.handingBackNow;
     await this.completer.idle();
     this.leaseKeeper.stop();
     this.isStopped = true;
@@ -503,7 +532,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async waitForRunning(untilMs: number): Promise<void> {
     const isBusy = () => this.recordings.size > 0 || [...this.running.values()].some((entry) => !entry.isSettled);
-    while (isBusy() && Date.now() < untilMs) {
+    while (isBusy() && Date.now() < untilMs && !this.isStoppingNow) {
       await Promise.race([this.changes.next(), delay(untilMs - Date.now())]);
     }
   }

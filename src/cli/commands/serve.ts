@@ -34,7 +34,8 @@ Receives webhooks at POST /hooks/<source> for the sources in the config file
 (mailroom.config.js/.mjs, or --config PATH), stores each event with the jobs it fans out
 to before answering, and runs those jobs. Binds 127.0.0.1:8080 unless told otherwise.
 On SIGTERM or SIGINT it stops accepting requests, lets running handlers finish within
---shutdown-timeout, hands the rest back uncharged, and exits 0.
+--shutdown-timeout, hands the rest back uncharged, and exits 0. A second signal hands back
+what is still running too, uncharged, at once, and exits 130.
 
 Options:
   --host HOST                address to bind (default: config server.host, else 127.0.0.1)
@@ -101,7 +102,7 @@ Options:
         'mailroom serving',
       );
       io.stdout.write(banner(server.url, sourceNames, options));
-      await server.stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs });
+      await server.stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs, stopNowSignal: io.stopNowSignal });
       return 0;
     } finally {
       // Already closed after a graceful stop; this is for a failure on the way there.

@@ -32,7 +32,8 @@ const worker: CliCommand<WorkerCliOptions> = {
 
 Runs the tasks in the config file (mailroom.config.js/.mjs, or --config PATH). On SIGTERM
 or SIGINT it stops claiming, gives running handlers --shutdown-timeout to finish, hands
-the rest back without charging an attempt, and exits 0. A second signal exits at once.
+the rest back without charging an attempt, and exits 0. A second signal hands back what
+is still running too, uncharged, at once, and exits 130; a third exits without waiting.
 Logs are JSON lines on stdout (pretty on a terminal).
 
 Options:
@@ -107,7 +108,7 @@ Options:
         },
         'worker started',
       );
-      await stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs });
+      await stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs, stopNowSignal: io.stopNowSignal });
       return 0;
     } finally {
       await mr.close({ timeoutMs: options.shutdownTimeoutMs });
