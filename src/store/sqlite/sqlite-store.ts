@@ -282,8 +282,8 @@ export class SqliteStore implements Store {
       const pick = { now: claimedAt, types: JSON.stringify(params.types), limit: params.limit };
       const picked =
         params.queues === null
-          ? (this.stmt('jobClaim').all(pick) as Row[])
-          : (this.stmt('jobClaim.inQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
+          ? (this.stmt('jobClaim.pick').all(pick) as Row[])
+          : (this.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
       if (picked.length === 0) return [];
       const claimed = this.stmt('jobClaim.lease').all({
         ids: JSON.stringify(picked.map((row) => row.id)),
