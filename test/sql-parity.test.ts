@@ -38,6 +38,9 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // it into jobGet's single statement, since its separate statements see separate snapshots.
     'jobGet.attempts',
     'jobGet.replays',
+    // Whether the ledger exists, asked of the catalogue; PostgreSQL reads the ledger and
+    // takes "undefined table" (42P01) for "none yet".
+    'migrationList.hasLedger',
   ]),
   postgres: new Set<string>([
     // The whole claim in one statement (see jobClaim.pick above).

@@ -19,15 +19,22 @@ CREATE TABLE IF NOT EXISTS mailroom_migration (
 SET LOCAL search_path TO "{{schema}}";
 
 -- name: migrationList
--- The applied versions; read under the lock by migrate(), without it by schemaVersion().
+-- The applied migrations; read under the lock by migrate(), without it by schemaVersion().
+-- `*`: oldest_compatible_code exists only from migration 0006 on.
 -- params: none
-SELECT version, name FROM mailroom_migration ORDER BY version;
+SELECT * FROM mailroom_migration ORDER BY version;
 
 -- name: migrationList.insert
 -- Inserted before the migration's own statements, in its transaction: both or neither.
 -- params: $1 version, $2 name, $3 now (null: the database clock)
 INSERT INTO mailroom_migration (version, name, applied_at)
 VALUES ($1, $2, coalesce($3::timestamptz, now()));
+
+-- name: migrationList.recordCompatibility
+-- After a migration's own SQL (0006 adds the column this writes): the oldest code
+-- version that still runs against it.
+-- params: $1 version, $2 oldest_compatible_code
+UPDATE mailroom_migration SET oldest_compatible_code = $2 WHERE version = $1;
 
 -- name: tableStats.needsAnalyze
 -- Whether the job table has never been analysed (reltuples < 0 on PostgreSQL 14+) or was
