@@ -10,7 +10,8 @@
 // (PostgreSQL's default); `durability` reports the setting in force after the first use.
 
 import pg from 'pg';
-import { InvalidArgumentError, MailroomError, MigrationError, SchemaTooNewError, StoreUrlError } from '../../core/errors.js';
+import { InvalidArgumentError, StoreUrlError } from '../../core/errors.js';
+import { StoreClosedError, TransactionAbortedError } from '../errors.js';
 import { loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
 import { Migrator } from '../migrator.js';
@@ -33,7 +34,7 @@ import type {
   StoreExecutor,
 } from '../store.js';
 import type { ClaimedJob } from '../../core/types.js';
-import { interpretPgError, pgErrorCode } from './interpret-error.js';
+import { interpretPgError } from './interpret-error.js';
 import { PgListener } from './listener.js';
 import { PostgresExecutor } from './postgres-executor.js';
 import { ClientRunner, PoolRunner } from './query-runner.js';
@@ -284,12 +285,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
         throw interpretPgError(error);
       }
       // COMMIT of a transaction an earlier statement aborted answers ROLLBACK, not an error.
-      if (commit.command === 'ROLLBACK') {
-        throw new MailroomError(
-          'MR_ERR_INVALID_ARGUMENT',
-          'The transaction was rolled back: a statement in it failed earlier and the error was caught.',
-        );
-      }
+      if (commit.command === 'ROLLBACK') throw new TransactionAbortedError();
       return result;
     } catch (error) {
       if (!isBroken) await client.query('ROLLBACK').catch(() => undefined);
@@ -340,7 +336,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
   // ---- internals ----
 
   private startListener(): Promise<PgListener> {
-    if (this.isClosed) return Promise.reject(new MailroomError('MR_ERR_CLOSED', 'The PostgreSQL store is closed.'));
+    if (this.isClosed) return Promise.reject(new StoreClosedError('postgres'));
     this.listener ??= (async () => {
       const listener = new PgListener({
         connection: { ...this.connection, application_name: `mailroom-listener:${this.schema}`.slice(0, 63) },
