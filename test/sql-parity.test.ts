@@ -110,6 +110,11 @@ describe('SQL parity between the SQLite and PostgreSQL dialects', () => {
     },
   );
 
+  it('declares the same compatibility for each migration in both dialects, so a rolling deploy is refused the same way on both', () => {
+    const compatibility = (dir: URL) => loadMigrations(dir).map((m) => [m.version, m.oldestCompatibleCode]);
+    expect(compatibility(POSTGRES_MIGRATIONS)).toEqual(compatibility(SQLITE_MIGRATIONS));
+  });
+
   it('defines the same shared fragments in both dialects and splices every one it uses', () => {
     const fragments = (dir: URL) =>
       new Map(sqlFiles(dir).map((file) => [file, [...parseSqlFile(readFileSync(new URL(file, dir), 'utf8')).fragments.keys()].sort()]));

@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { SchemaTooNewError } from '../../src/core/errors.js';
+import { loadMigrations } from '../../src/store/migrations.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { T0, enqueue, jobInsert, rawSql, rejectionOf, useStore } from './context.js';
 
@@ -60,6 +61,17 @@ export function migrationsConformance(harness: StoreHarness): void {
       expect(await ctx.store.schemaVersion()).toEqual({ database: FUTURE_VERSION, code: codeVersion });
       expect(await ctx.store.migrate()).toEqual({ applied: [], version: FUTURE_VERSION });
       expect((await ctx.store.jobGet({ id: job.id }))!.payload).toEqual({ kept: true });
+    });
+
+    it('records in the ledger the compatibility each migration file declares, for older processes to read', async () => {
+      const { query } = rawSql(harness, ctx.opened);
+      // Both dialects declare the same values (test/sql-parity.test.ts); read either's files.
+      const declared = loadMigrations(new URL('../../src/store/sqlite/migrations/', import.meta.url))
+        .filter((m) => m.oldestCompatibleCode !== m.version)
+        .map((m) => [m.version, m.oldestCompatibleCode]);
+      expect(declared.length).toBeGreaterThan(0);
+      const rows = await query('SELECT version, oldest_compatible_code FROM mailroom_migration WHERE oldest_compatible_code IS NOT NULL ORDER BY version');
+      expect(rows.map((row) => [Number(row.version), Number(row.oldest_compatible_code)])).toEqual(declared);
     });
 
     it('refuses a newer schema when one of its migrations needs newer code than this, naming that version', async () => {
