@@ -53,6 +53,10 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'tableStats.analyze',
     // SQLite's clock is the process's (Date.now()); PostgreSQL's is the server's.
     'databaseNow',
+    // A lock held across a whole migrate() run; SQLite's write lock cannot outlive one
+    // transaction, so there each migration's own write lock serialises migrators.
+    'migrationList.lock',
+    'migrationList.unlock',
   ]),
 };
 

@@ -21,23 +21,31 @@ export interface LedgerEntry {
   readonly oldestCompatibleCode: number | null;
 }
 
+/**
+ * Applies one migration: in one transaction holding the store's migration lock (creating
+ * the ledger if needed), read the ledger and pass it to `shouldApply`, which may throw to
+ * refuse. When it returns true: insert the ledger row first, then run the migration's
+ * SQL, then record its compatibility (`recordCompatibility`), all in that transaction.
+ * Resolves whether the migration was applied; a failure of the migration's own SQL
+ * rejects with MigrationError naming its version, and the transaction is rolled back.
+ */
+export type ApplyOne = (
+  migration: Migration,
+  shouldApply: (ledger: readonly LedgerEntry[]) => boolean,
+  recordCompatibility: boolean,
+) => Promise<boolean>;
+
 /** What a store gives the migrator. */
 export interface MigrationDriver {
   /** The ledger as it stands, without the lock; empty when it does not exist yet. */
   readLedger(): Promise<LedgerEntry[]>;
   /**
-   * In one transaction holding the store's migration lock (creating the ledger if
-   * needed): read the ledger and pass it to `shouldApply`, which may throw to refuse.
-   * When it returns true: insert the ledger row first, then run the migration's SQL, then
-   * record its compatibility (`recordCompatibility`), all in that transaction. Resolves
-   * whether the migration was applied; a failure of the migration's own SQL rejects with
-   * MigrationError naming its version, and the transaction is rolled back.
+   * Runs a whole migrate() in `fn`, holding the store's migration lock across it where
+   * the store has such a lock (PostgreSQL: a session advisory lock), so concurrent
+   * migrators take turns by whole runs: the first applies everything, the others find
+   * nothing to do. `fn` gets the ApplyOne to use inside (on the locked connection).
    */
-  applyOne(
-    migration: Migration,
-    shouldApply: (ledger: readonly LedgerEntry[]) => boolean,
-    recordCompatibility: boolean,
-  ): Promise<boolean>;
+  session<T>(fn: (applyOne: ApplyOne) => Promise<T>): Promise<T>;
 }
 
 /** Applies a store's migrations in order and decides when a schema is too new to use. */
@@ -52,8 +60,14 @@ export class Migrator {
   }
 
   async migrate(params: MigrateParams = {}): Promise<MigrateResult> {
-    const applied: number[] = [];
     const target = params.toVersion ?? this.codeVersion;
+    const applied = await this.driver.session((applyOne) => this.applyUpTo(target, applyOne));
+    const version = await this.schemaVersion();
+    return { applied, version: version.database };
+  }
+
+  private async applyUpTo(target: number, applyOne: ApplyOne): Promise<number[]> {
+    const applied: number[] = [];
     for (const migration of this.migrations) {
       if (migration.version > target) break;
       const shouldApply = (ledger: readonly LedgerEntry[]) => {
@@ -63,11 +77,10 @@ export class Migrator {
       };
       // Rows written before the ledger had the column (versions up to its migration) need
       // nothing recorded: null reads as "its own version", which is what they declare.
-      const didApply = await this.driver.applyOne(migration, shouldApply, migration.oldestCompatibleCode !== migration.version);
+      const didApply = await applyOne(migration, shouldApply, migration.oldestCompatibleCode !== migration.version);
       if (didApply) applied.push(migration.version);
     }
-    const version = await this.schemaVersion();
-    return { applied, version: version.database };
+    return applied;
   }
 
   /** How far the database is, and how far this code knows; throws when the code must not run against it. */

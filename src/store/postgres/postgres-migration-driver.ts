@@ -1,12 +1,16 @@
-// The PostgreSQL side of the shared migrator (store/migrator.ts): each migration in its
-// own transaction on one pooled connection, under a transaction-scoped advisory lock keyed
-// by the schema (migrationList.createLedger), so `serve` and `worker` can migrate one
-// schema at the same moment: the second waits, re-reads the ledger and finds nothing to do.
+// The PostgreSQL side of the shared migrator (store/migrator.ts): a whole run on one
+// pooled connection holding a session advisory lock keyed by the schema
+// (migrationList.lock), each migration in its own transaction that also takes the same
+// lock at transaction level (migrationList.createLedger; re-entrant in this session, and
+// what guards a migrator of an older release, which takes only that one). So `serve` and
+// `worker` can migrate one schema at the same moment: the second waits for the first's
+// whole run, re-reads the ledger and finds nothing to do.
 
 import { MailroomError, MigrationError } from '../../core/errors.js';
-import type { LedgerEntry, MigrationDriver } from '../migrator.js';
+import type { ApplyOne, LedgerEntry, MigrationDriver } from '../migrator.js';
 import type { Migration } from '../migrations.js';
 import { interpretPgError, pgErrorCode } from './interpret-error.js';
+import type pg from 'pg';
 import { ClientRunner } from './query-runner.js';
 import type { PoolRunner, QueryRunner } from './query-runner.js';
 import { schemaSql, sqlBlock } from './schema-sql.js';
@@ -21,7 +25,33 @@ export class PostgresMigrationDriver implements MigrationDriver {
     return this.ledger(this.pool);
   }
 
-  async applyOne(
+  async session<T>(fn: (applyOne: ApplyOne) => Promise<T>): Promise<T> {
+    const sql = schemaSql(this.schema);
+    const client = await this.pool.connect();
+    const connection = { client, isBroken: false };
+    try {
+      await client.query(sqlBlock(sql, 'migrationList.lock'));
+    } catch (error) {
+      client.release(true);
+      throw interpretPgError(error);
+    }
+    try {
+      return await fn((migration, shouldApply, recordCompatibility) =>
+        this.applyOne(connection, migration, shouldApply, recordCompatibility),
+      );
+    } finally {
+      // Ending the session would release the lock too: a broken connection is destroyed.
+      if (!connection.isBroken) {
+        await client.query(sqlBlock(sql, 'migrationList.unlock')).catch(() => {
+          connection.isBroken = true;
+        });
+      }
+      client.release(connection.isBroken ? true : undefined);
+    }
+  }
+
+  private async applyOne(
+    connection: { readonly client: pg.PoolClient; isBroken: boolean },
     migration: Migration,
     shouldApply: (ledger: readonly LedgerEntry[]) => boolean,
     recordCompatibility: boolean,
@@ -30,8 +60,7 @@ export class PostgresMigrationDriver implements MigrationDriver {
       throw new MigrationError(migration.version, 'the PostgreSQL migrator does not run -- no-transaction migrations yet');
     }
     const sql = schemaSql(this.schema);
-    const client = await this.pool.connect();
-    let isBroken = false;
+    const { client } = connection;
     try {
       await client.query('BEGIN');
       // Lock, schema, ledger, search_path (several statements, no parameters).
@@ -54,11 +83,9 @@ export class PostgresMigrationDriver implements MigrationDriver {
       return true;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {
-        isBroken = true;
+        connection.isBroken = true;
       });
       throw error instanceof MailroomError ? error : interpretPgError(error);
-    } finally {
-      client.release(isBroken ? true : undefined);
     }
   }
 

@@ -4,7 +4,7 @@
 // ledger and finds nothing to do).
 
 import { MigrationError } from '../../core/errors.js';
-import type { LedgerEntry, MigrationDriver } from '../migrator.js';
+import type { ApplyOne, LedgerEntry, MigrationDriver } from '../migrator.js';
 import type { Migration } from '../migrations.js';
 import type { Row } from '../rows.js';
 import type { SqliteWriteEngine } from './write-engine.js';
@@ -19,7 +19,12 @@ export class SqliteMigrationDriver<M> implements MigrationDriver {
     });
   }
 
-  async applyOne(
+  /** No lock across the run: each migration's write lock serialises concurrent migrators. */
+  session<T>(fn: (applyOne: ApplyOne) => Promise<T>): Promise<T> {
+    return fn((migration, shouldApply, recordCompatibility) => this.applyOne(migration, shouldApply, recordCompatibility));
+  }
+
+  private async applyOne(
     migration: Migration,
     shouldApply: (ledger: readonly LedgerEntry[]) => boolean,
     recordCompatibility: boolean,

@@ -2,6 +2,18 @@
 -- as a lower-case identifier before substitution); mailroom_* table names are qualified
 -- with it when the file is loaded (schema-sql.ts).
 
+-- name: migrationList.lock
+-- Held by one connection for a whole migrate() run (session level, released by
+-- migrationList.unlock or by the connection ending): a second migrator waits here for
+-- the first's whole run instead of racing it migration by migration. Same key as the
+-- transaction-level lock below, which this session then re-takes at once.
+-- params: none
+SELECT pg_advisory_lock(hashtextextended('mailroom.migrate.{{schema}}', 0));
+
+-- name: migrationList.unlock
+-- params: none
+SELECT pg_advisory_unlock(hashtextextended('mailroom.migrate.{{schema}}', 0));
+
 -- name: migrationList.createLedger
 -- Runs first in every migration transaction. The transaction-scoped advisory lock, keyed
 -- by the schema, makes a second migrator of the same schema wait here until the first
