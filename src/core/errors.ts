@@ -7,13 +7,17 @@ export const ERROR_CODES = {
   MR_ERR_STORE_UNAVAILABLE: 'The store could not be reached or stayed locked past the deadline.',
   MR_ERR_SCHEMA_TOO_NEW: 'The database schema is newer than this version of Mailroom.',
   MR_ERR_MIGRATION_FAILED: 'A migration failed and was rolled back.',
+  MR_ERR_UNIQUE_VIOLATION: 'A write hit a unique constraint the store did not expect to.',
+  MR_ERR_VALUE_UNSTORABLE: 'The database cannot store a value as given (a NUL in text, an index entry too large).',
+  MR_ERR_STORE_FAILED: 'The database refused a statement for a reason Mailroom does not classify.',
+  MR_ERR_TRANSACTION_ABORTED: 'A statement in the transaction failed earlier, so the whole transaction was rolled back.',
   MR_ERR_KEY_CONFLICT: 'An idempotency key was reused with a different payload.',
   MR_ERR_JOB_NOT_FOUND: 'No job has that id.',
   MR_ERR_JOB_STATE: 'The job is not in a state that allows the operation.',
   MR_ERR_INVALID_ARGUMENT: 'An argument to the API was invalid.',
   MR_ERR_TRANSACTION_ASYNC: 'A synchronous transaction callback returned a promise.',
   MR_ERR_UNSUPPORTED: 'The store does not support this operation.',
-  MR_ERR_CLOSED: 'Mailroom was closed.',
+  MR_ERR_CLOSED: 'Mailroom, or the store under it, was closed.',
   MR_ERR_LEASE_LOST: 'The lease on the job was lost to another worker or expired.',
   MR_ERR_TIMEOUT: 'The handler ran past its timeout.',
   MR_ERR_PERMANENT: 'The handler declared the failure permanent.',
@@ -76,10 +80,19 @@ export class StoreUnavailableError extends MailroomError {
 }
 
 export class SchemaTooNewError extends MailroomError {
-  constructor(readonly databaseVersion: number, readonly codeVersion: number) {
+  /**
+   * @param requiredCodeVersion The oldest code version the database's migrations allow
+   *   (the newest of their `oldest-compatible-code`); defaults to `databaseVersion`.
+   */
+  constructor(
+    readonly databaseVersion: number,
+    readonly codeVersion: number,
+    readonly requiredCodeVersion: number = databaseVersion,
+  ) {
     super(
       'MR_ERR_SCHEMA_TOO_NEW',
-      `The database schema is at version ${databaseVersion}, but this Mailroom only knows versions up to ${codeVersion}. ` +
+      `The database schema is at version ${databaseVersion}, but this Mailroom only knows versions up to ${codeVersion}` +
+        (requiredCodeVersion < databaseVersion ? ` and the schema needs one that knows at least ${requiredCodeVersion}. ` : '. ') +
         'Upgrade Mailroom to a release that knows the newer schema, or point it at another database.',
     );
   }

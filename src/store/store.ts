@@ -265,6 +265,14 @@ export interface EventGetParams {
   readonly id: string;
 }
 
+export interface MigrateParams {
+  /**
+   * Stop after this version instead of the newest the code knows: upgrade tests build
+   * each earlier schema this way, and an operator can stage a rollout with it.
+   */
+  readonly toVersion?: number;
+}
+
 export interface MigrateResult {
   readonly applied: number[];
   readonly version: number;
@@ -314,9 +322,12 @@ export interface Store extends StoreExecutor {
   /** Durability in force, for stats() and the startup log. */
   readonly durability: Record<string, string>;
 
-  /** Apply pending migrations (locked against concurrent migrators); refuse a newer schema. */
-  migrate(): Promise<MigrateResult>;
-  /** Throws SchemaTooNewError or reports how far behind the database is. */
+  /**
+   * Apply pending migrations (locked against concurrent migrators); refuse a schema with a
+   * migration that needs newer code than this (store/migrator.ts).
+   */
+  migrate(params?: MigrateParams): Promise<MigrateResult>;
+  /** Throws SchemaTooNewError when this code must not run against the database, else reports how far it is. */
   schemaVersion(): Promise<{ database: number; code: number }>;
   /** Cheap liveness check of the store (readyz). */
   ping(): Promise<void>;

@@ -18,6 +18,7 @@ import { retryNowConformance } from './retry-now.js';
 import { statsConformance } from './stats.js';
 import { traceContextConformance } from './trace-context.js';
 import { transactionalEnqueueConformance } from './transactional-enqueue.js';
+import { upgradeConformance } from './upgrade.js';
 
 export function runStoreConformance(harness: StoreHarness): void {
   describe(`store conformance: ${harness.name}`, () => {
@@ -40,5 +41,6 @@ export function runStoreConformance(harness: StoreHarness): void {
     transactionalEnqueueConformance(harness);
     traceContextConformance(harness);
     migrationsConformance(harness);
+    upgradeConformance(harness);
   });
 }

@@ -3,8 +3,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { SchemaTooNewError } from '../../src/core/errors.js';
+import { loadMigrations } from '../../src/store/migrations.js';
 import type { StoreHarness } from '../harness/store-harness.js';
-import { enqueue, rawSql, rejectionOf, useStore } from './context.js';
+import { T0, enqueue, jobInsert, rawSql, rejectionOf, useStore } from './context.js';
 
 const FUTURE_VERSION = 9_999;
 
@@ -46,6 +47,64 @@ export function migrationsConformance(harness: StoreHarness): void {
         expect(error.message).toContain(String(FUTURE_VERSION));
         expect(error.message).toContain(String(codeVersion));
       }
+    });
+
+    it('runs against a newer schema whose migrations declare this code still compatible', async () => {
+      const { exec } = rawSql(harness, ctx.opened);
+      const { job } = await enqueue(ctx.store, { payload: { kept: true } });
+      const codeVersion = (await ctx.store.schemaVersion()).code;
+      // A later release's migration that declared `-- oldest-compatible-code: <this code>`.
+      await exec(
+        `INSERT INTO mailroom_migration (version, name, applied_at, oldest_compatible_code) ` +
+          `SELECT ${FUTURE_VERSION}, 'tolerated_by_older_code', applied_at, ${codeVersion} FROM mailroom_migration WHERE version = 1`,
+      );
+      expect(await ctx.store.schemaVersion()).toEqual({ database: FUTURE_VERSION, code: codeVersion });
+      expect(await ctx.store.migrate()).toEqual({ applied: [], version: FUTURE_VERSION });
+      expect((await ctx.store.jobGet({ id: job.id }))!.payload).toEqual({ kept: true });
+    });
+
+    it('records in the ledger the compatibility each migration file declares, for older processes to read', async () => {
+      const { query } = rawSql(harness, ctx.opened);
+      // Both dialects declare the same values (test/sql-parity.test.ts); read either's files.
+      const declared = loadMigrations(new URL('../../src/store/sqlite/migrations/', import.meta.url))
+        .filter((m) => m.oldestCompatibleCode !== m.version)
+        .map((m) => [m.version, m.oldestCompatibleCode]);
+      expect(declared.length).toBeGreaterThan(0);
+      const rows = await query('SELECT version, oldest_compatible_code FROM mailroom_migration WHERE oldest_compatible_code IS NOT NULL ORDER BY version');
+      expect(rows.map((row) => [Number(row.version), Number(row.oldest_compatible_code)])).toEqual(declared);
+    });
+
+    it('refuses a newer schema when one of its migrations needs newer code than this, naming that version', async () => {
+      const { exec } = rawSql(harness, ctx.opened);
+      const codeVersion = (await ctx.store.schemaVersion()).code;
+      await exec(
+        `INSERT INTO mailroom_migration (version, name, applied_at, oldest_compatible_code) ` +
+          `SELECT ${FUTURE_VERSION - 1}, 'tolerated_by_older_code', applied_at, ${codeVersion} FROM mailroom_migration WHERE version = 1`,
+      );
+      await exec(
+        `INSERT INTO mailroom_migration (version, name, applied_at, oldest_compatible_code) ` +
+          `SELECT ${FUTURE_VERSION}, 'needs_newer_code', applied_at, ${codeVersion + 1} FROM mailroom_migration WHERE version = 1`,
+      );
+      for (const attempt of [() => ctx.store.migrate(), () => ctx.store.schemaVersion()]) {
+        const error = await rejectionOf(attempt());
+        expect(error).toBeInstanceOf(SchemaTooNewError);
+        expect(error).toMatchObject({ databaseVersion: FUTURE_VERSION, codeVersion, requiredCodeVersion: codeVersion + 1 });
+        expect(error.message).toContain(String(codeVersion + 1));
+      }
+    });
+
+    it('refuses every call once closed with MR_ERR_CLOSED, the same code on every store', async () => {
+      const other = await ctx.opened.openAnother();
+      await other.ping();
+      await other.close();
+      const calls: Array<() => Promise<unknown>> = [
+        () => other.ping(),
+        () => other.jobGet({ id: '1' }),
+        () => other.jobInsertMany({ jobs: [jobInsert()], now: T0 }),
+        () => other.jobClaim({ workerId: 'w', types: ['test_job'], queues: null, limit: 1, leaseMs: 1_000, now: T0 }),
+        () => other.schemaVersion(),
+      ];
+      for (const call of calls) expect(await rejectionOf(call())).toMatchObject({ code: 'MR_ERR_CLOSED' });
     });
 
     it('answers ping while open and refuses it once closed, so readiness checks see a dead store', async () => {

@@ -99,9 +99,13 @@ export const postgresHarness: StoreHarness = {
   capabilities: POSTGRES_CAPABILITIES,
   isAvailable: isPostgresAvailable,
   async open(): Promise<HarnessStore> {
+    const opened = await postgresHarness.openUnmigrated();
+    await opened.store.migrate();
+    return opened;
+  },
+  async openUnmigrated(): Promise<HarnessStore> {
     const schema = freshSchemaName();
     const store = await openPostgresStore(schema);
-    await store.migrate();
     return {
       store,
       url: urlWithSchema(schema),

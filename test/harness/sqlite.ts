@@ -15,12 +15,16 @@ export const sqliteHarness: StoreHarness = {
   capabilities: new SqliteStore({ path: ':memory:' }).capabilities,
   isAvailable: true,
   async open(): Promise<HarnessStore> {
+    const opened = await sqliteHarness.openUnmigrated();
+    await opened.store.migrate();
+    return opened;
+  },
+  async openUnmigrated(): Promise<HarnessStore> {
     const dir = mkdtempSync(join(tmpdir(), 'mailroom-test-'));
     dirs.push(dir);
     const path = join(dir, 'mailroom.db');
     const store = new SqliteStore({ path });
     stores.push(store);
-    await store.migrate();
     return {
       store,
       url: `sqlite:${path}`,

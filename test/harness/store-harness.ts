@@ -10,6 +10,8 @@ export interface StoreHarness {
   readonly isAvailable: boolean;
   /** A fresh, migrated, isolated store, plus the URL that reaches the same data. */
   open(): Promise<HarnessStore>;
+  /** Like open(), but with no tables yet: migration tests build each earlier schema from it. */
+  openUnmigrated(): Promise<HarnessStore>;
   /** Drop everything open() created that is still around. */
   cleanup(): Promise<void>;
 }

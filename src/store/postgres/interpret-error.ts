@@ -3,7 +3,15 @@
 // transaction for, and what means "the database is not there right now" (ingress turns
 // StoreUnavailableError into 503 + Retry-After).
 
-import { RetryableStoreError, StoreUnavailableError, UniqueViolationError } from '../errors.js';
+import pg from 'pg';
+import {
+  RetryableStoreError,
+  StoreError,
+  StoreUnavailableError,
+  TransactionAbortedError,
+  UniqueViolationError,
+  UnstorableValueError,
+} from '../errors.js';
 
 /** The transaction was rolled back and nothing was written: run it again as it was. */
 const RETRYABLE_CODES: ReadonlyMap<string, string> = new Map([
@@ -22,6 +30,16 @@ const UNAVAILABLE_CODES: ReadonlyMap<string, string> = new Map([
   ['53200', 'out_of_memory'],
   ['25006', 'read_only_sql_transaction: connected to a standby (failover in progress)'],
   // Class 08 (connection_exception) is matched by prefix below: 08000, 08003, 08006, 08001, 08004, …
+]);
+
+/**
+ * The value can never be stored as given: rerunning sends the same value again, so these
+ * are neither retryable nor "unavailable" (a 503 would have a webhook sender retry the
+ * same bytes forever); they are UnstorableValueError, a 400 at the ingress.
+ */
+const UNSTORABLE_CODES: ReadonlyMap<string, string> = new Map([
+  ['22021', 'character_not_in_repertoire: text cannot hold a NUL character'],
+  ['54000', 'program_limit_exceeded: e.g. an index row larger than an index page allows'],
 ]);
 
 /** Socket errors from Node: the TCP connection failed or broke. */
@@ -66,7 +84,11 @@ export function isPgUnavailable(error: unknown): boolean {
   return DRIVER_MESSAGES.some((pattern) => pattern.test(message));
 }
 
-/** A store-neutral error for `error`; errors that are already Mailroom's pass through. */
+/**
+ * A store-neutral error for `error`; errors that are already Mailroom's, and errors that
+ * are not the driver's, pass through. A server error no table names is wrapped in
+ * StoreError with the server's error as its cause.
+ */
 export function interpretPgError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError) return error;
   const code = pgErrorCode(error);
@@ -80,5 +102,10 @@ export function interpretPgError(error: unknown): unknown {
     const constraint = (error as { constraint?: unknown }).constraint;
     return new UniqueViolationError(typeof constraint === 'string' ? constraint : 'unknown', error);
   }
+  const unstorable = UNSTORABLE_CODES.get(code);
+  if (unstorable) return new UnstorableValueError(`PostgreSQL cannot store a value as given (${code} ${unstorable})`, error);
+  // in_failed_sql_transaction: an earlier statement failed and the caller carried on.
+  if (code === '25P02') return new TransactionAbortedError(undefined, error);
+  if (error instanceof pg.DatabaseError) return new StoreError(`PostgreSQL refused a statement (${code}): ${error.message}`, code, error);
   return error;
 }

@@ -7,18 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
-import type {
-  Attempt,
-  ClaimedJob,
-  DeadReason,
-  EventSummary,
-  InboundEvent,
-  Job,
-  JobDetail,
-  JobStatus,
-  Replay,
-  StatusCounts,
-} from '../../core/types.js';
+import type { ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
+import { attemptFromRow, doneAttemptFromJobRow, eventFromRow, eventSummaryFromRow, jobFromRow, replayFromRow } from '../rows.js';
 import { RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
@@ -87,25 +77,14 @@ export class PostgresExecutor implements StoreExecutor {
     if (!isJobId(params.id)) return null;
     const [row] = await this.runner.run(this.stmt('jobGet'), [params.id]);
     if (!row) return null;
-    const attempts = (row.attempts_log as Row[]).map(toAttempt);
-    if (row.status === 'done') {
-      // A success lives on the job row (no attempt row is written for it).
-      attempts.push({
-        attempt: row.attempts,
-        startedAt: row.started_at ?? null,
-        finishedAt: row.finished_at ?? null,
-        outcome: 'done',
-        error: null,
-        stack: null,
-        workerId: row.lease_owner ?? null,
-      });
-    }
-    const replays = (row.replays_log as Row[]).map(toReplay);
-    return { ...toJob(row), attemptsLog: attempts, replays };
+    const attempts = (row.attempts_log as Row[]).map(attemptFromRow);
+    if (row.status === 'done') attempts.push(doneAttemptFromJobRow(row));
+    const replays = (row.replays_log as Row[]).map(replayFromRow);
+    return { ...jobFromRow(row), attemptsLog: attempts, replays };
   }
 
   async jobList(params: JobListParams): Promise<Job[]> {
-    return (await this.listPage('*', this.table('mailroom_job'), buildJobFilter(params), params)).map(toJob);
+    return (await this.listPage('*', this.table('mailroom_job'), buildJobFilter(params), params)).map(jobFromRow);
   }
 
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
@@ -247,7 +226,7 @@ export class PostgresExecutor implements StoreExecutor {
       params.now ?? null,
       params.reason ? `cancelled: ${params.reason}` : 'cancelled',
     ]);
-    return row ? toJob(row) : null;
+    return row ? jobFromRow(row) : null;
   }
 
   async jobPurge(params: JobPurgeParams): Promise<JobPurgeResult> {
@@ -312,11 +291,11 @@ export class PostgresExecutor implements StoreExecutor {
         const [existing] = await runner.run(this.stmt('eventInsertWithJobs.existing'), [event.source, event.deliveryId]);
         // Deleted between the conflict and this read (a purge): run the whole thing again.
         if (!existing) throw new RetryableStoreError('the event holding this delivery id vanished; retrying');
-        const jobs = (await runner.run(this.stmt('eventInsertWithJobs.jobs'), [existing.id])).map(toJob);
-        return { event: toEvent(existing), jobs, isDuplicate: true };
+        const jobs = (await runner.run(this.stmt('eventInsertWithJobs.jobs'), [existing.id])).map(jobFromRow);
+        return { event: eventFromRow(existing), jobs, isDuplicate: true };
       }
       const inserted = await this.insertJobs(runner, params.jobs, params.now, { id: String(row.id), source: event.source });
-      return { event: toEvent(row), jobs: inserted.map((result) => result.job), isDuplicate: false };
+      return { event: eventFromRow(row), jobs: inserted.map((result) => result.job), isDuplicate: false };
     });
   }
 
@@ -331,13 +310,13 @@ export class PostgresExecutor implements StoreExecutor {
     const select =
       'e.id, e.source, e.delivery_id, e.type, e.received_at, octet_length(e.body) AS body_bytes, ' +
       `(SELECT count(*) FROM ${this.table('mailroom_job')} j WHERE j.event_id = e.id) AS job_count`;
-    return (await this.listPage(select, `${this.table('mailroom_event')} e`, filter, params)).map(toEventSummary);
+    return (await this.listPage(select, `${this.table('mailroom_event')} e`, filter, params)).map(eventSummaryFromRow);
   }
 
   async eventGet(params: EventGetParams): Promise<InboundEvent | null> {
     if (!isJobId(params.id)) return null;
     const [row] = await this.runner.run(this.stmt('eventGet'), [params.id]);
-    return row ? toEvent(row) : null;
+    return row ? eventFromRow(row) : null;
   }
 
   // ---- internals ----
@@ -393,14 +372,14 @@ export class PostgresExecutor implements StoreExecutor {
     let nextUnkeyed = 0;
     for (const job of jobs) {
       if (job.key === null) {
-        results.push({ job: toJob(unkeyed[nextUnkeyed++]!), isDuplicate: false });
+        results.push({ job: jobFromRow(unkeyed[nextUnkeyed++]!), isDuplicate: false });
         continue;
       }
       const own = insertedByKey.get(job.key);
       if (own && !takenKeys.has(job.key)) {
         // The first occurrence of a key in the batch is the one that inserted it.
         takenKeys.add(job.key);
-        results.push({ job: toJob(own), isDuplicate: false });
+        results.push({ job: jobFromRow(own), isDuplicate: false });
         continue;
       }
       const existing = own ?? existingByKey.get(job.key);
@@ -409,7 +388,7 @@ export class PostgresExecutor implements StoreExecutor {
       if (existing.type !== job.type || !sameJson(existing.payload, job.payloadJson)) {
         throw new KeyConflictError(job.key, String(existing.id));
       }
-      results.push({ job: toJob(existing), isDuplicate: true });
+      results.push({ job: jobFromRow(existing), isDuplicate: true });
     }
     return results;
   }
@@ -476,71 +455,4 @@ function validLeases<L extends Lease>(leases: readonly L[]): L[] {
 function inInputOrder(leases: readonly Lease[], rows: Row[]): string[] {
   const written = new Set(rows.map((row) => String(row.id)));
   return leases.filter((lease) => written.has(lease.id)).map((lease) => lease.id);
-}
-
-function toJob(row: Row): Job {
-  return {
-    id: String(row.id),
-    queue: row.queue,
-    type: row.type,
-    status: row.status,
-    priority: row.priority,
-    payload: JSON.parse(row.payload),
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    lastError: row.last_error ?? null,
-    deadReason: (row.dead_reason ?? null) as DeadReason | null,
-    key: row.key ?? null,
-    group: row.group_key ?? null,
-    eventId: row.event_id === null || row.event_id === undefined ? null : String(row.event_id),
-    source: row.source ?? null,
-    runAt: row.run_at,
-    createdAt: row.created_at,
-    startedAt: row.started_at ?? null,
-    finishedAt: row.finished_at ?? null,
-    leaseOwner: row.lease_owner ?? null,
-    leaseExpiresAt: row.lease_expires_at ?? null,
-    traceContext: row.trace_context ?? null,
-  };
-}
-
-/** From json_agg: timestamps arrive as ISO text, not as Dates. */
-function toAttempt(row: Row): Attempt {
-  return {
-    attempt: row.attempt,
-    startedAt: row.started_at ? new Date(row.started_at) : null,
-    finishedAt: row.finished_at ? new Date(row.finished_at) : null,
-    outcome: row.outcome,
-    error: row.error ?? null,
-    stack: row.stack ?? null,
-    workerId: row.worker_id ?? null,
-  };
-}
-
-function toReplay(row: Row): Replay {
-  return { at: new Date(row.at), reason: row.reason ?? null, by: row.by ?? null, attemptsBefore: row.attempts_before ?? null };
-}
-
-function toEventSummary(row: Row): EventSummary {
-  return {
-    id: String(row.id),
-    source: row.source,
-    deliveryId: row.delivery_id ?? null,
-    type: row.type ?? null,
-    receivedAt: row.received_at,
-    bodyBytes: Number(row.body_bytes),
-    jobCount: Number(row.job_count),
-  };
-}
-
-function toEvent(row: Row): InboundEvent {
-  return {
-    id: String(row.id),
-    source: row.source,
-    deliveryId: row.delivery_id ?? null,
-    type: row.type ?? null,
-    headers: row.headers,
-    rawBody: Buffer.from(row.body),
-    receivedAt: row.received_at,
-  };
 }

@@ -10,9 +10,12 @@
 // (PostgreSQL's default); `durability` reports the setting in force after the first use.
 
 import pg from 'pg';
-import { InvalidArgumentError, MailroomError, MigrationError, SchemaTooNewError, StoreUrlError } from '../../core/errors.js';
-import { latestVersion, loadMigrations } from '../migrations.js';
+import { InvalidArgumentError, StoreUrlError } from '../../core/errors.js';
+import { StoreClosedError, TransactionAbortedError } from '../errors.js';
+import { loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
+import { Migrator } from '../migrator.js';
+import { PostgresMigrationDriver } from './postgres-migration-driver.js';
 import type {
   JobClaimParams,
   JobCompleteParams,
@@ -24,13 +27,14 @@ import type {
   JobInsertResult,
   JobRescueParams,
   JobRescueResult,
+  MigrateParams,
   MigrateResult,
   Store,
   StoreCapabilities,
   StoreExecutor,
 } from '../store.js';
 import type { ClaimedJob } from '../../core/types.js';
-import { interpretPgError, pgErrorCode } from './interpret-error.js';
+import { interpretPgError } from './interpret-error.js';
 import { PgListener } from './listener.js';
 import { PostgresExecutor } from './postgres-executor.js';
 import { ClientRunner, PoolRunner } from './query-runner.js';
@@ -79,6 +83,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
   /** Runs worker bookkeeping on the asynchronous-commit pool. */
   private readonly bookkeeping: PostgresExecutor;
   private readonly poolRunner: PoolRunner;
+  private readonly migrator: Migrator;
   private readonly connection: pg.ClientConfig;
   private readonly subscribers = new Set<(queue: string | null) => void>();
   /** Plain enqueues waiting for the next shared insert (see jobInsertMany). */
@@ -135,6 +140,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
     this.bookkeeping = new PostgresExecutor(new PoolRunner(bookkeepingPool), schema);
     this.pool = pool;
     this.poolRunner = runner;
+    this.migrator = new Migrator(new PostgresMigrationDriver(runner, schema), MIGRATIONS);
     this.connection = connection;
     this.description = `postgres ${safeUrl} (schema "${schema}", pool ${poolSize})`;
     this.durability = {
@@ -146,22 +152,12 @@ export class PostgresStore extends PostgresExecutor implements Store {
 
   // ---- lifecycle ----
 
-  async migrate(): Promise<MigrateResult> {
-    const applied: number[] = [];
-    for (const migration of MIGRATIONS) {
-      if (!migration.isTransactional) {
-        throw new MigrationError(migration.version, 'the PostgreSQL migrator does not run -- no-transaction migrations yet');
-      }
-      if (await this.applyMigration(migration)) applied.push(migration.version);
-    }
-    const version = await this.schemaVersion();
-    return { applied, version: version.database };
+  migrate(params?: MigrateParams): Promise<MigrateResult> {
+    return this.migrator.migrate(params);
   }
 
-  async schemaVersion(): Promise<{ database: number; code: number }> {
-    const versions = await this.appliedVersions(this.poolRunner);
-    refuseNewerSchema(versions);
-    return { database: Math.max(0, ...versions), code: latestVersion(MIGRATIONS) };
+  schemaVersion(): Promise<{ database: number; code: number }> {
+    return this.migrator.schemaVersion();
   }
 
   async ping(): Promise<void> {
@@ -289,12 +285,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
         throw interpretPgError(error);
       }
       // COMMIT of a transaction an earlier statement aborted answers ROLLBACK, not an error.
-      if (commit.command === 'ROLLBACK') {
-        throw new MailroomError(
-          'MR_ERR_INVALID_ARGUMENT',
-          'The transaction was rolled back: a statement in it failed earlier and the error was caught.',
-        );
-      }
+      if (commit.command === 'ROLLBACK') throw new TransactionAbortedError();
       return result;
     } catch (error) {
       if (!isBroken) await client.query('ROLLBACK').catch(() => undefined);
@@ -344,53 +335,8 @@ export class PostgresStore extends PostgresExecutor implements Store {
 
   // ---- internals ----
 
-  private async applyMigration(migration: Migration): Promise<boolean> {
-    const sql = schemaSql(this.schema);
-    const client = await this.poolRunner.connect();
-    let isBroken = false;
-    try {
-      await client.query('BEGIN');
-      // Lock, schema, ledger, search_path (several statements, no parameters).
-      await client.query(sqlBlock(sql, 'migrationList.createLedger'));
-      const runner = new ClientRunner(client, 'transaction');
-      const versions = await this.appliedVersions(runner);
-      refuseNewerSchema(versions);
-      if (versions.has(migration.version)) {
-        await client.query('COMMIT');
-        return false;
-      }
-      await runner.run(sqlBlock(sql, 'migrationList.insert'), [migration.version, migration.name, null]);
-      try {
-        await client.query(migration.sql);
-      } catch (cause) {
-        throw new MigrationError(migration.version, (cause as Error).message, cause);
-      }
-      await client.query('COMMIT');
-      return true;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        isBroken = true;
-      });
-      throw error instanceof MailroomError ? error : interpretPgError(error);
-    } finally {
-      client.release(isBroken ? true : undefined);
-    }
-  }
-
-  private async appliedVersions(runner: { run: PoolRunner['run'] }): Promise<Set<number>> {
-    try {
-      const rows = await runner.run(sqlBlock(schemaSql(this.schema), 'migrationList'));
-      return new Set(rows.map((row) => Number(row.version)));
-    } catch (error) {
-      // No ledger yet (42P01 undefined_table; 3F000 if the schema itself is missing).
-      const code = pgErrorCode((error as { cause?: unknown }).cause ?? error);
-      if (code === '42P01' || code === '3F000') return new Set();
-      throw error;
-    }
-  }
-
   private startListener(): Promise<PgListener> {
-    if (this.isClosed) return Promise.reject(new MailroomError('MR_ERR_CLOSED', 'The PostgreSQL store is closed.'));
+    if (this.isClosed) return Promise.reject(new StoreClosedError('postgres'));
     this.listener ??= (async () => {
       const listener = new PgListener({
         connection: { ...this.connection, application_name: `mailroom-listener:${this.schema}`.slice(0, 63) },
@@ -417,12 +363,6 @@ export class PostgresStore extends PostgresExecutor implements Store {
     const listener = await starting.catch(() => null);
     await listener?.stop();
   }
-}
-
-function refuseNewerSchema(versions: Set<number>): void {
-  const newest = Math.max(0, ...versions);
-  const code = latestVersion(MIGRATIONS);
-  if (newest > code) throw new SchemaTooNewError(newest, code);
 }
 
 /**

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { interpretPgError, isPgRetryable, isPgUnavailable, pgErrorCode } from './interpret-error.js';
+import { StoreClosedError } from '../errors.js';
 
 export type Row = Record<string, any>;
 
@@ -71,6 +72,8 @@ export class PoolRunner implements QueryRunner {
 
   /** A client from the pool, retrying briefly while the server refuses connections. */
   async connect(): Promise<pg.PoolClient> {
+    // After store.close() the pool is ending: say so with the code SQLite gives too.
+    if (this.pool.ending) throw new StoreClosedError('postgres');
     for (let tryIndex = 0; ; tryIndex += 1) {
       try {
         return await this.pool.connect();

@@ -1,8 +1,11 @@
 // Maps better-sqlite3 errors onto store-neutral ones. SQLITE_BUSY/LOCKED mean another
 // connection holds the write lock past the busy timeout: retryable, and at the edge a 503.
 // SQLITE_FULL (disk or max_page_count) is also "unavailable": nothing was written.
+// Any other SqliteError becomes StoreError (its cause the driver's error), so nothing
+// above the seam sees a raw driver error; errors that are not SQLite's pass through.
 
-import { RetryableStoreError, StoreUnavailableError, UniqueViolationError } from '../errors.js';
+import Database from 'better-sqlite3';
+import { RetryableStoreError, StoreError, StoreUnavailableError, UniqueViolationError, UnstorableValueError } from '../errors.js';
 
 const RETRYABLE_CODES = new Set([
   'SQLITE_BUSY', // another connection holds the lock (busy_timeout elapsed)
@@ -28,6 +31,9 @@ export function interpretSqliteError(error: unknown): unknown {
     return new StoreUnavailableError(`SQLite cannot write (${code})`, { cause: error, retryAfterMs: 5_000 });
   }
   if (code === 'SQLITE_CONSTRAINT_UNIQUE') return new UniqueViolationError(String((error as Error).message), error);
+  // A string or blob past SQLite's length limit: the same value will never fit.
+  if (code === 'SQLITE_TOOBIG') return new UnstorableValueError(`SQLite cannot store a value this large (${code})`, error);
+  if (error instanceof Database.SqliteError) return new StoreError(`SQLite refused a statement (${code}): ${error.message}`, code, error);
   return error;
 }
 

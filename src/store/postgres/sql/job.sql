@@ -52,15 +52,27 @@ SELECT j.*,
   (SELECT coalesce(json_agg(r ORDER BY r.id), '[]'::json) FROM mailroom_replay r WHERE r.job_id = j.id) AS replays_log
 FROM mailroom_job j WHERE j.id = $1;
 
+-- fragment: claimable
+-- THE claim predicate: which pending jobs may run now, for alias `j` at `clock.now` (the
+-- statement's clock CTE). Every statement that claims or asks "is anything claimable"
+-- splices it in ({{claimable}}), so a limit or a pause is added here once. A grouped job
+-- is claimable only as its group's head: the lowest id among the group's pending or
+-- running jobs, so a job waiting for a retry still holds its group's turn. Which types
+-- and queues a worker takes is the caller's filter, not part of this.
+j.status = 'pending' AND j.run_at <= clock.now
+    AND (j.group_key IS NULL OR j.id = (
+      SELECT min(g.id) FROM mailroom_job g
+      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+
 -- name: jobClaim
 -- Leases up to $3 due jobs in one statement: the CTE picks and row-locks them, skipping
 -- rows other claimers hold, and the UPDATE leases exactly those. MATERIALIZED is the
 -- optimisation fence: it keeps the planner from folding the pick into the UPDATE, where
 -- a re-evaluated LIMIT under SKIP LOCKED can lease more rows than asked (the reason this
--- is not `WHERE id IN (SELECT … LIMIT n)` as in SQLite). A grouped job is claimable only
--- as its group's head: the lowest id among the group's pending or running jobs, so a
--- job waiting for a retry still holds its group's turn. Attempts are charged here, so a
--- job that kills its process still reaches its limit. Lease times use the database clock.
+-- is not `WHERE id IN (SELECT … LIMIT n)` as in SQLite, where jobClaim is the two steps
+-- jobClaim.pick and jobClaim.lease). Which jobs qualify is the `claimable` fragment.
+-- Attempts are charged here, so a job that kills its process still reaches its limit.
+-- Lease times use the database clock.
 -- The UPDATE finds the picked rows through `id = ANY (ARRAY(…))`, a primary-key probe
 -- whatever the statistics say; a join to the CTE let the planner hash-join a sequential
 -- scan of the whole table when LIMIT was large, which grows with history. RETURNING
@@ -71,11 +83,8 @@ FROM mailroom_job j WHERE j.id = $1;
 WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 picked AS MATERIALIZED (
   SELECT j.id FROM mailroom_job j, clock
-  WHERE j.status = 'pending' AND j.run_at <= clock.now
+  WHERE {{claimable}}
     AND j.type = ANY($2::text[])
-    AND (j.group_key IS NULL OR j.id = (
-      SELECT min(g.id) FROM mailroom_job g
-      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
   ORDER BY j.priority DESC, j.run_at, j.id
   LIMIT $3
   FOR UPDATE OF j SKIP LOCKED
@@ -98,12 +107,9 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
 WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 picked AS MATERIALIZED (
   SELECT j.id FROM mailroom_job j, clock
-  WHERE j.status = 'pending' AND j.run_at <= clock.now
+  WHERE {{claimable}}
     AND j.queue = ANY($7::text[])
     AND j.type = ANY($2::text[])
-    AND (j.group_key IS NULL OR j.id = (
-      SELECT min(g.id) FROM mailroom_job g
-      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
   ORDER BY j.priority DESC, j.run_at, j.id
   LIMIT $3
   FOR UPDATE OF j SKIP LOCKED
@@ -125,16 +131,14 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
 WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 SELECT EXISTS (
   SELECT 1 FROM mailroom_job j, clock
-  WHERE j.status = 'pending' AND j.run_at <= clock.now
+  WHERE {{claimable}}
     AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
     AND j.type = ANY($1::text[])
-    AND (j.group_key IS NULL OR j.id = (
-      SELECT min(g.id) FROM mailroom_job g
-      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
 ) AS has_claimable;
 
 -- name: jobClaimable.nextRunAt
 -- The earliest future run_at among pending jobs these workers could run (sleep target).
+-- Not the claim predicate: these jobs are not due yet, which is the point.
 -- params: $1 types, $2 queues (null: every queue), $3 now
 WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 SELECT min(j.run_at) AS next_run_at, extract(epoch FROM min(j.run_at - clock.now))::float8 * 1000 AS next_run_in_ms

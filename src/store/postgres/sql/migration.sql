@@ -2,6 +2,18 @@
 -- as a lower-case identifier before substitution); mailroom_* table names are qualified
 -- with it when the file is loaded (schema-sql.ts).
 
+-- name: migrationList.lock
+-- Held by one connection for a whole migrate() run (session level, released by
+-- migrationList.unlock or by the connection ending): a second migrator waits here for
+-- the first's whole run instead of racing it migration by migration. Same key as the
+-- transaction-level lock below, which this session then re-takes at once.
+-- params: none
+SELECT pg_advisory_lock(hashtextextended('mailroom.migrate.{{schema}}', 0));
+
+-- name: migrationList.unlock
+-- params: none
+SELECT pg_advisory_unlock(hashtextextended('mailroom.migrate.{{schema}}', 0));
+
 -- name: migrationList.createLedger
 -- Runs first in every migration transaction. The transaction-scoped advisory lock, keyed
 -- by the schema, makes a second migrator of the same schema wait here until the first
@@ -19,15 +31,22 @@ CREATE TABLE IF NOT EXISTS mailroom_migration (
 SET LOCAL search_path TO "{{schema}}";
 
 -- name: migrationList
--- The applied versions; read under the lock by migrate(), without it by schemaVersion().
+-- The applied migrations; read under the lock by migrate(), without it by schemaVersion().
+-- `*`: oldest_compatible_code exists only from migration 0006 on.
 -- params: none
-SELECT version, name FROM mailroom_migration ORDER BY version;
+SELECT * FROM mailroom_migration ORDER BY version;
 
 -- name: migrationList.insert
 -- Inserted before the migration's own statements, in its transaction: both or neither.
 -- params: $1 version, $2 name, $3 now (null: the database clock)
 INSERT INTO mailroom_migration (version, name, applied_at)
 VALUES ($1, $2, coalesce($3::timestamptz, now()));
+
+-- name: migrationList.recordCompatibility
+-- After a migration's own SQL (0006 adds the column this writes): the oldest code
+-- version that still runs against it.
+-- params: $1 version, $2 oldest_compatible_code
+UPDATE mailroom_migration SET oldest_compatible_code = $2 WHERE version = $1;
 
 -- name: tableStats.needsAnalyze
 -- Whether the job table has never been analysed (reltuples < 0 on PostgreSQL 14+) or was

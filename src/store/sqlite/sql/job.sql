@@ -40,40 +40,46 @@ SELECT * FROM mailroom_attempt WHERE job_id = @id ORDER BY id;
 -- name: jobGet.replays
 SELECT * FROM mailroom_replay WHERE job_id = @id ORDER BY id;
 
--- name: jobClaim
--- Picks up to @limit due jobs to lease, in claim order; jobClaim.lease then leases them in
--- the same write transaction, so nothing can take them in between (one writer at a time).
--- Two statements rather than one `UPDATE … WHERE id IN (SELECT …)`: the single UPDATE
--- cost about 15 % more per claim. A grouped job is claimable only as its group's head:
--- the lowest id among the group's pending or running jobs, so a job waiting for a retry
--- still holds its group's turn.
-SELECT j.id FROM mailroom_job j
-WHERE j.status = 'pending' AND j.run_at <= @now
-  AND j.type IN (SELECT value FROM json_each(@types))
+-- fragment: claimable
+-- THE claim predicate: which pending jobs may run now, for alias `j` at @now. Every
+-- statement that claims or asks "is anything claimable" splices it in ({{claimable}}),
+-- so a limit or a pause is added here once. A grouped job is claimable only as its
+-- group's head: the lowest id among the group's pending or running jobs, so a job
+-- waiting for a retry still holds its group's turn. Which types and queues a worker
+-- takes is the caller's filter, not part of this.
+j.status = 'pending' AND j.run_at <= @now
   AND (j.group_key IS NULL OR j.id = (
     SELECT min(g.id) FROM mailroom_job g
     WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+
+-- name: jobClaim.pick
+-- The first half of jobClaim: picks up to @limit claimable jobs, in claim order;
+-- jobClaim.lease then leases them in the same write transaction, so nothing can take
+-- them in between (one writer at a time). (PostgreSQL's jobClaim is the whole claim in
+-- one statement; here it is these two.) Two statements rather than one
+-- `UPDATE … WHERE id IN (SELECT …)`: the single UPDATE cost about 15 % more per claim.
+SELECT j.id FROM mailroom_job j
+WHERE {{claimable}}
+  AND j.type IN (SELECT value FROM json_each(@types))
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT @limit;
 
--- name: jobClaim.inQueues
+-- name: jobClaim.pickInQueues
 -- The same pick restricted to the worker's queues; separate so each plan can use the
 -- index whose leading column matches.
 SELECT j.id FROM mailroom_job j
-WHERE j.status = 'pending' AND j.run_at <= @now
+WHERE {{claimable}}
   AND j.queue IN (SELECT value FROM json_each(@queues))
   AND j.type IN (SELECT value FROM json_each(@types))
-  AND (j.group_key IS NULL OR j.id = (
-    SELECT min(g.id) FROM mailroom_job g
-    WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT @limit;
 
 -- name: jobClaim.lease
--- Leases the picked jobs (@ids, a JSON array). Attempts are charged here, so a job that
--- kills its process still reaches its limit. No `status = 'pending'` re-check: the pick
--- ran in this same write transaction, and with it the planner, trusting statistics that
--- saw no pending rows, scanned the whole partial claim index for every claim.
+-- The second half of jobClaim: leases the picked jobs (@ids, a JSON array). Attempts are
+-- charged here, so a job that kills its process still reaches its limit. No
+-- `status = 'pending'` re-check: the pick ran in this same write transaction, and with it
+-- the planner, trusting statistics that saw no pending rows, scanned the whole partial
+-- claim index for every claim.
 UPDATE mailroom_job
 SET status = 'running', attempts = attempts + 1, lease_owner = @workerId,
     lease_token = @leaseToken, lease_expires_at = @now + @leaseMs, started_at = @now
@@ -85,16 +91,14 @@ RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, la
 -- Whether anything is claimable now by the claim predicate (drained()).
 SELECT EXISTS (
   SELECT 1 FROM mailroom_job j
-  WHERE j.status = 'pending' AND j.run_at <= @now
+  WHERE {{claimable}}
     AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
     AND j.type IN (SELECT value FROM json_each(@types))
-    AND (j.group_key IS NULL OR j.id = (
-      SELECT min(g.id) FROM mailroom_job g
-      WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
 ) AS has_claimable;
 
 -- name: jobClaimable.nextRunAt
 -- The earliest future run_at among pending jobs these workers could run (sleep target).
+-- Not the claim predicate: these jobs are not due yet, which is the point.
 SELECT min(run_at) AS next_run_at, min(run_at) - @now AS next_run_in_ms FROM mailroom_job
 WHERE status = 'pending' AND run_at > @now
   AND (@queues IS NULL OR queue IN (SELECT value FROM json_each(@queues)))

@@ -1,0 +1,7 @@
+-- oldest-compatible-code: 5
+-- The ledger records, per migration, the oldest code version that still runs against the
+-- schema with it applied (its `-- oldest-compatible-code:` header; NULL: its own
+-- version), so a process refuses a newer schema only when it must (store/migrator.ts).
+-- A nullable column nothing older reads: code that knows only 0005 runs on unharmed, and
+-- adding it is a catalog change only (no rewrite; the lock is held for milliseconds).
+ALTER TABLE mailroom_migration ADD COLUMN oldest_compatible_code integer;

@@ -1,0 +1,111 @@
+// Builds the public types (Job, Attempt, Replay, InboundEvent, EventSummary) from stored
+// rows, once for both stores. The dialects differ only in how a row arrives: SQLite gives
+// times as integer ms and headers as JSON text; PostgreSQL gives Dates (ISO text inside
+// json_agg), jsonb headers as objects and bigint counts as strings. `timeOf` and the
+// field readers absorb that, so a column added to a table is mapped in one place.
+
+import type { Attempt, DeadReason, EventSummary, InboundEvent, Job, Replay } from '../core/types.js';
+
+/** A row as a driver returns it: column name → value. */
+export type Row = Record<string, any>;
+
+/** A stored time as a Date: epoch ms (SQLite), a Date (PostgreSQL) or ISO text (json_agg). */
+export function timeOf(value: unknown): Date {
+  return value instanceof Date ? value : new Date(value as number | string);
+}
+
+/** Like timeOf, for nullable columns. */
+export function optionalTimeOf(value: unknown): Date | null {
+  return value === null || value === undefined ? null : timeOf(value);
+}
+
+function idOf(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** The one Job row builder: a mailroom_job row (`SELECT *` or `RETURNING *`) as a Job. */
+export function jobFromRow(row: Row): Job {
+  return {
+    id: String(row.id),
+    queue: row.queue,
+    type: row.type,
+    status: row.status,
+    priority: row.priority,
+    payload: JSON.parse(row.payload),
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    lastError: row.last_error ?? null,
+    deadReason: (row.dead_reason ?? null) as DeadReason | null,
+    key: row.key ?? null,
+    group: row.group_key ?? null,
+    eventId: idOf(row.event_id),
+    source: row.source ?? null,
+    runAt: timeOf(row.run_at),
+    createdAt: timeOf(row.created_at),
+    startedAt: optionalTimeOf(row.started_at),
+    finishedAt: optionalTimeOf(row.finished_at),
+    leaseOwner: row.lease_owner ?? null,
+    leaseExpiresAt: optionalTimeOf(row.lease_expires_at),
+    traceContext: row.trace_context ?? null,
+  };
+}
+
+/** A mailroom_attempt row as an Attempt. */
+export function attemptFromRow(row: Row): Attempt {
+  return {
+    attempt: row.attempt,
+    startedAt: optionalTimeOf(row.started_at),
+    finishedAt: optionalTimeOf(row.finished_at),
+    outcome: row.outcome,
+    error: row.error ?? null,
+    stack: row.stack ?? null,
+    workerId: row.worker_id ?? null,
+  };
+}
+
+/**
+ * The success a `done` job keeps on its own row (no attempt row is written for it), as
+ * the last entry of its history.
+ */
+export function doneAttemptFromJobRow(row: Row): Attempt {
+  return {
+    attempt: row.attempts,
+    startedAt: optionalTimeOf(row.started_at),
+    finishedAt: optionalTimeOf(row.finished_at),
+    outcome: 'done',
+    error: null,
+    stack: null,
+    workerId: row.lease_owner ?? null,
+  };
+}
+
+/** A mailroom_replay row as a Replay. */
+export function replayFromRow(row: Row): Replay {
+  return { at: timeOf(row.at), reason: row.reason ?? null, by: row.by ?? null, attemptsBefore: row.attempts_before ?? null };
+}
+
+/** A mailroom_event row as an InboundEvent. */
+export function eventFromRow(row: Row): InboundEvent {
+  return {
+    id: String(row.id),
+    source: row.source,
+    deliveryId: row.delivery_id ?? null,
+    type: row.type ?? null,
+    headers: typeof row.headers === 'string' ? JSON.parse(row.headers) : row.headers,
+    rawBody: Buffer.from(row.body),
+    receivedAt: timeOf(row.received_at),
+  };
+}
+
+/** An event list row (eventList's select) as an EventSummary. */
+export function eventSummaryFromRow(row: Row): EventSummary {
+  return {
+    id: String(row.id),
+    source: row.source,
+    deliveryId: row.delivery_id ?? null,
+    type: row.type ?? null,
+    receivedAt: timeOf(row.received_at),
+    bodyBytes: Number(row.body_bytes),
+    jobCount: Number(row.job_count),
+  };
+}
