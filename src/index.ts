@@ -44,6 +44,8 @@ export {
   isPermanent,
 } from './core/errors.js';
 export type { ErrorCode } from './core/errors.js';
+// What a store call can throw besides the errors above (every driver error is mapped to one).
+export { StoreError, StoreClosedError, TransactionAbortedError, UniqueViolationError, UnstorableValueError } from './store/errors.js';
 export type { BackoffOptions, Jitter } from './core/backoff.js';
 export type { Store, StoreCapabilities } from './store/store.js';
 export { defineConfig } from './config/define-config.js';

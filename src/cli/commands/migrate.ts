@@ -16,8 +16,9 @@ const migrate: CliCommand<MigrateOptions> = {
   summary: 'Create or upgrade the database schema',
   usage: `Usage: mailroom migrate [--db URL] [--json]
 
-Applies every migration the database lacks, each in its own transaction. A database newer
-than this Mailroom is refused. Safe to run while serve or worker start.
+Applies every migration the database lacks, each in its own transaction. A database with
+a migration that needs newer code than this Mailroom is refused (a newer one that declares
+this version compatible is used). Safe to run while serve or worker start.
 
 Options:
   --db URL        store URL (or MAILROOM_DB)
