@@ -37,6 +37,7 @@ export {
   JobStateError,
   InvalidArgumentError,
   UnsupportedError,
+  UnsafeFilesystemError,
   ClosedError,
   LeaseLostError,
   TimeoutError,

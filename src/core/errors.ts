@@ -4,6 +4,7 @@
 export const ERROR_CODES = {
   MR_ERR_CONFIG_INVALID: 'A configuration value is missing or has the wrong shape.',
   MR_ERR_STORE_URL_INVALID: 'The store URL is not one Mailroom understands.',
+  MR_ERR_UNSAFE_FILESYSTEM: 'The SQLite database is on a network filesystem, where its locks and WAL are not safe.',
   MR_ERR_STORE_UNAVAILABLE: 'The store could not be reached or stayed locked past the deadline.',
   MR_ERR_SCHEMA_TOO_NEW: 'The database schema is newer than this version of Mailroom.',
   MR_ERR_MIGRATION_FAILED: 'A migration failed and was rolled back.',
@@ -134,6 +135,18 @@ export class JobStateError extends MailroomError {
 export class InvalidArgumentError extends MailroomError {
   constructor(message: string) {
     super('MR_ERR_INVALID_ARGUMENT', message, { httpStatus: 400 });
+  }
+}
+
+export class UnsafeFilesystemError extends MailroomError {
+  constructor(
+    readonly directory: string,
+    readonly filesystem: string,
+  ) {
+    super(
+      'MR_ERR_UNSAFE_FILESYSTEM',
+      `The SQLite database would be in ${directory}, on ${filesystem}: SQLite's locks and WAL are not safe on a network filesystem. Put the file on a local disk, or use PostgreSQL for several machines.`,
+    );
   }
 }
 

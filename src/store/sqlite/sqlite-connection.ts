@@ -12,6 +12,8 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUrlError } from '../../core/errors.js';
+import { assertLocalFilesystem } from './filesystem-check.js';
+import type { FilesystemType } from './filesystem-check.js';
 
 export type SqliteSynchronous = 'full' | 'normal';
 
@@ -27,6 +29,8 @@ export interface SqliteConnectionOptions {
   readonly synchronous?: SqliteSynchronous;
   /** How long one statement waits inside SQLite for a lock; short so the event loop stays free. @default 200 */
   readonly busyTimeoutMs?: number;
+  /** Reads the filesystem type of the database's folder (tests stub it). @default statfs */
+  readonly filesystemType?: FilesystemType;
 }
 
 /** An open database with the store's settings applied. */
@@ -54,7 +58,10 @@ export function openSqliteConnection(options: SqliteConnectionOptions): SqliteCo
     ownsDatabase = false;
   } else {
     const path = options.path ?? ':memory:';
-    if (path !== ':memory:') makeParentDirectory(path);
+    if (path !== ':memory:') {
+      makeParentDirectory(path);
+      assertLocalFilesystem(dirname(path), options.filesystemType);
+    }
     db = new Database(path);
     ownsDatabase = true;
   }
