@@ -49,6 +49,7 @@ const LEASE_MS = 2_000;
 const ledger = join(dir, 'ledger.txt');
 const config = writeServeConfig(dir);
 const FAIL_RATE = '0.1';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => console.log(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 const mr = await Mailroom.open({ db, logger: pino({ level: 'silent' }) });
@@ -75,7 +76,7 @@ async function sender(lane: number): Promise<void> {
       const result = await postSigned(serve.url, id, agent, 's', 5_000);
       if (result.status === 202 || result.status === 200) break;
       refusedPosts++;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     ackedDeliveries.add(id);
   }
@@ -91,26 +92,19 @@ async function enqueuer(): Promise<void> {
     } catch {
       refusedEnqueues++;
     }
-    await new Promise((resolve) => setTimeout(resolve, 20)); // pacing: about 250 jobs/s
+    await sleep(20); // pacing: about 250 jobs/s
   }
 }
 
 /** Every backend of this database but the one asking: what a failover or a proxy restart does. */
 async function dropConnections(): Promise<void> {
-  const { default: pg } = await import('pg');
-  const url = new URL(db);
-  url.searchParams.delete('schema');
-  const client = new pg.Client({ connectionString: url.toString() });
-  client.on('error', () => undefined);
-  await client.connect();
+  const reader = await openRawReader(db);
   try {
-    await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    await reader.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
   } finally {
-    await client.end().catch(() => undefined);
+    await reader.close().catch(() => undefined);
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type ChaosKind = 'workerKill' | 'workerTerm' | 'serveKill' | 'workerPause' | 'connectionDrop' | 'pgRestart';
 /** Relative weights; a kind the store cannot have is left out. */
@@ -197,7 +191,7 @@ const load = Promise.all([sender(0), sender(1), sender(2), sender(3), enqueuer()
 log(`store ${db.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}; running ${minutes} min of load and chaos`);
 let lastReport = Date.now();
 while (Date.now() < endAt) {
-  await new Promise((resolve) => setTimeout(resolve, 3_000 + Math.random() * 7_000)); // chaos interval, not a sync point
+  await sleep(3_000 + Math.random() * 7_000); // chaos interval, not a sync point
   if (Date.now() >= endAt) break;
   await chaosStep();
   if (Date.now() - lastReport > 30_000) {
@@ -224,7 +218,7 @@ for (;;) {
     log(`drain did not finish in 120 s: pending=${pending} running=${running}`);
     break;
   }
-  await new Promise((resolve) => setTimeout(resolve, 250));
+  await sleep(250);
 }
 const drainMs = Date.now() - drainStart;
 

@@ -37,7 +37,7 @@ interface Held {
 /** The margin is a fifth of the grant: 400 ms of a 2 s lease, 12 s of the default 60 s. */
 const SAFETY_FRACTION = 0.2;
 
-export function leaseDeadlineMs(sentAtMs: number, grantMs: number): number {
+function leaseDeadlineMs(sentAtMs: number, grantMs: number): number {
   return sentAtMs + grantMs * (1 - SAFETY_FRACTION);
 }
 

@@ -8,7 +8,7 @@
 // CI=true a mount that fails is a failure.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -54,8 +54,8 @@ describe('a full disk under mailroom serve (SQLite)', () => {
     const serve = await startServe({ db, config: writeServeConfig(dir), ledger: join(dir, 'ledger.txt'), cwd: dir });
     const filler = join(fsDir, 'filler');
     const freeBytes = () => {
-      const [blockSize, freeBlocks] = execFileSync('stat', ['-f', '-c', '%S %a', fsDir]).toString().trim().split(' ').map(Number);
-      return blockSize! * freeBlocks!;
+      const { bsize, bavail } = statfsSync(fsDir);
+      return bsize * bavail;
     };
     writeFileSync(filler, Buffer.alloc(Math.max(0, freeBytes() - ROOM_BYTES)));
 
