@@ -27,6 +27,8 @@ export {
   MailroomError,
   Permanent,
   RetryAfter,
+  Snooze,
+  ResultUnstorableError,
   ConfigError,
   StoreUnavailableError,
   StoreUrlError,

@@ -44,7 +44,9 @@ export function jobToJson(job: Job): Record<string, unknown> {
     finishedAt: iso(job.finishedAt),
     leaseOwner: job.leaseOwner,
     leaseExpiresAt: iso(job.leaseExpiresAt),
+    snoozes: job.snoozes,
     payload: job.payload,
+    result: job.result,
   };
 }
 
@@ -57,6 +59,7 @@ export function attemptToJson(attempt: Attempt): Record<string, unknown> {
     error: attempt.error,
     stack: attempt.stack,
     workerId: attempt.workerId,
+    details: attempt.details,
   };
 }
 

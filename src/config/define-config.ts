@@ -16,6 +16,10 @@ export interface TaskPolicyConfig {
   readonly retryScheduleMs?: readonly number[];
   /** @default 'default' */
   readonly queue?: string;
+  /** Snoozes (`throw new Snooze(ms)`) allowed before one counts as a failed attempt. @default 100 */
+  readonly maxSnoozes?: number;
+  /** The largest return value kept as a done job's `result`, in bytes of JSON. @default 65536 */
+  readonly maxResultBytes?: number;
 }
 
 /**

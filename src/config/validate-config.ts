@@ -22,7 +22,7 @@ import type {
 /** Source names become URL path segments (`/hooks/<name>`). */
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'retention'];
-const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue'];
+const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes'];
 const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
   forward: ['kind', 'url', 'secret', 'headers', 'requestTimeoutMs', ...POLICY_KEYS],
   exec: ['kind', 'command', 'cwd', 'env', 'permanentExitCodes', 'maxOutputBytes', ...POLICY_KEYS],
@@ -228,6 +228,8 @@ function validatePolicy(task: Record<string, unknown>, key: string): Record<stri
   const policy: Record<string, unknown> = {};
   if (task.maxAttempts !== undefined) policy.maxAttempts = readInteger(task.maxAttempts, `${key}.maxAttempts`, 1);
   if (task.timeoutMs !== undefined) policy.timeoutMs = readInteger(task.timeoutMs, `${key}.timeoutMs`, 1);
+  if (task.maxSnoozes !== undefined) policy.maxSnoozes = readInteger(task.maxSnoozes, `${key}.maxSnoozes`, 0);
+  if (task.maxResultBytes !== undefined) policy.maxResultBytes = readInteger(task.maxResultBytes, `${key}.maxResultBytes`, 1);
   if (task.queue !== undefined) policy.queue = readString(task.queue, `${key}.queue`);
   if (task.backoff !== undefined) {
     const backoff = readObject(task.backoff, `${key}.backoff`, ['baseMs', 'capMs', 'jitter']);

@@ -23,6 +23,9 @@ export const ERROR_CODES = {
   MR_ERR_TIMEOUT: 'The handler ran past its timeout.',
   MR_ERR_PERMANENT: 'The handler declared the failure permanent.',
   MR_ERR_RETRY_AFTER: 'The handler asked to be retried after a delay.',
+  MR_ERR_SNOOZE: 'The handler asked to run again later without charging the attempt.',
+  MR_ERR_SNOOZE_LIMIT: 'The job was snoozed more times than its task allows (maxSnoozes).',
+  MR_ERR_RESULT_UNSTORABLE: 'The handler returned a value that is not JSON or is larger than the cap for results.',
   MR_ERR_UNKNOWN_SOURCE: 'No webhook source has that name.',
   MR_ERR_SIGNATURE_INVALID: 'The webhook signature is missing, malformed, wrong or outside its time tolerance.',
   MR_ERR_PAYLOAD_TOO_LARGE: 'The request body is larger than the limit.',
@@ -264,6 +267,34 @@ export class RetryAfter extends MailroomError {
     super('MR_ERR_RETRY_AFTER', message, options);
     if (!Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('RetryAfter needs a delay in ms >= 0');
   }
+}
+
+/**
+ * Throw from a handler for "not yet" rather than "failed": the job goes back to pending
+ * for `delayMs` and the attempt is not charged (its history row says `snoozed`). The
+ * task's `maxSnoozes` (default 100) bounds a job that is never ready: past it, a snooze
+ * counts as a failure.
+ * @example throw new Snooze(60_000, 'the report is still being generated');
+ */
+export class Snooze extends MailroomError {
+  constructor(readonly delayMs: number, message = `snoozed for ${delayMs} ms`) {
+    super('MR_ERR_SNOOZE', message);
+    if (!Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('Snooze needs a delay in ms >= 0');
+  }
+}
+
+/** A handler's return value or details that the store cannot keep (not JSON, or over the cap). */
+export class ResultUnstorableError extends MailroomError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super('MR_ERR_RESULT_UNSTORABLE', message, options);
+  }
+}
+
+/** The requested delay for a `Snooze` from any copy of the package, else null. */
+export function snoozeDelayMs(error: unknown): number | null {
+  if (!hasCode(error, 'MR_ERR_SNOOZE')) return null;
+  const delay = (error as { delayMs?: unknown }).delayMs;
+  return typeof delay === 'number' && Number.isFinite(delay) && delay >= 0 ? delay : null;
 }
 
 /** True for a `Permanent` from any copy of the package. */

@@ -29,6 +29,13 @@ export interface TaskContext<P = unknown> {
   readonly event: InboundEvent | null;
   /** Ask for the lease to run at least `ms` more from now (the worker also extends it on its own). */
   extendLease(ms: number): Promise<void>;
+  /**
+   * Keep small structured facts with this attempt (JSON, at most 8 KiB), written with its
+   * outcome whatever it is, and shown in the job's history. The last call wins; undefined
+   * clears. Throws MR_ERR_RESULT_UNSTORABLE for a value that is not JSON or too large.
+   * @example ctx.setDetails({ status: res.status, messageId })
+   */
+  setDetails(details: unknown): void;
 }
 
 export type TaskHandler<P = unknown> = (payload: P, ctx: TaskContext<P>) => unknown | Promise<unknown>;

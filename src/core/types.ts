@@ -6,7 +6,7 @@ export type JobStatus = 'pending' | 'running' | 'done' | 'dead';
 export const JOB_STATUSES: readonly JobStatus[] = ['pending', 'running', 'done', 'dead'];
 
 /** How one attempt ended. A first-try `done` may live on the job row only. */
-export type AttemptOutcome = 'done' | 'failed' | 'timeout' | 'lost' | 'handed_back';
+export type AttemptOutcome = 'done' | 'failed' | 'timeout' | 'lost' | 'handed_back' | 'snoozed';
 
 /** Why a job is dead: its attempts ran out, it threw `Permanent`, or it was cancelled. */
 export type DeadReason = 'exhausted' | 'permanent' | 'cancelled';
@@ -20,6 +20,8 @@ export interface Attempt {
   /** Where a failure was thrown: the error's stack, cut to a few KiB; null for other outcomes. */
   readonly stack: string | null;
   readonly workerId: string | null;
+  /** What the handler recorded with `ctx.setDetails()` (parsed JSON); null when nothing. */
+  readonly details: unknown;
 }
 
 export interface Replay {
@@ -64,6 +66,10 @@ export interface Job<P = unknown> {
    * null when no propagator was active at enqueue.
    */
   readonly traceContext: string | null;
+  /** A done job's handler return value (parsed JSON); null when it returned nothing or is not done. */
+  readonly result: unknown;
+  /** Times the job was snoozed (`throw new Snooze(ms)`) since it was created or last replayed. */
+  readonly snoozes: number;
 }
 
 export interface JobDetail<P = unknown> extends Job<P> {

@@ -43,7 +43,7 @@ export const DEFAULT_STATS_CACHE_MS = 5_000;
 const DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 /** How an attempt ended, as the metrics label it. */
-export type AttemptMetricOutcome = 'done' | 'failed' | 'timeout' | 'dead' | 'lost' | 'handed_back';
+export type AttemptMetricOutcome = 'done' | 'failed' | 'timeout' | 'dead' | 'lost' | 'handed_back' | 'snoozed';
 
 export class MailroomMetrics {
   /** The private registry; `render()` serialises it. */
@@ -177,6 +177,7 @@ export class MailroomMetrics {
     const onFailed = (job: ClaimedJob, error: unknown) => this.finish(job, hasCode(error, 'MR_ERR_TIMEOUT') ? 'timeout' : 'failed');
     const onDead = (job: ClaimedJob) => this.finish(job, 'dead');
     const onLeaseLost = (job: ClaimedJob) => this.finish(job, 'lost');
+    const onSnoozed = (job: ClaimedJob) => this.finish(job, 'snoozed');
     const onHandedBack = (ids: string[]) => {
       for (const id of ids) {
         const labels = this.claimed.get(id);
@@ -190,6 +191,7 @@ export class MailroomMetrics {
       worker.off('failed', onFailed);
       worker.off('dead', onDead);
       worker.off('leaseLost', onLeaseLost);
+      worker.off('snoozed', onSnoozed);
       worker.off('handedBack', onHandedBack);
       worker.off('stopped', detach);
       this.workers.delete(worker);
@@ -200,6 +202,7 @@ export class MailroomMetrics {
     worker.on('failed', onFailed);
     worker.on('dead', onDead);
     worker.on('leaseLost', onLeaseLost);
+    worker.on('snoozed', onSnoozed);
     worker.on('handedBack', onHandedBack);
     worker.once('stopped', detach);
     this.workers.set(worker, detach);

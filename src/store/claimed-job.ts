@@ -22,6 +22,7 @@ export interface ClaimedRow {
   readonly run_at: number;
   readonly created_at: number;
   readonly trace_context: string | null;
+  readonly snoozes: number;
 }
 
 /** What the claim set on every row it leased. */
@@ -57,6 +58,8 @@ export function claimedJob(row: ClaimedRow, lease: ClaimLease): ClaimedJob {
     leaseExpiresAt: new Date(lease.leaseExpiresAtMs),
     leaseToken: lease.leaseToken,
     traceContext: row.trace_context ?? null,
+    result: null,
+    snoozes: row.snoozes,
   };
 }
 

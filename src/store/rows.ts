@@ -19,6 +19,11 @@ export function optionalTimeOf(value: unknown): Date | null {
   return value === null || value === undefined ? null : timeOf(value);
 }
 
+/** A JSON text column (result, details) as its value; null when the column is. */
+export function jsonOf(value: unknown): unknown {
+  return value === null || value === undefined ? null : JSON.parse(value as string);
+}
+
 function idOf(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
@@ -47,6 +52,8 @@ export function jobFromRow(row: Row): Job {
     leaseOwner: row.lease_owner ?? null,
     leaseExpiresAt: optionalTimeOf(row.lease_expires_at),
     traceContext: row.trace_context ?? null,
+    result: jsonOf(row.result),
+    snoozes: row.snoozes ?? 0,
   };
 }
 
@@ -60,6 +67,7 @@ export function attemptFromRow(row: Row): Attempt {
     error: row.error ?? null,
     stack: row.stack ?? null,
     workerId: row.worker_id ?? null,
+    details: jsonOf(row.details),
   };
 }
 
@@ -76,6 +84,7 @@ export function doneAttemptFromJobRow(row: Row): Attempt {
     error: null,
     stack: null,
     workerId: row.lease_owner ?? null,
+    details: jsonOf(row.details),
   };
 }
 

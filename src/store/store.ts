@@ -113,29 +113,49 @@ export interface JobExtendLeaseParams {
   readonly now?: Date;
 }
 
-export interface JobCompleteParams {
-  readonly leases: readonly Lease[];
-  readonly now?: Date;
+/** What every outcome carries: the fence, and the attempt's details (`ctx.setDetails`). */
+interface JobFinishBase extends Lease {
+  /** Serialised JSON kept with the attempt (bounded by the caller); omitted or null: none. */
+  readonly detailsJson?: string | null;
 }
 
-export interface JobFailure extends Lease {
-  readonly error: string;
-  /** Kept on the attempt's history row (bounded by the caller). @default null */
-  readonly stack?: string | null;
-  readonly outcome: 'failed' | 'timeout';
-  /** Retry after this many ms from the store's now, or null to park the job as dead. */
-  readonly retryDelayMs: number | null;
-  /** Why, when retryDelayMs is null. */
-  readonly deadReason?: Exclude<DeadReason, 'cancelled'>;
-}
+/**
+ * How one attempt ended, as jobFinishMany writes it. Every kind is fenced by the lease
+ * token: a worker whose lease was taken over (or rescued) changes nothing.
+ */
+export type JobFinish =
+  /** Success: the job is `done`, keeping the handler's return value as `result`. */
+  | (JobFinishBase & {
+      readonly kind: 'done';
+      /** Serialised JSON of the handler's return value (bounded by the caller); omitted or null: none. */
+      readonly resultJson?: string | null;
+    })
+  /** The handler failed: retry after a delay, or park the job as dead. The attempt is charged. */
+  | (JobFinishBase & {
+      readonly kind: 'failed';
+      readonly error: string;
+      /** Kept on the attempt's history row (bounded by the caller). @default null */
+      readonly stack?: string | null;
+      /** The history row's outcome. */
+      readonly attemptOutcome: 'failed' | 'timeout';
+      /** Retry after this many ms from the store's now, or null to park the job as dead. */
+      readonly retryDelayMs: number | null;
+      /** Why, when retryDelayMs is null. @default 'exhausted' */
+      readonly deadReason?: Exclude<DeadReason, 'cancelled'>;
+    })
+  /** Claimed but not run, or stopped on shutdown: back to pending at once, uncharged. */
+  | (JobFinishBase & { readonly kind: 'handedBack' })
+  /** "Not yet": back to pending after a delay, uncharged, counted in `snoozes`. */
+  | (JobFinishBase & {
+      readonly kind: 'snoozed';
+      readonly delayMs: number;
+      /** Kept as the history row's error text. @default null */
+      readonly reason?: string | null;
+    });
 
-export interface JobFailParams {
-  readonly failures: readonly JobFailure[];
-  readonly now?: Date;
-}
-
-export interface JobHandBackParams {
-  readonly leases: readonly Lease[];
+export interface JobFinishManyParams {
+  /** Any mix of kinds; one job at most once. */
+  readonly finishes: readonly JobFinish[];
   readonly now?: Date;
 }
 
@@ -290,11 +310,14 @@ export interface StoreExecutor {
   jobCancel(params: JobCancelParams): Promise<Job | null>;
   jobClaim(params: JobClaimParams): Promise<ClaimedJob[]>;
   jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult>;
-  jobComplete(params: JobCompleteParams): Promise<string[]>;
   jobExtendLease(params: JobExtendLeaseParams): Promise<string[]>;
-  jobFail(params: JobFailParams): Promise<string[]>;
+  /**
+   * The one outcome writer: every finish in one transaction (with the status counters),
+   * each fenced by its lease token. Returns the ids it wrote, in the caller's order; a
+   * fenced-off finish is left out.
+   */
+  jobFinishMany(params: JobFinishManyParams): Promise<string[]>;
   jobGet(params: JobGetParams): Promise<JobDetail | null>;
-  jobHandBack(params: JobHandBackParams): Promise<string[]>;
   jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]>;
   jobList(params: JobListParams): Promise<Job[]>;
   jobPurge(params: JobPurgeParams): Promise<JobPurgeResult>;

@@ -58,16 +58,28 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
       const { body, headers } = buildRequest(payload, ctx, config, signingKey);
       const timeout = AbortSignal.timeout(requestTimeoutMs);
       const signal = anySignal([ctx.signal, timeout]);
+      const startedAt = performance.now();
+      const tookMs = () => Math.round(performance.now() - startedAt);
       let response: Response;
       try {
         response = await traceHttpCall('POST', config.url, headers, () => doFetch(config.url, { method: 'POST', body, headers, signal, redirect: 'manual' }));
       } catch (error) {
+        ctx.setDetails({ durationMs: tookMs(), error: timeout.aborted ? 'timeout' : networkMessage(error) });
         if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
         if (timeout.aborted) throw new Error(`forward to ${config.url} timed out after ${requestTimeoutMs} ms`);
         throw new Error(`forward to ${config.url} failed: ${networkMessage(error)}`, { cause: error });
       }
       const excerpt = await readExcerpt(response);
-      const verdict = classifyResponse(response.status, response.headers.get('retry-after'));
+      const retryAfter = response.headers.get('retry-after');
+      // What the attempt's history shows of the answer: status, time, and for a failure the
+      // start of the body and any Retry-After (the excerpt is bounded well under 8 KiB).
+      ctx.setDetails({
+        status: response.status,
+        durationMs: tookMs(),
+        ...(retryAfter !== null ? { retryAfter: retryAfter.slice(0, 64) } : {}),
+        ...(excerpt ? { excerpt } : {}),
+      });
+      const verdict = classifyResponse(response.status, retryAfter);
       const what = `forward to ${config.url} answered ${response.status}${excerpt ? `: ${excerpt}` : ''}`;
       if (verdict.kind === 'done') {
         ctx.log.debug({ jobId: ctx.job.id, status: response.status }, 'event forwarded');

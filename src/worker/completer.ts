@@ -1,15 +1,15 @@
-// Writes outcomes, fenced by lease token, in batches: every completion (and failure) that
-// arrives while one write is in flight joins the next one, so a busy worker commits many
-// outcomes per transaction. A store outage is retried with backoff; if it outlasts the
-// retries the job stays `running` and the rescue sweep hands it on when its lease expires
-// (at-least-once, never lost).
+// Writes outcomes, fenced by lease token, in batches: every finish (success, failure,
+// hand-back, snooze) that arrives while one write is in flight joins the next one, and the
+// store's one outcome writer (jobFinishMany) commits the batch in one transaction. A store
+// outage is retried with backoff; if it outlasts the retries the job stays `running` and
+// the rescue sweep hands it on when its lease expires (at-least-once, never lost).
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JobFailure, Lease, Store } from '../store/store.js';
+import type { JobFinish, Store } from '../store/store.js';
 import type { Logger } from '../log.js';
 
-interface Pending<T> {
-  readonly item: T;
+interface Pending {
+  readonly finish: JobFinish;
   readonly resolve: (applied: boolean) => void;
 }
 
@@ -18,8 +18,7 @@ const WRITE_RETRIES = 8;
 const RETRY_BASE_MS = 40;
 
 export class Completer {
-  private completions: Pending<Lease>[] = [];
-  private failures: Pending<JobFailure>[] = [];
+  private pending: Pending[] = [];
   private isScheduled = false;
   private flushing: Promise<void> | null = null;
 
@@ -28,36 +27,30 @@ export class Completer {
     private readonly log: Logger,
   ) {}
 
-  /** Resolves true when the job was marked done, false when the write was fenced off. */
-  complete(lease: Lease): Promise<boolean> {
+  /** Resolves true when the outcome was written, false when the write was fenced off (or given up on). */
+  finish(finish: JobFinish): Promise<boolean> {
     return new Promise((resolve) => {
-      this.completions.push({ item: { id: lease.id, leaseToken: lease.leaseToken }, resolve });
+      this.pending.push({ finish, resolve });
       this.schedule();
     });
   }
 
-  fail(failure: JobFailure): Promise<boolean> {
-    return new Promise((resolve) => {
-      this.failures.push({ item: failure, resolve });
-      this.schedule();
-    });
-  }
-
-  async handBack(leases: readonly Lease[]): Promise<string[]> {
-    if (leases.length === 0) return [];
-    return this.withRetry('hand back', () => this.store.jobHandBack({ leases }), []);
+  /** Several at once (a stop's hand-back): resolves with the ids written. */
+  async finishAll(finishes: readonly JobFinish[]): Promise<string[]> {
+    const applied = await Promise.all(finishes.map((finish) => this.finish(finish)));
+    return finishes.filter((_, index) => applied[index]).map((finish) => finish.id);
   }
 
   /** Resolves once everything handed in so far is written (or given up on). */
   async idle(): Promise<void> {
-    while (this.flushing || this.isScheduled || this.completions.length > 0 || this.failures.length > 0) {
+    while (this.hasPending) {
       if (this.flushing) await this.flushing;
       else await this.flush();
     }
   }
 
   get hasPending(): boolean {
-    return this.flushing !== null || this.isScheduled || this.completions.length > 0 || this.failures.length > 0;
+    return this.flushing !== null || this.isScheduled || this.pending.length > 0;
   }
 
   private schedule(): void {
@@ -76,23 +69,11 @@ export class Completer {
     if (this.flushing) return this.flushing;
     this.flushing = (async () => {
       try {
-        while (this.completions.length > 0 || this.failures.length > 0) {
-          const completions = this.completions;
-          const failures = this.failures;
-          this.completions = [];
-          this.failures = [];
-          if (completions.length > 0) {
-            const done = new Set(
-              await this.withRetry('complete', () => this.store.jobComplete({ leases: completions.map((p) => p.item) }), []),
-            );
-            for (const p of completions) p.resolve(done.has(p.item.id));
-          }
-          if (failures.length > 0) {
-            const failed = new Set(
-              await this.withRetry('fail', () => this.store.jobFail({ failures: failures.map((p) => p.item) }), []),
-            );
-            for (const p of failures) p.resolve(failed.has(p.item.id));
-          }
+        while (this.pending.length > 0) {
+          const batch = this.pending;
+          this.pending = [];
+          const written = new Set(await this.writeWithRetry(batch.map((p) => p.finish)));
+          for (const p of batch) p.resolve(written.has(p.finish.id));
         }
       } finally {
         this.flushing = null;
@@ -101,16 +82,16 @@ export class Completer {
     return this.flushing;
   }
 
-  private async withRetry<T>(what: string, write: () => Promise<T>, fallback: T): Promise<T> {
+  private async writeWithRetry(finishes: JobFinish[]): Promise<string[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await write();
+        return await this.store.jobFinishMany({ finishes });
       } catch (error) {
         if (attempt >= WRITE_RETRIES) {
-          this.log.error({ err: error, what }, 'could not record job outcomes; their leases will expire and the jobs run again');
-          return fallback;
+          this.log.error({ err: error }, 'could not record job outcomes; their leases will expire and the jobs run again');
+          return [];
         }
-        this.log.warn({ err: error, what, attempt }, 'store write failed; retrying');
+        this.log.warn({ err: error, attempt }, 'store write failed; retrying');
         await sleep(RETRY_BASE_MS * 2 ** attempt);
       }
     }

@@ -2,7 +2,8 @@
 // and turns whatever the handler did into an Outcome. It writes nothing; the worker hands
 // the outcome to the completer, fenced by the job's lease token.
 
-import { TimeoutError, isPermanent, retryAfterDelayMs } from '../core/errors.js';
+import { TimeoutError, isPermanent, retryAfterDelayMs, snoozeDelayMs } from '../core/errors.js';
+import { MAX_DETAILS_BYTES, boundedJson } from '../core/bounded-json.js';
 import type { ClaimedJob, InboundEvent } from '../core/types.js';
 import type { RegisteredTask, TaskContext } from '../core/task-registry.js';
 import type { Logger } from '../log.js';
@@ -10,10 +11,13 @@ import { endAttempt, runInAttempt, startAttempt } from '../tracing.js';
 import type { AttemptTrace } from '../tracing.js';
 
 export type Outcome =
-  | { readonly kind: 'done' }
+  /** Settled: `resultJson` is its return value as bounded JSON (null for none). */
+  | { readonly kind: 'done'; readonly resultJson: string | null }
   /** Threw: retry after the policy's backoff or the handler's RetryAfter, or park if permanent. */
   | { readonly kind: 'failed'; readonly error: unknown; readonly isPermanent: boolean; readonly retryAfterMs: number | null }
   | { readonly kind: 'timeout'; readonly error: TimeoutError }
+  /** Threw `Snooze`: not yet; the worker decides whether its allowance covers it. */
+  | { readonly kind: 'snoozed'; readonly error: unknown; readonly delayMs: number }
   /** The worker aborted the handler (shutdown or lost lease) and it stopped. */
   | { readonly kind: 'aborted'; readonly error: unknown };
 
@@ -33,6 +37,8 @@ export interface Execution {
   start(): void;
   /** Abort the handler's signal (shutdown, lost lease). */
   abort(reason: unknown): void;
+  /** What the handler last gave `ctx.setDetails()`, as bounded JSON; written with any outcome. */
+  readonly detailsJson: string | null;
 }
 
 export interface ExecuteOptions {
@@ -51,7 +57,7 @@ export interface ExecuteOptions {
   readonly checkLease?: () => void;
 }
 
-const DONE: Outcome = Object.freeze({ kind: 'done' });
+const DONE: Outcome = Object.freeze({ kind: 'done', resultJson: null });
 
 /**
  * Prepares the handler's run and returns handles on its outcome; start() runs it.
@@ -96,12 +102,16 @@ export function execute(options: ExecuteOptions): Execution {
     resolveOutcome(decided);
   };
 
+  const setDetails = (details: unknown): void => {
+    execution.detailsJson = boundedJson(details, MAX_DETAILS_BYTES, 'ctx.setDetails()');
+  };
   const invoke = (payload: unknown, event: InboundEvent | null): unknown =>
-    runInAttempt(attempt, task.run, task, payload, jobContext(job, event, signal, options));
+    runInAttempt(attempt, task.run, task, payload, jobContext(job, event, signal, setDetails, options));
 
   const execution = {
     outcome,
     settled: undefined as unknown as Promise<void>,
+    detailsJson: null as string | null,
     start(): void {
       attempt = startAttempt(job);
       timer = setTimeout(() => {
@@ -121,13 +131,8 @@ export function execute(options: ExecuteOptions): Execution {
       }
       // Never rejects: it is the handler's settlement, and the outcome when it comes first.
       execution.settled = handler.then(
-        () => decide(DONE),
-        (error: unknown) =>
-          decide(
-            abortedByWorker
-              ? { kind: 'aborted', error }
-              : { kind: 'failed', error, isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error) },
-          ),
+        (value: unknown) => decide(value === undefined ? DONE : doneWith(value, task.policy.maxResultBytes)),
+        (error: unknown) => decide(abortedByWorker ? { kind: 'aborted', error } : thrownOutcome(error)),
       );
     },
     abort(reason: unknown) {
@@ -143,7 +148,13 @@ export function execute(options: ExecuteOptions): Execution {
  * The handler's view of its job; the logger and the signal are made on first use. A plain
  * object with its own getters, so a handler can spread, copy or proxy it.
  */
-function jobContext(job: ClaimedJob, event: InboundEvent | null, signal: () => AbortSignal, options: ExecuteOptions): TaskContext {
+function jobContext(
+  job: ClaimedJob,
+  event: InboundEvent | null,
+  signal: () => AbortSignal,
+  setDetails: (details: unknown) => void,
+  options: ExecuteOptions,
+): TaskContext {
   let log: Logger | undefined;
   return {
     job,
@@ -157,7 +168,24 @@ function jobContext(job: ClaimedJob, event: InboundEvent | null, signal: () => A
     },
     event,
     extendLease: options.extendLease,
+    setDetails,
   };
+}
+
+/** A return value to keep as the job's result; one the store cannot keep fails the attempt. */
+function doneWith(value: unknown, maxResultBytes: number): Outcome {
+  try {
+    return { kind: 'done', resultJson: boundedJson(value, maxResultBytes, 'the return value') };
+  } catch (error) {
+    return thrownOutcome(error);
+  }
+}
+
+/** What a throw means: a snooze, or a failure carrying Permanent and RetryAfter read off it by code. */
+function thrownOutcome(error: unknown): Outcome {
+  const snoozeMs = snoozeDelayMs(error);
+  if (snoozeMs !== null) return { kind: 'snoozed', error, delayMs: snoozeMs };
+  return { kind: 'failed', error, isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error) };
 }
 
 const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;

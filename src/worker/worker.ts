@@ -19,7 +19,7 @@ import type { ClaimedJob, Job } from '../core/types.js';
 import type { TaskRegistry } from '../core/task-registry.js';
 import { decideRetry } from '../core/retry-decision.js';
 import type { AttemptFailure, RetryDecision } from '../core/retry-decision.js';
-import type { JobFailure, Store } from '../store/store.js';
+import type { JobFinish, Lease, Store } from '../store/store.js';
 import type { Logger } from '../log.js';
 import { execute } from './executor.js';
 import type { Execution, Outcome } from './executor.js';
@@ -62,6 +62,8 @@ export interface WorkerEvents {
   completed: [job: ClaimedJob, durationMs: number];
   failed: [job: ClaimedJob, error: unknown, retryDelayMs: number];
   dead: [job: ClaimedJob, error: unknown];
+  /** Back to pending for delayMs, uncharged (the handler threw Snooze within its allowance). */
+  snoozed: [job: ClaimedJob, delayMs: number];
   handedBack: [jobIds: string[]];
   /** The lease is gone: the store refused it ('lost') or its deadline passed ('expired'). */
   leaseLost: [job: ClaimedJob, reason: LeaseGoneReason];
@@ -393,44 +395,59 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // Someone else may own the job now; anything we wrote would be fenced anyway.
       // (Or stopNow() handed it back already; either way the job is not this worker's.)
       if (!this.isStoppingNow) this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
-    } else if (outcome.kind === 'done') {
-      if (await this.completer.complete({ id: job.id, leaseToken: job.leaseToken })) {
+      return;
+    }
+    const fence = { id: job.id, leaseToken: job.leaseToken, detailsJson: entry.execution.detailsJson };
+    if (outcome.kind === 'done') {
+      if (await this.completer.finish({ ...fence, kind: 'done', resultJson: outcome.resultJson })) {
         // A success after failures is news (an outage is over): info. A first try is routine: debug.
         if (job.attempts > 1) this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done after failing');
         else if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
         this.emit('completed', job, durationMs);
       }
-    } else {
-      const decision = decideRetry(outcome, job, this.registry.get(job.type)!.policy, this.isStopping);
-      if (decision.kind === 'handBack') {
-        // The handler honoured the shutdown abort: hand it back uncharged.
-        const ids = await this.completer.handBack([{ id: job.id, leaseToken: job.leaseToken }]);
-        if (ids.length > 0) {
-          this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
-          this.emit('handedBack', ids);
-        }
-      } else {
-        await this.recordFailure(job, outcome, decision, durationMs);
+      return;
+    }
+    const decision = decideRetry(outcome, job, this.registry.get(job.type)!.policy, this.isStopping);
+    if (decision.kind === 'handBack') {
+      // The handler honoured the shutdown abort: hand it back uncharged.
+      if (await this.completer.finish({ ...fence, kind: 'handedBack' })) {
+        this.log.info({ jobId: job.id, type: job.type }, 'job handed back on shutdown');
+        this.emit('handedBack', [job.id]);
       }
+    } else if (decision.kind === 'snooze') {
+      // The reason as the handler wrote it: the error's name would only say "Snooze".
+      const message = (outcome.error as { message?: unknown } | null)?.message;
+      const reason = typeof message === 'string' ? message : describeError(outcome.error);
+      if (await this.completer.finish({ ...fence, kind: 'snoozed', delayMs: decision.delayMs, reason })) {
+        if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'snoozed', durationMs, delayMs: decision.delayMs, reason }, 'job snoozed');
+        this.emit('snoozed', job, decision.delayMs);
+      }
+    } else {
+      await this.recordFailure(job, fence, outcome, decision, durationMs);
     }
   }
 
   private async recordFailure(
     job: ClaimedJob,
+    fence: Lease & { readonly detailsJson: string | null },
     outcome: Exclude<Outcome, { kind: 'done' }>,
-    decision: Exclude<RetryDecision, { kind: 'handBack' }>,
+    decision: Extract<RetryDecision, { kind: 'retry' | 'dead' }>,
     durationMs: number,
   ): Promise<void> {
-    const error = outcome.error;
+    // A snooze past the task's allowance fails with an error that says so.
+    const error =
+      outcome.kind === 'snoozed'
+        ? new MailroomError('MR_ERR_SNOOZE_LIMIT', `snoozed ${job.snoozes} times, the task's maxSnoozes; this snooze counts as a failure (${describeError(outcome.error)})`)
+        : outcome.error;
     const message = describeError(error);
     const delayMs = decision.kind === 'retry' ? decision.delayMs : null;
-    const applied = await this.completer.fail({
-      id: job.id,
-      leaseToken: job.leaseToken,
+    const applied = await this.completer.finish({
+      ...fence,
+      kind: 'failed',
       error: message,
       // A timeout's stack is the worker's timer, not the handler's: only a throw has one worth keeping.
       stack: outcome.kind === 'failed' ? boundedStack(error) : null,
-      outcome: decision.attemptOutcome,
+      attemptOutcome: decision.attemptOutcome,
       retryDelayMs: delayMs,
       deadReason: decision.kind === 'dead' ? decision.reason : 'exhausted',
     });
@@ -468,7 +485,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async handBack(jobs: readonly Job[] | readonly ClaimedJob[]): Promise<void> {
     const leases = (jobs as ClaimedJob[]).map((job) => ({ id: job.id, leaseToken: job.leaseToken }));
     for (const lease of leases) this.leaseKeeper.release(lease.id);
-    const ids = await this.completer.handBack(leases);
+    const ids = await this.completer.finishAll(leases.map((lease) => ({ ...lease, kind: 'handedBack' as const })));
     if (ids.length > 0) {
       this.log.info({ jobIds: ids }, 'jobs handed back');
       this.emit('handedBack', ids);
@@ -496,13 +513,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // (stopNow() handed back what it found running already.)
     const ignoring = [...this.running.values()].filter((entry) => !entry.isSettled && !entry.isLeaseLost);
     if (ignoring.length > 0) {
-      const failures = ignoring.map(({ job }): JobFailure => {
+      const failures = ignoring.map(({ job }): JobFinish => {
         const decision = decideRetry(ABANDONED, job, this.registry.get(job.type)!.policy, true);
         return {
+          kind: 'failed',
           id: job.id,
           leaseToken: job.leaseToken,
           error: 'worker stopped before the handler finished (it ignored its abort signal)',
-          outcome: 'failed',
+          attemptOutcome: 'failed',
           retryDelayMs: decision.kind === 'retry' ? decision.delayMs : null,
           deadReason: 'exhausted',
         };
@@ -514,7 +532,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         void entry.execution.settled.then(() => this.abandoned.delete(entry.job.id));
       }
       try {
-        await this.store.jobFail({ failures });
+        await this.store.jobFinishMany({ finishes: failures });
       } catch (error) {
         this.reportStoreError(error);
       }

@@ -9,6 +9,7 @@ import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { insertJob } from '../harness/factory.js';
 import { jobInsert } from '../harness/factory.js';
 import { removeTempDirs, runCommand, runJson, tempDir } from './run-command.js';
+import { asDone, asFailed } from '../harness/finishes.js';
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -137,13 +138,35 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     const stacks = ['Error: card declined\n    at charge (/app/charge.js:10:11)', 'Error: card declined\n    at retryCharge (/app/charge.js:20:5)'];
     for (const stack of stacks) {
       const [claimed] = await mr.store.jobClaim({ workerId: 'w-1', types: ['charge'], queues: null, limit: 1, leaseMs: 60_000 });
-      await mr.store.jobFail({ failures: [{ id: claimed!.id, leaseToken: claimed!.leaseToken, error: 'Error: card declined', stack, outcome: 'failed', retryDelayMs: 0 }] });
+      await mr.store.jobFinishMany({ finishes: asFailed([{ id: claimed!.id, leaseToken: claimed!.leaseToken, error: 'Error: card declined', stack, outcome: 'failed', retryDelayMs: 0 }]) });
     }
     const human = await runCommand(['job', job.id, '--db', url]);
     expect(human.stdout).toContain(`stack of attempt 2 (failed):\n  Error: card declined\n      at retryCharge (/app/charge.js:20:5)\n`);
     expect(human.stdout).not.toContain('at charge (');
     const detail = await runJson(['job', job.id, '--db', url]);
     expect(detail.attemptsLog.map((a: { stack: string }) => a.stack)).toEqual(stacks);
+  });
+
+  it.runIf(harness.isAvailable)('job shows the result, the snoozes and each attempt\'s details, whole in --json', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const [{ job }] = await mr.store.jobInsertMany({ jobs: [jobInsert({ type: 'report' })] });
+    const claimOne = async () => (await mr.store.jobClaim({ workerId: 'w-1', types: ['report'], queues: null, limit: 1, leaseMs: 60_000 }))[0]!;
+    const first = await claimOne();
+    await mr.store.jobFinishMany({ finishes: [{ kind: 'snoozed', id: first.id, leaseToken: first.leaseToken, delayMs: 0, reason: 'export not ready', detailsJson: '{"poll":1}' }] });
+    const second = await claimOne();
+    await mr.store.jobFinishMany({ finishes: [{ kind: 'done', id: second.id, leaseToken: second.leaseToken, resultJson: '{"pages":12}', detailsJson: '{"took":"2s"}' }] });
+
+    const human = await runCommand(['job', job.id, '--db', url]);
+    expect(human.stdout).toMatch(/^attempts +1 of 5, snoozed 1 times$/m);
+    expect(human.stdout).toContain('result:\n  {\n    "pages": 12\n  }\n');
+    expect(human.stdout).toContain('DETAILS');
+    expect(human.stdout).toMatch(/snoozed .*export not ready +\{"poll":1\}/);
+    const detail = await runJson(['job', job.id, '--db', url]);
+    expect(detail).toMatchObject({ result: { pages: 12 }, snoozes: 1 });
+    expect(detail.attemptsLog.map((a: { outcome: string; details: unknown }) => [a.outcome, a.details])).toEqual([
+      ['snoozed', { poll: 1 }],
+      ['done', { took: '2s' }],
+    ]);
   });
 
   it.runIf(harness.isAvailable)('job after a replay shows no earlier start or lease and marks where the replay fell among the attempts', async () => {
@@ -156,7 +179,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     const [claimed] = await mr.store.jobClaim({ workerId: 'w-2', types: ['charge'], queues: null, limit: 1, leaseMs: 60_000 });
     const running = await runCommand(['job', dead.id, '--db', url]);
     expect(running.stdout).toMatch(/^lease {7}w-2 until \S+Z$/m);
-    await mr.store.jobComplete({ leases: [claimed!] });
+    await mr.store.jobFinishMany({ finishes: asDone([claimed!]) });
 
     const human = await runCommand(['job', dead.id, '--db', url]);
     expect(human.stdout).toMatch(/^lease {7}-$/m);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { insertJob, jobInsert } from '../harness/factory.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { MINUTE_MS, SECOND_MS, T0, at, claim, claimOne, enqueue, enqueueIds, idsOf, statusOf, useStore } from './context.js';
+import { asDone, asFailed } from '../harness/finishes.js';
 
 export function claimConformance(harness: StoreHarness): void {
   describe('claim', () => {
@@ -135,7 +136,7 @@ export function claimConformance(harness: StoreHarness): void {
       const first = await claim(ctx.store);
       expect(idsOf(first)).toEqual([g1]);
       expect(await claim(ctx.store)).toEqual([]);
-      await ctx.store.jobComplete({ leases: first, now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asDone(first), now: T0 });
       expect(idsOf(await claim(ctx.store))).toEqual([g2]);
       expect(await statusOf(ctx.store, g3!)).toBe('pending');
     });
@@ -153,8 +154,8 @@ export function claimConformance(harness: StoreHarness): void {
     it('keeps the group turn with a head that waits for its retry', async () => {
       const [head, next] = await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g' }]);
       const claimed = await claimOne(ctx.store);
-      await ctx.store.jobFail({
-        failures: [{ id: head!, leaseToken: claimed.leaseToken, error: 'Error: flaky', outcome: 'failed', retryDelayMs: MINUTE_MS }],
+      await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: head!, leaseToken: claimed.leaseToken, error: 'Error: flaky', outcome: 'failed', retryDelayMs: MINUTE_MS }]),
         now: T0,
       });
       expect(await claim(ctx.store, { now: at(MINUTE_MS - 1) })).toEqual([]);
@@ -165,8 +166,8 @@ export function claimConformance(harness: StoreHarness): void {
     it('releases the group turn when its head dies', async () => {
       const [, next] = await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g' }]);
       const head = await claimOne(ctx.store);
-      await ctx.store.jobFail({
-        failures: [{ id: head.id, leaseToken: head.leaseToken, error: 'Permanent: no', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }],
+      await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: head.id, leaseToken: head.leaseToken, error: 'Permanent: no', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }]),
         now: T0,
       });
       expect(idsOf(await claim(ctx.store))).toEqual([next]);
@@ -198,7 +199,7 @@ export function claimConformance(harness: StoreHarness): void {
       await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g' }]);
       const head = await claim(ctx.store, { limit: 1 });
       expect((await ctx.store.jobClaimable({ types: ['test_job'], queues: null, now: T0 })).hasClaimable).toBe(false);
-      await ctx.store.jobComplete({ leases: head, now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asDone(head), now: T0 });
       expect((await ctx.store.jobClaimable({ types: ['test_job'], queues: null, now: T0 })).hasClaimable).toBe(true);
     });
 

@@ -11,6 +11,7 @@ import { eventsConformance } from './events.js';
 import { leaseConformance } from './lease.js';
 import { listConformance } from './list.js';
 import { migrationsConformance } from './migrations.js';
+import { finishConformance } from './finish.js';
 import { outcomeConformance } from './outcome.js';
 import { replayConformance } from './replay.js';
 import { retentionConformance } from './retention.js';
@@ -31,6 +32,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     claimConformance(harness);
     leaseConformance(harness);
     outcomeConformance(harness);
+    finishConformance(harness);
     replayConformance(harness);
     retryNowConformance(harness);
     cancelConformance(harness);

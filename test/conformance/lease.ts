@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ClaimedJob } from '../../src/core/types.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { SECOND_MS, T0, at, claim, claimOne, enqueue, useStore } from './context.js';
+import { asDone, asFailed, asHandedBack } from '../harness/finishes.js';
 
 const LEASE_MS = 30 * SECOND_MS;
 
@@ -48,7 +49,7 @@ export function leaseConformance(harness: StoreHarness): void {
     it('refuses to extend the lease of a job that already finished', async () => {
       await enqueue(ctx.store);
       const job = await claimOne(ctx.store);
-      await ctx.store.jobComplete({ leases: [job], now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asDone([job]), now: T0 });
       expect(await ctx.store.jobExtendLease({ leases: [job], leaseMs: LEASE_MS, now: T0 })).toEqual([]);
     });
 
@@ -106,17 +107,17 @@ export function leaseConformance(harness: StoreHarness): void {
 
     it('fences a late completion with the stale token after the lease was taken over', async () => {
       const { stale, fresh } = await takenOver();
-      expect(await ctx.store.jobComplete({ leases: [stale], now: at(LEASE_MS + 3 * SECOND_MS) })).toEqual([]);
+      expect(await ctx.store.jobFinishMany({ finishes: asDone([stale]), now: at(LEASE_MS + 3 * SECOND_MS) })).toEqual([]);
       const after = (await ctx.store.jobGet({ id: stale.id }))!;
       expect(after).toMatchObject({ status: 'running', leaseOwner: 'worker-new', attempts: 2 });
-      expect(await ctx.store.jobComplete({ leases: [fresh], now: at(LEASE_MS + 4 * SECOND_MS) })).toEqual([fresh.id]);
+      expect(await ctx.store.jobFinishMany({ finishes: asDone([fresh]), now: at(LEASE_MS + 4 * SECOND_MS) })).toEqual([fresh.id]);
       expect((await ctx.store.jobGet({ id: stale.id }))!.status).toBe('done');
     });
 
     it('fences a late failure with the stale token: no outcome and no attempt row', async () => {
       const { stale } = await takenOver();
-      const failed = await ctx.store.jobFail({
-        failures: [{ id: stale.id, leaseToken: stale.leaseToken, error: 'Error: late', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }],
+      const failed = await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: stale.id, leaseToken: stale.leaseToken, error: 'Error: late', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }]),
         now: at(LEASE_MS + 3 * SECOND_MS),
       });
       expect(failed).toEqual([]);
@@ -135,7 +136,7 @@ export function leaseConformance(harness: StoreHarness): void {
 
     it('fences a late hand-back with the stale token: attempts stay charged', async () => {
       const { stale } = await takenOver();
-      expect(await ctx.store.jobHandBack({ leases: [stale], now: at(LEASE_MS + 3 * SECOND_MS) })).toEqual([]);
+      expect(await ctx.store.jobFinishMany({ finishes: asHandedBack([stale]), now: at(LEASE_MS + 3 * SECOND_MS) })).toEqual([]);
       const after = (await ctx.store.jobGet({ id: stale.id }))!;
       expect(after).toMatchObject({ status: 'running', attempts: 2, leaseOwner: 'worker-new' });
       expect(after.attemptsLog.map((a) => a.outcome)).toEqual(['lost']);
@@ -145,14 +146,14 @@ export function leaseConformance(harness: StoreHarness): void {
       await enqueue(ctx.store);
       const job = await claimOne(ctx.store, { leaseMs: LEASE_MS });
       await ctx.store.jobRescue({ now: at(LEASE_MS + SECOND_MS) });
-      expect(await ctx.store.jobComplete({ leases: [job], now: at(LEASE_MS + 2 * SECOND_MS) })).toEqual([]);
+      expect(await ctx.store.jobFinishMany({ finishes: asDone([job]), now: at(LEASE_MS + 2 * SECOND_MS) })).toEqual([]);
       expect((await ctx.store.jobGet({ id: job.id }))!.status).toBe('pending');
     });
 
     it('keeps a completion that committed before the rescue ran: the rescue changes nothing', async () => {
       await enqueue(ctx.store);
       const job = await claimOne(ctx.store, { leaseMs: LEASE_MS });
-      expect(await ctx.store.jobComplete({ leases: [job], now: at(LEASE_MS - SECOND_MS) })).toEqual([job.id]);
+      expect(await ctx.store.jobFinishMany({ finishes: asDone([job]), now: at(LEASE_MS - SECOND_MS) })).toEqual([job.id]);
       expect(await ctx.store.jobRescue({ now: at(LEASE_MS + SECOND_MS) })).toEqual({ requeued: [], dead: [] });
       const after = (await ctx.store.jobGet({ id: job.id }))!;
       expect(after.status).toBe('done');
@@ -169,7 +170,7 @@ export function leaseConformance(harness: StoreHarness): void {
         let completed!: () => void;
         const completedInTx = new Promise<void>((resolve) => (completed = resolve));
         const transaction = ctx.store.transaction!(async (tx) => {
-          expect(await tx.jobComplete({ leases: [job], now: at(LEASE_MS - SECOND_MS) })).toEqual([job.id]);
+          expect(await tx.jobFinishMany({ finishes: asDone([job]), now: at(LEASE_MS - SECOND_MS) })).toEqual([job.id]);
           completed();
           await heldOpen;
         });
@@ -190,8 +191,8 @@ export function leaseConformance(harness: StoreHarness): void {
       await enqueue(ctx.store);
       await enqueue(ctx.store);
       const [a, b] = await claim(ctx.store);
-      const completed = await ctx.store.jobComplete({
-        leases: [a!, { id: b!.id, leaseToken: 'not-the-token' }],
+      const completed = await ctx.store.jobFinishMany({
+        finishes: asDone([a!, { id: b!.id, leaseToken: 'not-the-token' }]),
         now: T0,
       });
       expect(completed).toEqual([a!.id]);

@@ -1,10 +1,12 @@
-// Outcomes a worker records: done, failed/timeout with a retry or dead, and hand-back
-// (uncharged), each with the attempt history the API promises.
+// Outcomes a worker records through the one outcome writer (jobFinishMany): done,
+// failed/timeout with a retry or dead, and hand-back (uncharged), each with the attempt
+// history the API promises. Results, details and snoozes are in finish.ts.
 
 import { describe, expect, it } from 'vitest';
 import { insertJob } from '../harness/factory.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { MINUTE_MS, SECOND_MS, T0, at, claim, claimOne, enqueue, useStore } from './context.js';
+import { asDone, asFailed, asHandedBack } from '../harness/finishes.js';
 
 export function outcomeConformance(harness: StoreHarness): void {
   describe('outcome', () => {
@@ -13,12 +15,12 @@ export function outcomeConformance(harness: StoreHarness): void {
     it('completes a running job to done with a done entry built from the row', async () => {
       await enqueue(ctx.store);
       const job = await claimOne(ctx.store, { workerId: 'worker-7', now: T0 });
-      expect(await ctx.store.jobComplete({ leases: [job], now: at(5 * SECOND_MS) })).toEqual([job.id]);
+      expect(await ctx.store.jobFinishMany({ finishes: asDone([job]), now: at(5 * SECOND_MS) })).toEqual([job.id]);
       const done = (await ctx.store.jobGet({ id: job.id }))!;
       expect(done).toMatchObject({ status: 'done', attempts: 1, lastError: null, deadReason: null });
       expect(done.finishedAt).toEqual(at(5 * SECOND_MS));
       expect(done.attemptsLog).toEqual([
-        { attempt: 1, startedAt: T0, finishedAt: at(5 * SECOND_MS), outcome: 'done', error: null, stack: null, workerId: 'worker-7' },
+        { attempt: 1, startedAt: T0, finishedAt: at(5 * SECOND_MS), outcome: 'done', error: null, stack: null, workerId: 'worker-7', details: null },
       ]);
     });
 
@@ -36,8 +38,8 @@ export function outcomeConformance(harness: StoreHarness): void {
       await enqueue(ctx.store);
       const job = await claimOne(ctx.store, { workerId: 'worker-7', now: T0 });
       const failedAt = at(2 * SECOND_MS);
-      const failed = await ctx.store.jobFail({
-        failures: [{ id: job.id, leaseToken: job.leaseToken, error: 'Error: smtp 421', outcome: 'failed', retryDelayMs: MINUTE_MS }],
+      const failed = await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: job.id, leaseToken: job.leaseToken, error: 'Error: smtp 421', outcome: 'failed', retryDelayMs: MINUTE_MS }]),
         now: failedAt,
       });
       expect(failed).toEqual([job.id]);
@@ -45,7 +47,7 @@ export function outcomeConformance(harness: StoreHarness): void {
       expect(after).toMatchObject({ status: 'pending', attempts: 1, lastError: 'Error: smtp 421', deadReason: null, leaseExpiresAt: null });
       expect(after.runAt.getTime()).toBeGreaterThanOrEqual(failedAt.getTime() + MINUTE_MS);
       expect(after.attemptsLog).toEqual([
-        { attempt: 1, startedAt: T0, finishedAt: failedAt, outcome: 'failed', error: 'Error: smtp 421', stack: null, workerId: 'worker-7' },
+        { attempt: 1, startedAt: T0, finishedAt: failedAt, outcome: 'failed', error: 'Error: smtp 421', stack: null, workerId: 'worker-7', details: null },
       ]);
       expect(await claim(ctx.store, { now: new Date(after.runAt.getTime() - 1) })).toEqual([]);
       expect((await claim(ctx.store, { now: after.runAt }))[0]!.attempts).toBe(2);
@@ -56,11 +58,11 @@ export function outcomeConformance(harness: StoreHarness): void {
       await enqueue(ctx.store);
       const [first, second] = await claim(ctx.store, { limit: 2 });
       const stack = 'Error: smtp 421\n    at send (/app/mail.js:12:7)\n    at run (/app/task.js:3:9)';
-      await ctx.store.jobFail({
-        failures: [
+      await ctx.store.jobFinishMany({
+        finishes: asFailed([
           { id: first!.id, leaseToken: first!.leaseToken, error: 'Error: smtp 421', stack, outcome: 'failed', retryDelayMs: MINUTE_MS },
           { id: second!.id, leaseToken: second!.leaseToken, error: 'Error: no stack', outcome: 'failed', retryDelayMs: null },
-        ],
+        ]),
         now: at(SECOND_MS),
       });
       expect((await ctx.store.jobGet({ id: first!.id }))!.attemptsLog.map((a) => [a.error, a.stack])).toEqual([['Error: smtp 421', stack]]);
@@ -70,8 +72,8 @@ export function outcomeConformance(harness: StoreHarness): void {
     it('logs a timed-out attempt with the timeout outcome', async () => {
       await enqueue(ctx.store);
       const job = await claimOne(ctx.store);
-      await ctx.store.jobFail({
-        failures: [{ id: job.id, leaseToken: job.leaseToken, error: 'TimeoutError: after 20000 ms', outcome: 'timeout', retryDelayMs: 0 }],
+      await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: job.id, leaseToken: job.leaseToken, error: 'TimeoutError: after 20000 ms', outcome: 'timeout', retryDelayMs: 0 }]),
         now: at(20 * SECOND_MS),
       });
       const after = (await ctx.store.jobGet({ id: job.id }))!;
@@ -81,10 +83,10 @@ export function outcomeConformance(harness: StoreHarness): void {
     it('parks a job as dead with its reason when a failure has no retry', async () => {
       await enqueue(ctx.store, { maxAttempts: 5 });
       const job = await claimOne(ctx.store, { workerId: 'worker-7' });
-      const failed = await ctx.store.jobFail({
-        failures: [
+      const failed = await ctx.store.jobFinishMany({
+        finishes: asFailed([
           { id: job.id, leaseToken: job.leaseToken, error: 'Permanent: no such order', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' },
-        ],
+        ]),
         now: at(SECOND_MS),
       });
       expect(failed).toEqual([job.id]);
@@ -110,11 +112,11 @@ export function outcomeConformance(harness: StoreHarness): void {
       await enqueue(ctx.store);
       await enqueue(ctx.store);
       const [a, b] = await claim(ctx.store);
-      const failed = await ctx.store.jobFail({
-        failures: [
+      const failed = await ctx.store.jobFinishMany({
+        finishes: asFailed([
           { id: a!.id, leaseToken: a!.leaseToken, error: 'Error: a', outcome: 'failed', retryDelayMs: 0 },
           { id: b!.id, leaseToken: 'stale', error: 'Error: b', outcome: 'failed', retryDelayMs: 0 },
-        ],
+        ]),
         now: T0,
       });
       expect(failed).toEqual([a!.id]);
@@ -124,7 +126,7 @@ export function outcomeConformance(harness: StoreHarness): void {
     it('hands a job back to pending uncharged with a handed_back attempt row', async () => {
       const { job } = await enqueue(ctx.store);
       const claimed = await claimOne(ctx.store, { workerId: 'worker-stopping' });
-      expect(await ctx.store.jobHandBack({ leases: [claimed], now: at(SECOND_MS) })).toEqual([job.id]);
+      expect(await ctx.store.jobFinishMany({ finishes: asHandedBack([claimed]), now: at(SECOND_MS) })).toEqual([job.id]);
       const after = (await ctx.store.jobGet({ id: job.id }))!;
       expect(after).toMatchObject({ status: 'pending', attempts: 0, leaseExpiresAt: null, lastError: null });
       expect(after.attemptsLog).toHaveLength(1);
@@ -137,7 +139,7 @@ export function outcomeConformance(harness: StoreHarness): void {
       const job = await insertJob(ctx.store, { type: 'test_job', attempts: 2, now: T0 });
       const claimed = await claimOne(ctx.store);
       expect(claimed.attempts).toBe(3);
-      await ctx.store.jobHandBack({ leases: [claimed], now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asHandedBack([claimed]), now: T0 });
       const after = (await ctx.store.jobGet({ id: job.id }))!;
       expect(after.attempts).toBe(2);
       expect(after.attemptsLog.map((a) => [a.attempt, a.outcome])).toEqual([
@@ -150,15 +152,15 @@ export function outcomeConformance(harness: StoreHarness): void {
     it('refuses a second outcome for the same lease', async () => {
       await enqueue(ctx.store);
       const job = await claimOne(ctx.store);
-      await ctx.store.jobComplete({ leases: [job], now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asDone([job]), now: T0 });
       expect(
-        await ctx.store.jobFail({
-          failures: [{ id: job.id, leaseToken: job.leaseToken, error: 'Error: twice', outcome: 'failed', retryDelayMs: 0 }],
+        await ctx.store.jobFinishMany({
+          finishes: asFailed([{ id: job.id, leaseToken: job.leaseToken, error: 'Error: twice', outcome: 'failed', retryDelayMs: 0 }]),
           now: T0,
         }),
       ).toEqual([]);
-      expect(await ctx.store.jobHandBack({ leases: [job], now: T0 })).toEqual([]);
-      expect(await ctx.store.jobComplete({ leases: [job], now: T0 })).toEqual([]);
+      expect(await ctx.store.jobFinishMany({ finishes: asHandedBack([job]), now: T0 })).toEqual([]);
+      expect(await ctx.store.jobFinishMany({ finishes: asDone([job]), now: T0 })).toEqual([]);
       const after = (await ctx.store.jobGet({ id: job.id }))!;
       expect(after.status).toBe('done');
       expect(after.attemptsLog.map((a) => a.outcome)).toEqual(['done']);

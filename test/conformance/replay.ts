@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { insertJob } from '../harness/factory.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { MINUTE_MS, T0, at, claimOne, statusOf, useStore } from './context.js';
+import { asFailed } from '../harness/finishes.js';
 
 export function replayConformance(harness: StoreHarness): void {
   describe('replay', () => {
@@ -44,8 +45,8 @@ export function replayConformance(harness: StoreHarness): void {
       const dead = await insertJob(ctx.store, { status: 'dead', deadReason: 'permanent', now: T0 });
       await ctx.store.jobReplay({ ids: [dead.id], reason: 'first', by: 'a', now: at(MINUTE_MS) });
       const job = await claimOne(ctx.store, { types: [dead.type], now: at(MINUTE_MS) });
-      await ctx.store.jobFail({
-        failures: [{ id: job.id, leaseToken: job.leaseToken, error: 'Permanent: again', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }],
+      await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: job.id, leaseToken: job.leaseToken, error: 'Permanent: again', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }]),
         now: at(MINUTE_MS),
       });
       await ctx.store.jobReplay({ ids: [dead.id], reason: 'second', by: null, now: at(2 * MINUTE_MS) });
@@ -61,8 +62,8 @@ export function replayConformance(harness: StoreHarness): void {
       const done = await insertJob(ctx.store, { status: 'done', attempts: 2, now: T0 });
       await ctx.store.jobReplay({ ids: [done.id], reason: 'resend', by: null, force: true, now: at(MINUTE_MS) });
       const job = await claimOne(ctx.store, { types: [done.type], now: at(MINUTE_MS) });
-      await ctx.store.jobFail({
-        failures: [{ id: job.id, leaseToken: job.leaseToken, error: 'Permanent: gone', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }],
+      await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: job.id, leaseToken: job.leaseToken, error: 'Permanent: gone', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }]),
         now: at(MINUTE_MS),
       });
       await ctx.store.jobReplay({ ids: [done.id], reason: 'again', by: null, now: at(MINUTE_MS) });

@@ -6,6 +6,7 @@ import { insertJob } from '../harness/factory.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import type { StoreExecutor } from '../../src/store/store.js';
 import { DAY_MS, T0, at, jobInsert, rawSql, statusOf, useStore } from './context.js';
+import { asDone } from '../harness/finishes.js';
 
 const WEEK_MS = 7 * DAY_MS;
 
@@ -65,7 +66,7 @@ export function retentionConformance(harness: StoreHarness): void {
       const withPendingJob = await storeEvent(ctx.store, 'evt_pending', ['other'], T0);
       const withoutJobs = await storeEvent(ctx.store, 'evt_empty', [], T0);
       const [claimed] = await ctx.store.jobClaim({ workerId: 'w', types: ['fulfil'], queues: null, limit: 1, leaseMs: 30_000, now: T0 });
-      await ctx.store.jobComplete({ leases: [claimed!], now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asDone([claimed!]), now: T0 });
 
       const result = await ctx.store.jobPurge({ doneOlderThanMs: WEEK_MS, eventsOlderThanMs: WEEK_MS, now: at(2 * WEEK_MS) });
       expect(result).toEqual({ jobs: 1, events: 2 });
@@ -93,7 +94,7 @@ export function retentionConformance(harness: StoreHarness): void {
       for (;;) {
         const claimed = await ctx.store.jobClaim({ workerId: 'w', types: ['bulk'], queues: null, limit: 500, leaseMs: 30_000, now: T0 });
         if (claimed.length === 0) break;
-        await ctx.store.jobComplete({ leases: claimed, now: T0 });
+        await ctx.store.jobFinishMany({ finishes: asDone(claimed), now: T0 });
       }
       expect((await ctx.store.jobPurge({ doneOlderThanMs: DAY_MS, now: at(2 * DAY_MS) })).jobs).toBe(1_205);
       expect(await ctx.store.jobList({ limit: 10 })).toEqual([]);

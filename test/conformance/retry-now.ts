@@ -6,6 +6,7 @@ import { insertJob } from '../harness/factory.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { waitFor } from '../harness/wait.js';
 import { MINUTE_MS, SECOND_MS, T0, at, claim, claimOne, enqueue, enqueueIds, idsOf, useStore } from './context.js';
+import { asFailed } from '../harness/finishes.js';
 
 export function retryNowConformance(harness: StoreHarness): void {
   describe('retry now', () => {
@@ -57,8 +58,8 @@ export function retryNowConformance(harness: StoreHarness): void {
     it('keeps group order: a later job made due waits for its head, and the head made due runs first', async () => {
       const [head, next] = await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g', delayMs: 30 * MINUTE_MS }]);
       const claimed = await claimOne(ctx.store);
-      await ctx.store.jobFail({
-        failures: [{ id: head!, leaseToken: claimed.leaseToken, error: 'Error: flaky', outcome: 'failed', retryDelayMs: 10 * MINUTE_MS }],
+      await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: head!, leaseToken: claimed.leaseToken, error: 'Error: flaky', outcome: 'failed', retryDelayMs: 10 * MINUTE_MS }]),
         now: T0,
       });
       expect(await ctx.store.jobRetryNow({ ids: [next!], now: at(SECOND_MS) })).toEqual([next]);

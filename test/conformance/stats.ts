@@ -22,6 +22,7 @@ import {
   rejectionOf,
   useStore,
 } from './context.js';
+import { asDone, asFailed, asHandedBack } from '../harness/finishes.js';
 
 function counts(pending: number, running: number, done: number, dead: number): StatusCounts {
   return { pending, running, done, dead };
@@ -46,13 +47,13 @@ export function statsConformance(harness: StoreHarness): void {
       const [a, b, c] = await claim(ctx.store, { queues: [q], leaseMs: 30 * SECOND_MS });
       await expectCounts(q, counts(0, 3, 0, 0));
 
-      await ctx.store.jobFail({ failures: [{ id: a!.id, leaseToken: a!.leaseToken, error: 'Error: x', outcome: 'failed', retryDelayMs: 0 }], now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asFailed([{ id: a!.id, leaseToken: a!.leaseToken, error: 'Error: x', outcome: 'failed', retryDelayMs: 0 }]), now: T0 });
       await expectCounts(q, counts(1, 2, 0, 0));
 
-      await ctx.store.jobHandBack({ leases: [b!], now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asHandedBack([b!]), now: T0 });
       await expectCounts(q, counts(2, 1, 0, 0));
 
-      await ctx.store.jobComplete({ leases: [c!], now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asDone([c!]), now: T0 });
       await expectCounts(q, counts(2, 0, 1, 0));
 
       // a (1 attempt charged) and b (0) run again; their leases expire: a dies, b retries.
@@ -65,8 +66,8 @@ export function statsConformance(harness: StoreHarness): void {
       await expectCounts(q, counts(1, 0, 1, 1));
 
       const last = await claimOne(ctx.store, { queues: [q], now: at(MINUTE_MS) });
-      await ctx.store.jobFail({
-        failures: [{ id: last.id, leaseToken: last.leaseToken, error: 'Permanent: no', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }],
+      await ctx.store.jobFinishMany({
+        finishes: asFailed([{ id: last.id, leaseToken: last.leaseToken, error: 'Permanent: no', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }]),
         now: at(MINUTE_MS),
       });
       await expectCounts(q, counts(0, 0, 1, 2));
@@ -90,7 +91,7 @@ export function statsConformance(harness: StoreHarness): void {
       await expectCounts(q, counts(3, 0, 0, 1));
 
       const finished = await claim(ctx.store, { types: ['test_job'], queues: [q] });
-      await ctx.store.jobComplete({ leases: finished, now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asDone(finished), now: T0 });
       await expectCounts(q, counts(2, 0, 1, 1));
 
       const purged = await ctx.store.jobPurge({ doneOlderThanMs: DAY_MS, deadOlderThanMs: DAY_MS, now: at(2 * DAY_MS) });
@@ -107,7 +108,7 @@ export function statsConformance(harness: StoreHarness): void {
       await expectCounts(q, counts(1, 0, 0, 0));
       const stale = await claimOne(ctx.store, { leaseMs: 10 * SECOND_MS });
       await ctx.store.jobRescue({ now: at(MINUTE_MS) });
-      await ctx.store.jobComplete({ leases: [stale], now: at(MINUTE_MS) });
+      await ctx.store.jobFinishMany({ finishes: asDone([stale]), now: at(MINUTE_MS) });
       await expectCounts(q, counts(1, 0, 0, 0));
     });
 

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { T0, at, rawSql, SECOND_MS } from './context.js';
+import { asDone } from '../harness/finishes.js';
 
 const FIXTURES = new URL('../fixtures/upgrade/', import.meta.url);
 const TABLES = ['mailroom_job', 'mailroom_attempt', 'mailroom_event', 'mailroom_replay'] as const;
@@ -65,7 +66,7 @@ export function upgradeConformance(harness: StoreHarness): void {
         // And carries on: the upgraded rows are claimed, finished and replayed like new ones.
         const claimed = await store.jobClaim({ workerId: 'w-new', types: ['mail', 'charge'], queues: null, limit: 10, leaseMs: 30_000, now: T0 });
         expect(claimed.map((job) => job.id).sort()).toEqual(['1', '6']);
-        expect(await store.jobComplete({ leases: claimed.map((job) => ({ id: job.id, leaseToken: job.leaseToken })), now: at(1) })).toHaveLength(2);
+        expect(await store.jobFinishMany({ finishes: asDone(claimed.map((job) => ({ id: job.id, leaseToken: job.leaseToken }))), now: at(1) })).toHaveLength(2);
         expect(await store.jobReplay({ ids: ['4'], reason: 'again', by: 'test', now: at(2) })).toEqual(['4']);
         expect((await store.jobStats({ now: at(3) })).byQueue.upgrade).toEqual({ pending: 1, running: 1, done: 3, dead: 1 });
       } finally {

@@ -14,6 +14,8 @@ describe('resolveRetryPolicy', () => {
       timeoutMs: 300_000,
       backoff: { baseMs: 2_000, capMs: 900_000, jitter: 'equal' },
       retryScheduleMs: undefined,
+      maxSnoozes: 100,
+      maxResultBytes: 65_536,
     });
   });
 

@@ -25,6 +25,7 @@ import { storeHarnesses } from '../harness/stores.js';
 import { boundedAgent, openRawReader } from './kit.js';
 import type { Agent } from 'node:http';
 import { request } from 'node:http';
+import { asDone, asFailed, asHandedBack } from '../harness/finishes.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const OTHER_SECRET = 'whsec_b2xkLXNlY3JldC1iZWZvcmUtcm90YXRpb24=';
@@ -241,7 +242,7 @@ describe.each(storeHarnesses)('attempt accounting on $name', (harness) => {
                 break;
               case 'complete': {
                 const job = pickHeld(step.pick);
-                if (job) await store.jobComplete({ leases: [job], now: at() });
+                if (job) await store.jobFinishMany({ finishes: asDone([job]), now: at() });
                 break;
               }
               case 'fail': {
@@ -249,16 +250,16 @@ describe.each(storeHarnesses)('attempt accounting on $name', (harness) => {
                 // As the worker decides: park when permanent or out of attempts, else retry.
                 const park = step.permanent || job === null || job.attempts >= job.maxAttempts;
                 if (job) {
-                  await store.jobFail({
+                  await store.jobFinishMany({
                     now: at(),
-                    failures: [{ id: job.id, leaseToken: job.leaseToken, error: 'x', outcome: 'failed', retryDelayMs: park ? null : 0, deadReason: step.permanent ? 'permanent' : 'exhausted' }],
+                    finishes: asFailed([{ id: job.id, leaseToken: job.leaseToken, error: 'x', outcome: 'failed', retryDelayMs: park ? null : 0, deadReason: step.permanent ? 'permanent' : 'exhausted' }]),
                   });
                 }
                 break;
               }
               case 'handBack': {
                 const job = pickHeld(step.pick);
-                if (job) await store.jobHandBack({ leases: [job], now: at() });
+                if (job) await store.jobFinishMany({ finishes: asHandedBack([job]), now: at() });
                 break;
               }
               case 'extend':

@@ -13,6 +13,7 @@ import { storeHarnesses } from '../harness/stores.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { waitFor } from '../harness/wait.js';
 import { analyseLedger, cleanupFaults, readLedger, startFaultWorker, tempDir } from './kit.js';
+import { asDone, asFailed } from '../harness/finishes.js';
 
 const LEASE_MS = 1_500;
 
@@ -58,9 +59,9 @@ describe.each(storeHarnesses)('a stalled worker on $name', (harness) => {
       // The stale tokens write nothing, whatever the write (checked before the real resume).
       const stale = [complete!, fail!, hold!].map((job) => ({ id: job.id, leaseToken: firstTokens.get(job.id)! }));
       expect(await mr.store.jobExtendLease({ leases: stale, leaseMs: 60_000 })).toEqual([]);
-      expect(await mr.store.jobComplete({ leases: stale })).toEqual([]);
+      expect(await mr.store.jobFinishMany({ finishes: asDone(stale) })).toEqual([]);
       expect(
-        await mr.store.jobFail({ failures: stale.map((lease) => ({ ...lease, error: 'stale', outcome: 'failed' as const, retryDelayMs: 0 })) }),
+        await mr.store.jobFinishMany({ finishes: asFailed(stale.map((lease) => ({ ...lease, error: 'stale', outcome: 'failed' as const, retryDelayMs: 0 }))) }),
       ).toEqual([]);
 
       first.kill('SIGCONT');

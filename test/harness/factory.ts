@@ -4,6 +4,7 @@
 
 import type { ClaimedJob, JobDetail } from '../../src/core/types.js';
 import type { JobInsert, StoreExecutor } from '../../src/store/store.js';
+import { asDone, asFailed, asHandedBack } from './finishes.js';
 
 export type FactoryStatus = 'pending' | 'running' | 'done' | 'dead';
 
@@ -124,7 +125,7 @@ export async function insertJob(store: StoreExecutor, overrides: JobOverrides = 
     const claimed = await store.jobClaim({ workerId, types: [type], queues: [queue], limit: 1, leaseMs, now });
     const job = claimed[0];
     if (job?.id === id) return job;
-    if (job) await store.jobHandBack({ leases: [job], now });
+    if (job) await store.jobFinishMany({ finishes: asHandedBack([job]), now });
     throw new Error(
       `insertJob: could not claim job ${id} (${job ? `job ${job.id} came first` : 'nothing claimable'}); ` +
         'give it a distinct type or queue, or create it before other due jobs of its type and group',
@@ -135,7 +136,7 @@ export async function insertJob(store: StoreExecutor, overrides: JobOverrides = 
     const job = await claim();
     const isLast = retry === retries && !lastAttemptIsClaim;
     const delayMs = isLast && status === 'pending' ? (overrides.retryDelayMs ?? 0) : 0;
-    await store.jobFail({ failures: [{ id, leaseToken: job.leaseToken, error, outcome, retryDelayMs: delayMs }], now });
+    await store.jobFinishMany({ finishes: asFailed([{ id, leaseToken: job.leaseToken, error, outcome, retryDelayMs: delayMs }]), now });
   }
 
   let leaseToken: string | null = null;
@@ -143,13 +144,13 @@ export async function insertJob(store: StoreExecutor, overrides: JobOverrides = 
     leaseToken = (await claim()).leaseToken;
   } else if (status === 'done') {
     const job = await claim();
-    await store.jobComplete({ leases: [job], now });
+    await store.jobFinishMany({ finishes: asDone([job]), now });
   } else if (status === 'dead' && deadReason === 'cancelled') {
     await store.jobCancel({ id, now });
   } else if (status === 'dead' && deadReason !== 'cancelled') {
     const job = await claim();
-    await store.jobFail({
-      failures: [{ id, leaseToken: job.leaseToken, error, outcome, retryDelayMs: null, deadReason }],
+    await store.jobFinishMany({
+      finishes: asFailed([{ id, leaseToken: job.leaseToken, error, outcome, retryDelayMs: null, deadReason }]),
       now,
     });
   }

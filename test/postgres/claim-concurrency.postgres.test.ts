@@ -8,6 +8,7 @@ import type { ClaimedJob } from '../../src/core/types.js';
 import type { Store } from '../../src/store/store.js';
 import { jobInsert } from '../harness/factory.js';
 import { postgresHarness } from '../harness/postgres.js';
+import { asDone, asFailed } from '../harness/finishes.js';
 
 /** Three stores (pools of 10): real cross-connection contention, modest use of a shared server. */
 const STORES = 3;
@@ -82,9 +83,9 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres concurrent claims', () =
           const batch = await store.jobClaim({ workerId: `w${n}`, types: ['count'], queues: null, limit: 7, leaseMs: 60_000 });
           if (batch.length === 0) return;
           const half = Math.ceil(batch.length / 2);
-          const done = await store.jobComplete({ leases: batch.slice(0, half) });
-          const dead = await store.jobFail({
-            failures: batch.slice(half).map((job) => ({ id: job.id, leaseToken: job.leaseToken, error: 'x', outcome: 'failed' as const, retryDelayMs: null })),
+          const done = await store.jobFinishMany({ finishes: asDone(batch.slice(0, half)) });
+          const dead = await store.jobFinishMany({
+            finishes: asFailed(batch.slice(half).map((job) => ({ id: job.id, leaseToken: job.leaseToken, error: 'x', outcome: 'failed' as const, retryDelayMs: null }))),
           });
           // Added after both awaits: `x += await …` would read x before the await and lose updates.
           completed += done.length;

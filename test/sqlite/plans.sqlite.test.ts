@@ -56,7 +56,7 @@ describe.each([
   ['with statistics from an ANALYZE of a table of finished jobs', true],
 ])('SQLite statement plans %s', (_label, analyze) => {
   it('scan the jobs and events tables only where a claim-ordered walk of pending jobs is meant', async () => {
-    expect(STATEMENTS.map(([name]) => name)).toEqual(expect.arrayContaining([...ORDERED_PENDING_SCANS, 'jobComplete']));
+    expect(STATEMENTS.map(([name]) => name)).toEqual(expect.arrayContaining([...ORDERED_PENDING_SCANS, 'jobFinishMany.done']));
     const db = await databaseWithHistory(analyze);
     try {
       const offenders: Record<string, string[]> = {};

@@ -91,6 +91,24 @@ describe('forward task', () => {
     expect(retryAfterDelayMs(await runForward())).toBe(120_000);
   });
 
+  it('records the answer in the attempt details: status, time, Retry-After and the start of a failure body', async () => {
+    receiver = await startReceiver();
+    receiver.respond = () => ({ status: 503, headers: { 'retry-after': '120' }, body: 'maintenance '.repeat(100) });
+    const task = createForwardTask({ kind: 'forward', url: receiver.url });
+    const ctx = taskContext({ event: storedEvent() });
+    await expect(task.run(null, ctx)).rejects.toMatchObject({ code: 'MR_ERR_RETRY_AFTER' });
+    const details = ctx.recordedDetails as { status: number; durationMs: number; retryAfter: string; excerpt: string };
+    expect(details).toMatchObject({ status: 503, retryAfter: '120' });
+    expect(details.durationMs).toBeGreaterThanOrEqual(0);
+    expect(details.excerpt.startsWith('maintenance maintenance')).toBe(true);
+    expect(details.excerpt.length).toBeLessThanOrEqual(513);
+
+    receiver.respond = () => ({ status: 204 });
+    const ok = taskContext({ event: storedEvent() });
+    await task.run(null, ok);
+    expect(Object.keys(ok.recordedDetails as object).sort()).toEqual(['durationMs', 'status']);
+  });
+
   it('ignores Retry-After on a plain 500', async () => {
     receiver = await startReceiver();
     receiver.respond = () => ({ status: 500, headers: { 'retry-after': '120' } });

@@ -8,8 +8,12 @@ import pino from 'pino';
 import type { TaskContext } from '../../src/core/task-registry.js';
 import type { ClaimedJob, InboundEvent } from '../../src/core/types.js';
 
-export function taskContext(overrides: { event?: InboundEvent | null; attempt?: number; signal?: AbortSignal; jobId?: string } = {}): TaskContext {
+/** The context a handler gets; `recordedDetails` holds what it last gave `ctx.setDetails()`. */
+export function taskContext(
+  overrides: { event?: InboundEvent | null; attempt?: number; signal?: AbortSignal; jobId?: string } = {},
+): TaskContext & { readonly recordedDetails: unknown } {
   const job = { id: overrides.jobId ?? '7', type: 't', attempts: overrides.attempt ?? 1 } as unknown as ClaimedJob;
+  let recordedDetails: unknown;
   return {
     job,
     attempt: overrides.attempt ?? 1,
@@ -17,6 +21,12 @@ export function taskContext(overrides: { event?: InboundEvent | null; attempt?: 
     log: pino({ level: 'silent' }),
     event: overrides.event ?? null,
     extendLease: async () => undefined,
+    setDetails: (details: unknown) => {
+      recordedDetails = details;
+    },
+    get recordedDetails() {
+      return recordedDetails;
+    },
   };
 }
 

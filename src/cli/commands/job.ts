@@ -20,12 +20,13 @@ const job: CliCommand<JobOptions> = {
   usage: `Usage: mailroom job ID [--json]
 
 Shows a job's fields, its payload (for a job from a webhook: the event's body, which
-its handler gets), attempts (start, end, outcome, error, worker), the stack of the
-latest failure, and replays.
+its handler gets), its result (what the handler returned), attempts (start, end,
+outcome, error, worker, details), the stack of the latest failure, and replays.
 
 Options:
   --db URL, --config PATH
-  --json          print the job with "attemptsLog" (each failure's "stack"), "replays" and
+  --json          print the job with "result", "attemptsLog" (each failure's "stack", each
+                  attempt's "details"), "replays" and
                   "event" (the webhook it came from, with its body; null for other jobs)`,
 
   parse(argv) {
@@ -54,7 +55,7 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     ['type', detail.type],
     ['queue', detail.queue],
     ['status', detail.status + (detail.deadReason ? ` (${deadReasonText(detail)})` : '')],
-    ['attempts', `${detail.attempts} of ${detail.maxAttempts}`],
+    ['attempts', `${detail.attempts} of ${detail.maxAttempts}` + (detail.snoozes > 0 ? `, snoozed ${detail.snoozes} times` : '')],
     ['priority', String(detail.priority)],
     ['key', detail.key ?? '-'],
     ['group', detail.group ?? '-'],
@@ -72,6 +73,7 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
   if (event) lines.push('', `payload: the body of event ${event.id} (${[event.source, event.type].filter(Boolean).join(' ')}):`, indent(renderBody(event.rawBody)));
   else if (detail.eventId !== null) lines.push('', `payload: the body of event ${detail.eventId}, which is no longer stored`);
   else lines.push('', 'payload:', indent(JSON.stringify(detail.payload, null, 2)));
+  if (detail.result !== null) lines.push('', 'result:', indent(JSON.stringify(detail.result, null, 2)));
   lines.push('', `attempts (${detail.attemptsLog.length}):`, ...renderAttempts(detail));
   // The newest failure's stack: older ones are usually the same throw (all of them: --json).
   const failure = detail.attemptsLog.findLast((attempt) => attempt.stack !== null);
@@ -109,6 +111,10 @@ function renderAttempts(detail: JobDetail): string[] {
       },
       { header: 'WORKER', value: (a) => a.workerId ?? '-', maxWidth: 32 },
       { header: 'ERROR', value: (a) => a.error ?? '-', maxWidth: 100 },
+      // Details are small JSON (ctx.setDetails); whole in --json.
+      ...(detail.attemptsLog.some((a) => a.details !== null)
+        ? [{ header: 'DETAILS', value: (a: Attempt) => (a.details === null ? '-' : JSON.stringify(a.details)), maxWidth: 80 }]
+        : []),
     ],
     detail.attemptsLog,
   );

@@ -21,12 +21,11 @@ import type {
   JobClaimParams,
   JobClaimableParams,
   JobClaimableResult,
-  JobCompleteParams,
   JobExtendLeaseParams,
-  JobFailParams,
+  JobFinish,
+  JobFinishManyParams,
   JobFilter,
   JobGetParams,
-  JobHandBackParams,
   JobInsert,
   JobInsertManyParams,
   JobInsertResult,
@@ -127,50 +126,52 @@ export class PostgresExecutor implements StoreExecutor {
     return inInputOrder(params.leases, rows);
   }
 
-  async jobComplete(params: JobCompleteParams): Promise<string[]> {
-    const leases = validLeases(params.leases);
-    if (leases.length === 0) return [];
-    const rows = await this.runner.run(this.stmt('jobComplete'), [
-      leases.map((lease) => lease.id),
-      leases.map((lease) => lease.leaseToken),
-      params.now ?? null,
+  async jobFinishMany(params: JobFinishManyParams): Promise<string[]> {
+    const finishes = validLeases(params.finishes);
+    if (finishes.length === 0) return [];
+    const successes = finishes.filter((finish): finish is DoneFinish => finish.kind === 'done');
+    const others = finishes.filter((finish): finish is NotDoneFinish => finish.kind !== 'done');
+    // Successes alone (the hot path) are one autocommitted statement; with anything else
+    // they share a transaction with its history rows.
+    const rows =
+      others.length === 0
+        ? await this.finishSuccesses(this.runner, successes, params.now)
+        : await this.runner.atomic(async (runner) => [
+            ...(await this.finishSuccesses(runner, successes, params.now)),
+            ...(await this.finishOthers(runner, others, params.now)),
+          ]);
+    return inInputOrder(params.finishes, rows);
+  }
+
+  private async finishSuccesses(runner: QueryRunner, successes: readonly DoneFinish[], now: Date | undefined): Promise<Row[]> {
+    if (successes.length === 0) return [];
+    return runner.run(this.stmt('jobFinishMany.done'), [
+      successes.map((finish) => finish.id),
+      successes.map((finish) => finish.leaseToken),
+      now ?? null,
+      successes.map((finish) => finish.resultJson ?? null),
+      successes.map((finish) => finish.detailsJson ?? null),
     ]);
-    return inInputOrder(params.leases, rows);
   }
 
-  async jobFail(params: JobFailParams): Promise<string[]> {
-    const failures = validLeases(params.failures);
-    if (failures.length === 0) return [];
-    const rows = await this.runner.atomic(async (runner) => {
-      const failed = await runner.run(this.stmt('jobFail'), [
-        failures.map((failure) => failure.id),
-        failures.map((failure) => failure.leaseToken),
-        failures.map((failure) => (failure.retryDelayMs === null ? null : Math.max(0, Math.ceil(failure.retryDelayMs)))),
-        failures.map((failure) => failure.deadReason ?? 'exhausted'),
-        failures.map((failure) => failure.error),
-        failures.map((failure) => failure.outcome),
-        params.now ?? null,
-        failures.map((failure) => failure.stack ?? null),
-      ]);
-      await this.logAttempts(runner, failed);
-      return failed;
-    });
-    return inInputOrder(params.failures, rows);
-  }
-
-  async jobHandBack(params: JobHandBackParams): Promise<string[]> {
-    const leases = validLeases(params.leases);
-    if (leases.length === 0) return [];
-    const rows = await this.runner.atomic(async (runner) => {
-      const handedBack = await runner.run(this.stmt('jobHandBack'), [
-        leases.map((lease) => lease.id),
-        leases.map((lease) => lease.leaseToken),
-        params.now ?? null,
-      ]);
-      await this.logAttempts(runner, handedBack);
-      return handedBack;
-    });
-    return inInputOrder(params.leases, rows);
+  private async finishOthers(runner: QueryRunner, others: readonly NotDoneFinish[], now: Date | undefined): Promise<Row[]> {
+    const finished = await runner.run(this.stmt('jobFinishMany.notDone'), [
+      others.map((finish) => finish.id),
+      others.map((finish) => finish.leaseToken),
+      others.map((finish) => (finish.kind === 'handedBack' ? 'handed_back' : finish.kind)),
+      others.map((finish) => {
+        const delayMs = finish.kind === 'failed' ? finish.retryDelayMs : finish.kind === 'snoozed' ? finish.delayMs : null;
+        return delayMs === null ? null : Math.max(0, Math.ceil(delayMs));
+      }),
+      others.map((finish) => (finish.kind === 'failed' ? (finish.deadReason ?? 'exhausted') : null)),
+      others.map((finish) => (finish.kind === 'failed' ? finish.error : finish.kind === 'snoozed' ? (finish.reason ?? null) : null)),
+      others.map((finish) => (finish.kind === 'failed' ? finish.attemptOutcome : finish.kind === 'snoozed' ? 'snoozed' : 'handed_back')),
+      now ?? null,
+      others.map((finish) => (finish.kind === 'failed' ? (finish.stack ?? null) : null)),
+      others.map((finish) => finish.detailsJson ?? null),
+    ]);
+    await this.logAttempts(runner, finished);
+    return finished;
   }
 
   async jobRescue(params: JobRescueParams): Promise<JobRescueResult> {
@@ -404,6 +405,7 @@ export class PostgresExecutor implements StoreExecutor {
       rows.map((row) => row.error ?? null),
       rows.map((row) => row.lease_owner ?? null),
       rows.map((row) => row.stack ?? null),
+      rows.map((row) => row.details ?? null),
     ]);
   }
 
@@ -447,6 +449,9 @@ function clampLimit(limit: number | undefined): number {
 }
 
 /** Leases with ids the database can hold, sorted by id so batch writers lock rows in one order. */
+type DoneFinish = Extract<JobFinish, { kind: 'done' }>;
+type NotDoneFinish = Exclude<JobFinish, { kind: 'done' }>;
+
 function validLeases<L extends Lease>(leases: readonly L[]): L[] {
   return leases.filter((lease) => isJobId(String(lease.id))).sort((a, b) => compareJobIds(a.id, b.id));
 }

@@ -18,10 +18,8 @@ import { Migrator } from '../migrator.js';
 import { PostgresMigrationDriver } from './postgres-migration-driver.js';
 import type {
   JobClaimParams,
-  JobCompleteParams,
   JobExtendLeaseParams,
-  JobFailParams,
-  JobHandBackParams,
+  JobFinishManyParams,
   JobInsert,
   JobInsertManyParams,
   JobInsertResult,
@@ -175,16 +173,8 @@ export class PostgresStore extends PostgresExecutor implements Store {
     return this.bookkeeping.jobExtendLease(params);
   }
 
-  override jobComplete(params: JobCompleteParams): Promise<string[]> {
-    return this.bookkeeping.jobComplete(params);
-  }
-
-  override jobFail(params: JobFailParams): Promise<string[]> {
-    return this.bookkeeping.jobFail(params);
-  }
-
-  override jobHandBack(params: JobHandBackParams): Promise<string[]> {
-    return this.bookkeeping.jobHandBack(params);
+  override jobFinishMany(params: JobFinishManyParams): Promise<string[]> {
+    return this.bookkeeping.jobFinishMany(params);
   }
 
   override jobRescue(params: JobRescueParams): Promise<JobRescueResult> {

@@ -30,12 +30,11 @@ import type {
   JobClaimParams,
   JobClaimableParams,
   JobClaimableResult,
-  JobCompleteParams,
   JobExtendLeaseParams,
-  JobFailParams,
+  JobFinish,
+  JobFinishManyParams,
   JobFilter,
   JobGetParams,
-  JobHandBackParams,
   JobInsert,
   JobInsertManyParams,
   JobInsertResult,
@@ -156,61 +155,51 @@ export class SqliteExecutor implements StoreExecutor {
     });
   }
 
-  async jobComplete(params: JobCompleteParams): Promise<string[]> {
-    if (params.leases.length === 0) return [];
+  async jobFinishMany(params: JobFinishManyParams): Promise<string[]> {
+    if (params.finishes.length === 0) return [];
     return this.engine.write('bookkeeping', () => {
       const now = nowMs(params.now);
-      const leases = JSON.stringify(params.leases.map((lease) => [Number(lease.id), lease.leaseToken]));
-      const rows = this.engine.stmt('jobComplete').all({ leases, now }) as Row[];
+      const written = new Set<string>();
       const counts = new QueueCountDeltas();
-      for (const row of rows) counts.move(row.queue, 'running', 'done');
+      const successes: unknown[] = [];
+      for (const finish of params.finishes) {
+        if (finish.kind === 'done') successes.push(successTuple(finish));
+        else if (this.finishNotDone(finish, now, counts)) written.add(finish.id);
+      }
+      if (successes.length > 0) {
+        const rows = this.engine.stmt('jobFinishMany.done').all({ finishes: JSON.stringify(successes), now }) as Row[];
+        for (const row of rows) {
+          counts.move(row.queue, 'running', 'done');
+          written.add(String(row.id));
+        }
+      }
       this.applyCounts(counts);
-      return rows.map((row) => String(row.id));
+      return params.finishes.filter((finish) => written.has(finish.id)).map((finish) => finish.id);
     });
   }
 
-  async jobFail(params: JobFailParams): Promise<string[]> {
-    if (params.failures.length === 0) return [];
-    return this.engine.write('bookkeeping', () => {
-      const now = nowMs(params.now);
-      const failed: string[] = [];
-      const counts = new QueueCountDeltas();
-      for (const failure of params.failures) {
-        const row = this.engine.stmt('jobFail').get({
-          id: failure.id,
-          leaseToken: failure.leaseToken,
-          now,
-          retryAt: failure.retryDelayMs === null ? null : now + Math.max(0, Math.ceil(failure.retryDelayMs)),
-          deadReason: failure.deadReason ?? 'exhausted',
-          error: failure.error,
-        }) as Row | undefined;
-        if (!row) continue;
-        counts.move(row.queue, 'running', row.status);
-        this.logAttempt(row, row.attempts, failure.outcome, failure.error, now, failure.stack ?? null);
-        failed.push(failure.id);
-      }
-      this.applyCounts(counts);
-      return failed;
-    });
-  }
-
-  async jobHandBack(params: JobHandBackParams): Promise<string[]> {
-    if (params.leases.length === 0) return [];
-    return this.engine.write('bookkeeping', () => {
-      const now = nowMs(params.now);
-      const handedBack: string[] = [];
-      const counts = new QueueCountDeltas();
-      for (const lease of params.leases) {
-        const row = this.engine.stmt('jobHandBack').get({ id: lease.id, leaseToken: lease.leaseToken }) as Row | undefined;
-        if (!row) continue;
-        counts.move(row.queue, 'running', 'pending');
-        // The attempt number it would have been; it is not charged.
-        this.logAttempt(row, row.attempts + 1, 'handed_back', null, now);
-        handedBack.push(lease.id);
-      }
-      this.applyCounts(counts);
-      return handedBack;
-    });
+  /** One failure, hand-back or snooze with its history row; false when fenced off. */
+  private finishNotDone(finish: Exclude<JobFinish, { kind: 'done' }>, now: number, counts: QueueCountDeltas): boolean {
+    const delayMs = finish.kind === 'failed' ? finish.retryDelayMs : finish.kind === 'snoozed' ? finish.delayMs : null;
+    const row = this.engine.stmt('jobFinishMany.notDone').get({
+      id: finish.id,
+      leaseToken: finish.leaseToken,
+      kind: finish.kind === 'handedBack' ? 'handed_back' : finish.kind,
+      now,
+      retryAt: delayMs === null ? null : now + Math.max(0, Math.ceil(delayMs)),
+      deadReason: finish.kind === 'failed' ? (finish.deadReason ?? 'exhausted') : null,
+      error: finish.kind === 'failed' ? finish.error : null,
+    }) as Row | undefined;
+    if (!row) return false;
+    counts.move(row.queue, 'running', row.status);
+    if (finish.kind === 'failed') {
+      this.logAttempt(row, row.attempts, finish.attemptOutcome, finish.error, now, finish.stack ?? null, finish.detailsJson);
+    } else {
+      // Not charged: the history row carries the number the attempt would have had.
+      const reason = finish.kind === 'snoozed' ? (finish.reason ?? null) : null;
+      this.logAttempt(row, row.attempts + 1, finish.kind === 'snoozed' ? 'snoozed' : 'handed_back', reason, now, null, finish.detailsJson);
+    }
+    return true;
   }
 
   async jobRescue(params: JobRescueParams): Promise<JobRescueResult> {
@@ -503,7 +492,15 @@ export class SqliteExecutor implements StoreExecutor {
     return rows.map((row) => String(row.id));
   }
 
-  private logAttempt(row: Row, attempt: number, outcome: Attempt['outcome'], error: string | null, now: number, stack: string | null = null): void {
+  private logAttempt(
+    row: Row,
+    attempt: number,
+    outcome: Attempt['outcome'],
+    error: string | null,
+    now: number,
+    stack: string | null = null,
+    detailsJson: string | null = null,
+  ): void {
     this.engine.stmt('attemptInsert').run({
       jobId: row.id,
       attempt,
@@ -513,6 +510,7 @@ export class SqliteExecutor implements StoreExecutor {
       error,
       stack,
       workerId: row.lease_owner ?? null,
+      details: detailsJson ?? null,
     });
   }
 
@@ -620,5 +618,14 @@ function insertedJob(id: number, job: JobInsert, runAt: number, now: number, eve
     leaseOwner: null,
     leaseExpiresAt: null,
     traceContext: job.traceContext ?? null,
+    result: null,
+    snoozes: 0,
   };
+}
+
+/** A success as jobFinishMany.done's JSON tuple: the short form unless it carries a result or details. */
+function successTuple(finish: Extract<JobFinish, { kind: 'done' }>): unknown[] {
+  const result = finish.resultJson ?? null;
+  const details = finish.detailsJson ?? null;
+  return result === null && details === null ? [Number(finish.id), finish.leaseToken] : [Number(finish.id), finish.leaseToken, result, details];
 }

@@ -95,7 +95,7 @@ SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token
 FROM clock
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
-          j.key, j.group_key, j.event_id, j.source, j.trace_context,
+          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes,
           (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
           (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
           (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
@@ -120,7 +120,7 @@ SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token
 FROM clock
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
-          j.key, j.group_key, j.event_id, j.source, j.trace_context,
+          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes,
           (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
           (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
           (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
@@ -164,49 +164,46 @@ FROM unnest($1::bigint[], $2::text[]) AS l(id, lease_token), clock
 WHERE j.id = l.id AND j.lease_token = l.lease_token
 RETURNING j.id;
 
--- name: jobComplete
--- Fenced (by token, see jobExtendLease): a worker whose lease was taken over (new
--- token) or rescued changes nothing.
--- The successful attempt lives on the row (started_at, finished_at, lease_owner).
--- params: $1 ids, $2 lease_tokens, $3 now
+-- name: jobFinishMany.done
+-- The successes of one jobFinishMany, in one statement. Fenced (by token, see
+-- jobExtendLease): a worker whose lease was taken over (new token) or rescued changes
+-- nothing. The successful attempt lives on the row (started_at, finished_at, lease_owner,
+-- details); the handler's return value is kept as `result`.
+-- params: $1 ids, $2 lease_tokens, $3 now, $4 results (JSON text or null), $5 details (JSON text or null)
 WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 UPDATE mailroom_job j
 SET status = 'done', finished_at = clock.now, lease_token = NULL, lease_expires_at = NULL,
-    last_error = NULL
-FROM unnest($1::bigint[], $2::text[]) AS l(id, lease_token), clock
-WHERE j.id = l.id AND j.lease_token = l.lease_token
+    last_error = NULL, result = f.result, details = f.details
+FROM unnest($1::bigint[], $2::text[], $4::text[], $5::text[]) AS f(id, lease_token, result, details), clock
+WHERE j.id = f.id AND j.lease_token = f.lease_token
 RETURNING j.id;
 
--- name: jobFail
--- Fenced like jobComplete. A null retry delay parks the job as dead. Returns what the
--- attempt row needs (attemptInsert, same transaction).
--- params: $1 ids, $2 lease_tokens, $3 retry_delays_ms (null: dead), $4 dead_reasons, $5 errors, $6 outcomes, $7 now, $8 stacks
-WITH clock AS (SELECT coalesce($7::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+-- name: jobFinishMany.notDone
+-- The failures, hand-backs and snoozes of one jobFinishMany, in one statement, fenced like
+-- jobFinishMany.done. Kind 'failed' charges the attempt: retry after its delay, or dead
+-- (with its reason) when the delay is null. 'handed_back' and 'snoozed' do not: the
+-- attempt count goes back down; a hand-back keeps its run_at, a snooze waits its delay and
+-- is counted in `snoozes`. Returns what the history row needs (attemptInsert, same
+-- transaction): the attempt number the run had, charged or not.
+-- params: $1 ids, $2 lease_tokens, $3 kinds, $4 delays_ms, $5 dead_reasons, $6 errors,
+--         $7 attempt outcomes, $8 now, $9 stacks, $10 details
+WITH clock AS (SELECT coalesce($8::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 UPDATE mailroom_job j
-SET status = CASE WHEN f.retry_delay_ms IS NULL THEN 'dead' ELSE 'pending' END,
-    run_at = CASE WHEN f.retry_delay_ms IS NULL THEN j.run_at
-                  ELSE clock.now + f.retry_delay_ms * interval '1 millisecond' END,
-    dead_reason = CASE WHEN f.retry_delay_ms IS NULL THEN f.dead_reason ELSE NULL END,
-    finished_at = CASE WHEN f.retry_delay_ms IS NULL THEN clock.now ELSE NULL END,
-    last_error = f.error, lease_token = NULL, lease_expires_at = NULL
-FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::text[], $5::text[], $6::text[], $8::text[])
-       AS f(id, lease_token, retry_delay_ms, dead_reason, error, outcome, stack),
+SET status = CASE WHEN f.kind = 'failed' AND f.delay_ms IS NULL THEN 'dead' ELSE 'pending' END,
+    attempts = CASE WHEN f.kind = 'failed' THEN j.attempts ELSE j.attempts - 1 END,
+    snoozes = CASE WHEN f.kind = 'snoozed' THEN j.snoozes + 1 ELSE j.snoozes END,
+    run_at = CASE WHEN f.delay_ms IS NULL THEN j.run_at
+                  ELSE clock.now + f.delay_ms * interval '1 millisecond' END,
+    dead_reason = CASE WHEN f.kind = 'failed' AND f.delay_ms IS NULL THEN f.dead_reason ELSE NULL END,
+    finished_at = CASE WHEN f.kind = 'failed' AND f.delay_ms IS NULL THEN clock.now ELSE NULL END,
+    last_error = CASE WHEN f.kind = 'failed' THEN f.error ELSE j.last_error END,
+    lease_token = NULL, lease_expires_at = NULL
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::float8[], $5::text[], $6::text[], $7::text[], $9::text[], $10::text[])
+       AS f(id, lease_token, kind, delay_ms, dead_reason, error, outcome, stack, details),
      clock
 WHERE j.id = f.id AND j.lease_token = f.lease_token
-RETURNING j.id, j.attempts AS attempt, j.started_at, j.lease_owner, f.outcome, f.error, f.stack, clock.now AS finished_at;
-
--- name: jobHandBack
--- A job claimed but not run (or whose handler honoured the abort on shutdown) goes back
--- to pending uncharged. Returns the attempt number it would have been, for its
--- `handed_back` history row.
--- params: $1 ids, $2 lease_tokens, $3 now
-WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
-UPDATE mailroom_job j
-SET status = 'pending', attempts = j.attempts - 1, lease_token = NULL, lease_expires_at = NULL
-FROM unnest($1::bigint[], $2::text[]) AS l(id, lease_token), clock
-WHERE j.id = l.id AND j.lease_token = l.lease_token
-RETURNING j.id, j.attempts + 1 AS attempt, j.started_at, j.lease_owner,
-          'handed_back' AS outcome, NULL::text AS error, clock.now AS finished_at;
+RETURNING j.id, CASE WHEN f.kind = 'failed' THEN j.attempts ELSE j.attempts + 1 END AS attempt,
+          j.started_at, j.lease_owner, f.outcome, f.error, f.stack, f.details, clock.now AS finished_at;
 
 -- name: jobRescue
 -- Expired leases: back to pending with the attempt still charged, or dead when it was
@@ -237,23 +234,26 @@ RETURNING j.id, j.status, j.attempts AS attempt, j.started_at, j.lease_owner,
 
 -- name: attemptInsert
 -- History rows for attempts that did not end `done` on the job row itself, written in
--- the same transaction as the outcome that ended them (jobFail, jobHandBack, jobRescue).
--- params: $1 job_ids, $2 attempts, $3 started_ats, $4 finished_ats, $5 outcomes, $6 errors, $7 worker_ids, $8 stacks
-INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id, stack)
+-- the same transaction as the outcome that ended them (jobFinishMany.notDone, jobRescue).
+-- params: $1 job_ids, $2 attempts, $3 started_ats, $4 finished_ats, $5 outcomes, $6 errors, $7 worker_ids, $8 stacks, $9 details
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id, stack, details)
 SELECT * FROM unnest($1::bigint[], $2::integer[], $3::timestamptz[], $4::timestamptz[],
-                     $5::text[], $6::text[], $7::text[], $8::text[]);
+                     $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]);
 
 -- name: jobReplay
 -- Fresh budget for dead (or, forced, done) jobs; history is kept. Guarded by status, and
 -- a concurrent replay waits for the row lock and then fails the re-checked guard, so two
 -- concurrent replays of one job replay it once. The previous run's start and worker are
 -- cleared: its attempt rows keep them, and on the row they read as the new run's.
+-- Its result, details and snooze count go too: they belong to the run being replaced
+-- (a forced replay moved the success's details into the history first).
 -- params: $1 ids, $2 now, $3 force, $4 include_cancelled, $5 max_attempts (null: keep)
 WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 UPDATE mailroom_job j
-SET status = 'pending', attempts = 0, max_attempts = coalesce($5::integer, j.max_attempts),
+SET status = 'pending', attempts = 0, snoozes = 0, max_attempts = coalesce($5::integer, j.max_attempts),
     last_error = NULL, dead_reason = NULL, run_at = clock.now, finished_at = NULL,
-    started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+    started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+    result = NULL, details = NULL
 FROM clock
 WHERE j.id = ANY($1::bigint[])
   AND (j.status = 'dead' OR ($3::boolean AND j.status = 'done'))
@@ -265,8 +265,8 @@ RETURNING j.id;
 -- FOR UPDATE: a concurrent replay waits here and, once the first commits, finds the job
 -- no longer done, so the success is moved exactly once.
 -- params: $1 ids
-INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
-SELECT id, attempts, started_at, finished_at, 'done', NULL, lease_owner
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id, details)
+SELECT id, attempts, started_at, finished_at, 'done', NULL, lease_owner, details
 FROM mailroom_job WHERE id = ANY($1::bigint[]) AND status = 'done'
 ORDER BY id
 FOR UPDATE;

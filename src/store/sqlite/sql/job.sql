@@ -85,7 +85,7 @@ SET status = 'running', attempts = attempts + 1, lease_owner = @workerId,
     lease_token = @leaseToken, lease_expires_at = @now + @leaseMs, started_at = @now
 WHERE id IN (SELECT value FROM json_each(@ids))
 RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, last_error, key, group_key, event_id, source, created_at,
-          trace_context;
+          trace_context, snoozes;
 
 -- name: jobClaimable
 -- Whether anything is claimable now by the claim predicate (drained()).
@@ -110,37 +110,40 @@ UPDATE mailroom_job SET lease_expires_at = @now + @leaseMs
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
 RETURNING id;
 
--- name: jobComplete
--- Fenced: a worker whose lease was taken over (new token) or rescued changes nothing.
--- The successful attempt lives on the row (started_at, finished_at, lease_owner).
--- One statement for a whole batch: @leases is a JSON array of [id, lease_token] pairs.
--- Fenced by the token alone: a claim sets it and every statement that moves a job out
--- of `running` clears it. With `status = 'running'` here, and table statistics from an
+-- name: jobFinishMany.done
+-- The successes of one jobFinishMany, in one statement: @finishes is a JSON array of
+-- [id, lease_token] or [id, lease_token, result, details] (JSON texts, NULL for none; the
+-- hot path of handlers that return nothing sends the short form, and `->>` of a missing
+-- index is NULL). The successful attempt lives on the row (started_at, finished_at,
+-- lease_owner, details).
+-- Fenced by the token alone: a worker whose lease was taken over (new token) or rescued
+-- changes nothing. A claim sets the token and every statement that moves a job out of
+-- `running` clears it. With `status = 'running'` here, and table statistics from an
 -- ANALYZE, the planner scanned the partial lease index and re-scanned the batch for every
 -- running row instead of probing each id (as PostgreSQL did; see its jobExtendLease).
 UPDATE mailroom_job AS j
 SET status = 'done', finished_at = @now, lease_token = NULL, lease_expires_at = NULL,
-    last_error = NULL
-FROM (SELECT value ->> 0 AS id, value ->> 1 AS lease_token FROM json_each(@leases)) AS l
-WHERE j.id = l.id AND j.lease_token = l.lease_token
+    last_error = NULL, result = f.result, details = f.details
+FROM (SELECT value ->> 0 AS id, value ->> 1 AS lease_token, value ->> 2 AS result, value ->> 3 AS details
+      FROM json_each(@finishes)) AS f
+WHERE j.id = f.id AND j.lease_token = f.lease_token
 RETURNING mailroom_job.id, mailroom_job.queue;
 
--- name: jobFail
--- Fenced like jobComplete. @retryAt NULL parks the job as dead.
+-- name: jobFinishMany.notDone
+-- One finish that is not a success, fenced like jobFinishMany.done. @kind 'failed'
+-- charges the attempt: retry at @retryAt, or dead (with @deadReason) when it is NULL.
+-- 'handed_back' and 'snoozed' do not: the attempt count goes back down, and a snooze waits
+-- until @retryAt and is counted in `snoozes`. Returns what the history row needs
+-- (attemptInsert, same transaction).
 UPDATE mailroom_job
-SET status = CASE WHEN @retryAt IS NULL THEN 'dead' ELSE 'pending' END,
+SET status = CASE WHEN @kind = 'failed' AND @retryAt IS NULL THEN 'dead' ELSE 'pending' END,
+    attempts = CASE WHEN @kind = 'failed' THEN attempts ELSE attempts - 1 END,
+    snoozes = snoozes + (@kind = 'snoozed'),
     run_at = coalesce(@retryAt, run_at),
-    dead_reason = CASE WHEN @retryAt IS NULL THEN @deadReason ELSE NULL END,
-    finished_at = CASE WHEN @retryAt IS NULL THEN @now ELSE NULL END,
-    last_error = @error, lease_token = NULL, lease_expires_at = NULL
-WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
-RETURNING id, queue, status, attempts, started_at, lease_owner;
-
--- name: jobHandBack
--- A job claimed but not run (or whose handler honoured the abort on shutdown) goes back
--- to pending uncharged.
-UPDATE mailroom_job
-SET status = 'pending', attempts = attempts - 1, lease_token = NULL, lease_expires_at = NULL
+    dead_reason = CASE WHEN @kind = 'failed' AND @retryAt IS NULL THEN @deadReason ELSE NULL END,
+    finished_at = CASE WHEN @kind = 'failed' AND @retryAt IS NULL THEN @now ELSE NULL END,
+    last_error = CASE WHEN @kind = 'failed' THEN @error ELSE last_error END,
+    lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
 RETURNING id, queue, status, attempts, started_at, lease_owner;
 
@@ -160,17 +163,20 @@ RETURNING id, queue, status, attempts, started_at, lease_owner;
 
 -- name: attemptInsert
 -- One history row for an attempt that did not end `done` on the row itself.
-INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, stack, worker_id)
-VALUES (@jobId, @attempt, @startedAt, @finishedAt, @outcome, @error, @stack, @workerId);
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, stack, worker_id, details)
+VALUES (@jobId, @attempt, @startedAt, @finishedAt, @outcome, @error, @stack, @workerId, @details);
 
 -- name: jobReplay
 -- Fresh budget for one dead (or, forced, done) job; history is kept. Guarded by status so
 -- two concurrent replays of one job replay it once. The previous run's start and worker
 -- are cleared: its attempt rows keep them, and on the row they read as the new run's.
+-- Its result, details and snooze count go too: they belong to the run being replaced
+-- (a forced replay moved the success's details into the history first).
 UPDATE mailroom_job
-SET status = 'pending', attempts = 0, max_attempts = coalesce(@maxAttempts, max_attempts),
+SET status = 'pending', attempts = 0, snoozes = 0, max_attempts = coalesce(@maxAttempts, max_attempts),
     last_error = NULL, dead_reason = NULL, run_at = @now, finished_at = NULL,
-    started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+    started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+    result = NULL, details = NULL
 WHERE id = @id
   AND (status = 'dead' OR (@force = 1 AND status = 'done'))
   AND (dead_reason IS NULL OR dead_reason <> 'cancelled' OR @includeCancelled = 1)
@@ -182,8 +188,8 @@ SELECT status FROM mailroom_job WHERE id = @id;
 
 -- name: jobReplay.doneAttempt
 -- Before a forced replay of a done job, move its row-held success into the history.
-INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id)
-SELECT id, attempts, started_at, finished_at, 'done', NULL, lease_owner
+INSERT INTO mailroom_attempt (job_id, attempt, started_at, finished_at, outcome, error, worker_id, details)
+SELECT id, attempts, started_at, finished_at, 'done', NULL, lease_owner, details
 FROM mailroom_job WHERE id = @id AND status = 'done';
 
 -- name: jobReplay.record
