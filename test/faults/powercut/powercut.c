@@ -329,56 +329,34 @@ static mode_t mode_arg(int flags, va_list args) {
   return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(args, int) : 0;
 }
 
+/* The optional mode argument of an open call (present only with O_CREAT or O_TMPFILE). */
+#define OPEN_MODE(flags)                 \
+  ({                                     \
+    va_list args_;                       \
+    va_start(args_, flags);              \
+    mode_t mode_ = mode_arg(flags, args_); \
+    va_end(args_);                       \
+    mode_;                               \
+  })
+
 /* open(2) and open64 through openat's signature, so one path handles all four. */
 static int via_open(int dirfd, const char *path, int flags, ...) {
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = mode_arg(flags, args);
-  va_end(args);
   (void)dirfd;
-  return real_open(path, flags, mode);
+  return real_open(path, flags, OPEN_MODE(flags));
 }
 
 static int via_open64(int dirfd, const char *path, int flags, ...) {
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = mode_arg(flags, args);
-  va_end(args);
   (void)dirfd;
-  return real_open64(path, flags, mode);
+  return real_open64(path, flags, OPEN_MODE(flags));
 }
 
-int open(const char *path, int flags, ...) {
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = mode_arg(flags, args);
-  va_end(args);
-  return open_common(via_open, AT_FDCWD, path, flags, mode);
-}
+int open(const char *path, int flags, ...) { return open_common(via_open, AT_FDCWD, path, flags, OPEN_MODE(flags)); }
 
-int open64(const char *path, int flags, ...) {
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = mode_arg(flags, args);
-  va_end(args);
-  return open_common(via_open64, AT_FDCWD, path, flags, mode);
-}
+int open64(const char *path, int flags, ...) { return open_common(via_open64, AT_FDCWD, path, flags, OPEN_MODE(flags)); }
 
-int openat(int dirfd, const char *path, int flags, ...) {
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = mode_arg(flags, args);
-  va_end(args);
-  return open_common(real_openat, dirfd, path, flags, mode);
-}
+int openat(int dirfd, const char *path, int flags, ...) { return open_common(real_openat, dirfd, path, flags, OPEN_MODE(flags)); }
 
-int openat64(int dirfd, const char *path, int flags, ...) {
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = mode_arg(flags, args);
-  va_end(args);
-  return open_common(real_openat64, dirfd, path, flags, mode);
-}
+int openat64(int dirfd, const char *path, int flags, ...) { return open_common(real_openat64, dirfd, path, flags, OPEN_MODE(flags)); }
 
 int close(int fd) {
   forget_fd(fd);
@@ -421,27 +399,20 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int iovcnt, off64_t offset) {
   return n;
 }
 
-int fsync(int fd) {
-  int rc = real_fsync(fd);
+/* After a successful fsync or fdatasync of a watched file: its shadow catches up. */
+static int after_sync(int fd, int rc, long *counter) {
   struct tracked *t = tracked_of(fd);
   if (rc == 0 && t) {
-    stats.fsyncs++;
+    (*counter)++;
     powercut_sync(t);
     write_stats();
   }
   return rc;
 }
 
-int fdatasync(int fd) {
-  int rc = real_fdatasync(fd);
-  struct tracked *t = tracked_of(fd);
-  if (rc == 0 && t) {
-    stats.fdatasyncs++;
-    powercut_sync(t);
-    write_stats();
-  }
-  return rc;
-}
+int fsync(int fd) { return after_sync(fd, real_fsync(fd), &stats.fsyncs); }
+
+int fdatasync(int fd) { return after_sync(fd, real_fdatasync(fd), &stats.fdatasyncs); }
 
 /* Not a durability call (it writes no metadata and promises nothing after a crash): counted only. */
 int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags) {
