@@ -9,16 +9,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configureProvider } from '../../src/providers/index.js';
-import { killAllChildren, spawnTsx } from '../harness/processes.js';
+import { killAllChildren, spawnBuilt, spawnTsx } from '../harness/processes.js';
 import type { Child } from '../harness/processes.js';
 
 export type { Child };
-export { spawnTsx };
+export { spawnBuilt, spawnTsx };
 
 export const FAULT_WORKER = fileURLToPath(new URL('../fixtures/faults/fault-worker.ts', import.meta.url));
 export const LOCK_HOLDER = fileURLToPath(new URL('../fixtures/faults/lock-holder.ts', import.meta.url));
 export const HOOK_TASK = fileURLToPath(new URL('../fixtures/faults/hook-task.mjs', import.meta.url));
 export const CLI_MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/** The built CLI (`npm run build`; `npm test` builds first), for tests that start `serve` many times. */
+export const BUILT_CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /** The Standard Webhooks secret every fault-suite source uses. */
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -82,10 +84,14 @@ export function writeServeConfig(dir: string, extra: { maxAttempts?: number; fai
   return path;
 }
 
-/** `mailroom serve` as a real child process on a free port; resolves with its base URL. */
-export async function startServe(options: { db: string; config: string; ledger: string; cwd: string; env?: Record<string, string> }): Promise<Child & { url: string }> {
-  const serve = spawnTsx(
-    CLI_MAIN,
+/**
+ * `mailroom serve` as a real child process on a free port; resolves with its base URL.
+ * `built` runs dist/ with plain node instead of src/ through tsx (see spawnBuilt).
+ */
+export async function startServe(options: { db: string; config: string; ledger: string; cwd: string; env?: Record<string, string>; built?: boolean }): Promise<Child & { url: string }> {
+  if (options.built && !existsSync(BUILT_CLI_MAIN)) throw new Error(`${BUILT_CLI_MAIN} is missing: run npm run build first`);
+  const serve = (options.built ? spawnBuilt : spawnTsx)(
+    options.built ? BUILT_CLI_MAIN : CLI_MAIN,
     ['serve', '--db', options.db, '--config', options.config, '--port', '0', '--json', '--retention', 'off', '--shutdown-timeout', '2s'],
     { FAULT_LEDGER: options.ledger, MAILROOM_LOG_LEVEL: 'warn', ...options.env },
     options.cwd,

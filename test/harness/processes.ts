@@ -27,7 +27,20 @@ const children = new Set<ChildProcess>();
 
 /** Run `script` (TypeScript) with `node --import tsx`. */
 export function spawnTsx(script: string, args: readonly string[], env: Record<string, string>, cwd?: string): Child {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, script, ...args], {
+  return spawnNode(['--import', TSX_LOADER, script, ...args], env, cwd);
+}
+
+/**
+ * Run built JavaScript (`dist/`, a plain .mjs) with plain node: it starts in about a third
+ * of tsx's time (0.75 s against 2.2 s for `mailroom serve` here), which counts in a test
+ * that starts a process dozens of times.
+ */
+export function spawnBuilt(script: string, args: readonly string[], env: Record<string, string>, cwd?: string): Child {
+  return spawnNode([script, ...args], env, cwd);
+}
+
+function spawnNode(nodeArgs: readonly string[], env: Record<string, string>, cwd?: string): Child {
+  const child = spawn(process.execPath, nodeArgs, {
     env: { ...process.env, ...env },
     cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
