@@ -5,7 +5,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
-import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, UnsupportedError, MailroomError } from './core/errors.js';
+import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, LeaseLostError, UnsupportedError, MailroomError } from './core/errors.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { signalClosed, signalOpened } from './core/resource-signals.js';
 import { TaskRegistry } from './core/task-registry.js';
@@ -24,6 +24,7 @@ import type {
   JobListParams,
   Store,
   StoreExecutor,
+  JobFinish,
 } from './store/store.js';
 import { traceEnqueue } from './tracing.js';
 import { Worker } from './worker/worker.js';
@@ -300,26 +301,40 @@ export class Mailroom {
   transaction<R>(fn: (tx: SyncTransaction & AsyncTransaction) => R): R extends Promise<unknown> ? R : R | Promise<R>;
   transaction(fn: (tx: any) => any): any {
     this.assertOpen();
+    return this.runTransaction(fn, null);
+  }
+
+  /**
+   * mr.transaction, and ctx.complete: with a `finish`, the job's outcome is written last
+   * in the same transaction, fenced by its lease token, and a fence that fails rolls the
+   * whole transaction back with LeaseLostError, so the caller's writes never outlive a
+   * lost lease.
+   */
+  private runTransaction(fn: (tx: any) => any, finish: JobFinish | null): any {
     if (this.store.capabilities.syncTransactions && this.store.transactionSync) {
-      const result = this.store.transactionSync((tx) =>
-        fn({
+      const result = this.store.transactionSync((tx) => {
+        const value = fn({
           db: tx.db,
           enqueue: (type: string, payload: unknown, options: EnqueueOptions = {}) =>
             traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })[0]!.job),
-        }),
-      );
+        });
+        if (finish && tx.jobFinishMany({ finishes: [finish] }).length === 0) throw new LeaseLostError(finish.id);
+        return value;
+      });
       this.wakeWorkers();
       return result;
     }
     if (this.store.capabilities.asyncTransactions && this.store.transaction) {
       return this.store
-        .transaction(async (tx) =>
-          fn({
+        .transaction(async (tx) => {
+          const value = await fn({
             client: tx.client,
             enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) =>
               (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job,
-          }),
-        )
+          });
+          if (finish && (await tx.jobFinishMany({ finishes: [finish] })).length === 0) throw new LeaseLostError(finish.id);
+          return value;
+        })
         .then((value) => {
           this.wakeWorkers();
           return value;
@@ -353,7 +368,17 @@ export class Mailroom {
       this.workers.delete(stopped);
       signalClosed(stopped);
     };
-    const worker = new Worker({ store: this.store, registry: this.registry, log: this.log, maintenance: this.maintenance, onStopped }, options);
+    const worker = new Worker(
+      {
+        store: this.store,
+        registry: this.registry,
+        log: this.log,
+        maintenance: this.maintenance,
+        onStopped,
+        completeInTransaction: (fn, finish) => this.runTransaction(fn, finish),
+      },
+      options,
+    );
     this.workers.add(worker);
     signalOpened('worker', worker, `worker ${worker.id}`);
     return worker.start();

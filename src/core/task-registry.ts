@@ -2,6 +2,7 @@
 // opt-in through declaration merging on `Tasks`, so unknown types stay `unknown`.
 
 import type { InboundEvent, Job } from './types.js';
+import type { AsyncTransaction, SyncTransaction } from '../mailroom.js';
 import type { Logger } from '../log.js';
 import { resolveRetryPolicy } from './retry-policy.js';
 import type { RetryPolicy, RetryPolicyOptions } from './retry-policy.js';
@@ -36,6 +37,17 @@ export interface TaskContext<P = unknown> {
    * @example ctx.setDetails({ status: res.status, messageId })
    */
   setDetails(details: unknown): void;
+  /**
+   * Commit your own writes and this job's `done` in one transaction, fenced by the job's
+   * lease: if the lease was lost, nothing of it commits and this throws LeaseLostError;
+   * once it commits, the job never runs again (exactly once for effects in the same
+   * database). SQLite: `fn` is synchronous and gets `{ db, enqueue }` on Mailroom's
+   * connection; PostgreSQL: `fn` is async and gets `{ client, enqueue }`. Returns fn's
+   * value. Afterwards the handler's return value is the job's result; a throw after it
+   * changes nothing. Once per attempt.
+   * @example ctx.complete((tx) => { tx.db.prepare('UPDATE orders SET paid = 1 WHERE id = ?').run(id); })
+   */
+  complete<R>(fn: (tx: SyncTransaction & AsyncTransaction) => R): R;
 }
 
 export type TaskHandler<P = unknown> = (payload: P, ctx: TaskContext<P>) => unknown | Promise<unknown>;

@@ -129,7 +129,14 @@ export type JobFinish =
       readonly kind: 'done';
       /** Serialised JSON of the handler's return value (bounded by the caller); omitted or null: none. */
       readonly resultJson?: string | null;
+      /**
+       * Done inside the handler's own transaction (ctx.complete): the lease token stays on
+       * the row, so the `result` finish that follows when the handler returns is fenced too.
+       */
+      readonly holdLease?: boolean;
     })
+  /** The return value of a handler whose job a `holdLease` success already made done; clears the held token. */
+  | (JobFinishBase & { readonly kind: 'result'; readonly resultJson?: string | null })
   /** The handler failed: retry after a delay, or park the job as dead. The attempt is charged. */
   | (JobFinishBase & {
       readonly kind: 'failed';
@@ -336,6 +343,8 @@ export interface SyncStoreTransaction {
   /** The store's own database handle (better-sqlite3 `Database`). */
   readonly db: unknown;
   jobInsertMany(params: JobInsertManyParams): JobInsertResult[];
+  /** The outcome writer inside this transaction (ctx.complete). */
+  jobFinishMany(params: JobFinishManyParams): string[];
 }
 
 export interface Store extends StoreExecutor {

@@ -117,6 +117,9 @@ function buildRequest(
     messageId = `job_${ctx.job.id}`;
   }
   headers['mailroom-job-id'] = ctx.job.id;
+  // The same on every attempt of the job (retries, and replays too), so a receiver that
+  // dedupes on Idempotency-Key applies a delivery it already took once.
+  headers['idempotency-key'] = `mailroom-job-${ctx.job.id}`;
   headers['mailroom-attempt'] = String(ctx.attempt);
   headers['user-agent'] = 'mailroom-forward';
   for (const [name, value] of Object.entries(config.headers ?? {})) headers[name.toLowerCase()] = value;

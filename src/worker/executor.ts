@@ -55,6 +55,8 @@ export interface ExecuteOptions {
    * asks is the moment it can be told, even before a timer of the worker's gets its turn.
    */
   readonly checkLease?: () => void;
+  /** ctx.complete: the worker's transactional completion of this job. */
+  readonly complete: TaskContext['complete'];
 }
 
 const DONE: Outcome = Object.freeze({ kind: 'done', resultJson: null });
@@ -169,6 +171,7 @@ function jobContext(
     event,
     extendLease: options.extendLease,
     setDetails,
+    complete: options.complete,
   };
 }
 

@@ -14,7 +14,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { boundedStack, describeError, LeaseLostError, MailroomError } from '../core/errors.js';
+import { boundedStack, describeError, JobStateError, LeaseLostError, MailroomError, UnsupportedError } from '../core/errors.js';
 import type { ClaimedJob, Job } from '../core/types.js';
 import type { TaskRegistry } from '../core/task-registry.js';
 import { decideRetry } from '../core/retry-decision.js';
@@ -80,6 +80,10 @@ interface Running {
   /** Set once the outcome is decided; the heartbeat no longer covers it. */
   isSettled: boolean;
   isLeaseLost: boolean;
+  /** ctx.complete: not called, its transaction in flight, or committed (the job is done). */
+  completion: 'none' | 'committing' | 'committed';
+  /** The lease was reported gone while ctx.complete's transaction was in flight: its fence decides. */
+  goneWhileCommitting: LeaseGoneReason | null;
 }
 
 const DEFAULT_CONCURRENCY = 10;
@@ -105,6 +109,12 @@ export interface WorkerDeps {
   readonly maintenance: MaintenanceRunner;
   /** Called once the worker has stopped (the facade forgets it). */
   readonly onStopped?: (worker: Worker) => void;
+  /**
+   * ctx.complete: runs `fn` in one store transaction (mr.transaction's), writes `finish`
+   * last in it, and rolls it all back with LeaseLostError when the fence fails. Without
+   * it (a Worker built by hand), ctx.complete is unsupported.
+   */
+  readonly completeInTransaction?: (fn: (tx: any) => unknown, finish: JobFinish) => unknown;
 }
 
 export class Worker extends EventEmitter<WorkerEvents> {
@@ -119,6 +129,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private readonly store: Store;
   private readonly registry: TaskRegistry;
+  private readonly runInTransaction: WorkerDeps['completeInTransaction'];
   private readonly maintenance: MaintenanceRunner;
   private readonly log: Logger;
   /** Per-job debug lines cost an object each; decided once. */
@@ -154,6 +165,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     super();
     this.store = deps.store;
     this.registry = deps.registry;
+    this.runInTransaction = deps.completeInTransaction;
     this.maintenance = deps.maintenance;
     this.concurrency = positiveInt(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency');
     this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : null;
@@ -341,8 +353,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
       checkLease: () => {
         if (!entry.isSettled && !entry.isLeaseLost) this.leaseKeeper.check(job.id);
       },
+      complete: (fn) => this.completeInTransaction(entry, fn) as never,
     });
-    const entry: Running = { job, execution, startedAtMs: Date.now(), isSettled: false, isLeaseLost: false };
+    const entry: Running = {
+      job,
+      execution,
+      startedAtMs: Date.now(),
+      isSettled: false,
+      isLeaseLost: false,
+      completion: 'none',
+      goneWhileCommitting: null,
+    };
     this.running.set(job.id, entry);
     this.emit('started', job);
     if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts }, 'job started');
@@ -389,8 +410,57 @@ export class Worker extends EventEmitter<WorkerEvents> {
     });
   }
 
+  /**
+   * ctx.complete: the handler's writes and the job's `done` in one transaction, fenced by
+   * the lease token. The token stays on the done row until the handler returns, so its
+   * return value is written as the result under the same fence (recordCommitted).
+   */
+  private completeInTransaction(entry: Running, fn: (tx: any) => unknown): unknown {
+    const { job } = entry;
+    if (!this.runInTransaction) throw new UnsupportedError('ctx.complete needs a worker started by mr.work()');
+    if (entry.completion !== 'none') throw new JobStateError(job.id, 'running', 'complete', 'ctx.complete runs once per attempt.');
+    if (!entry.isSettled && !entry.isLeaseLost) this.leaseKeeper.check(job.id);
+    if (entry.isSettled || entry.isLeaseLost) throw new LeaseLostError(job.id);
+    entry.completion = 'committing';
+    const finish: JobFinish = { kind: 'done', holdLease: true, id: job.id, leaseToken: job.leaseToken, detailsJson: entry.execution.detailsJson };
+    const committed = (value: unknown): unknown => {
+      entry.completion = 'committed';
+      entry.goneWhileCommitting = null;
+      // Done: nothing is left to heartbeat, and no deadline may abort the handler now.
+      this.leaseKeeper.release(job.id);
+      return value;
+    };
+    const failed = (error: unknown): never => {
+      entry.completion = 'none';
+      const gone = entry.goneWhileCommitting;
+      entry.goneWhileCommitting = null;
+      if (gone) this.onLeaseGone(job.id, gone);
+      throw error;
+    };
+    let result: unknown;
+    try {
+      result = this.runInTransaction(fn, finish);
+    } catch (error) {
+      return failed(error);
+    }
+    return isThenable(result) ? result.then(committed, failed) : committed(result);
+  }
+
+  /** A job ctx.complete made done: the handler's return value is its result; a throw after the commit changes nothing. */
+  private async recordCommitted(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
+    const { job } = entry;
+    if (outcome.kind !== 'done') {
+      this.log.warn({ jobId: job.id, type: job.type, error: describeError(outcome.error) }, 'handler failed after ctx.complete committed; the job stays done');
+    }
+    const resultJson = outcome.kind === 'done' ? outcome.resultJson : null;
+    await this.completer.finish({ kind: 'result', id: job.id, leaseToken: job.leaseToken, resultJson, detailsJson: entry.execution.detailsJson });
+    if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done in its transaction');
+    this.emit('completed', job, durationMs);
+  }
+
   private async record(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
     const { job } = entry;
+    if (entry.completion === 'committed') return this.recordCommitted(entry, outcome, durationMs);
     if (entry.isLeaseLost) {
       // Someone else may own the job now; anything we wrote would be fenced anyway.
       // (Or stopNow() handed it back already; either way the job is not this worker's.)
@@ -468,6 +538,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private onLeaseGone(jobId: string, reason: LeaseGoneReason): void {
     const entry = this.running.get(jobId);
+    if (entry?.completion === 'committing') {
+      // ctx.complete's fenced commit decides: it either lands (the job is done) or fails
+      // and reports this then.
+      entry.goneWhileCommitting ??= reason;
+      return;
+    }
     if (entry && !entry.isSettled) {
       entry.isLeaseLost = true;
       entry.execution.abort(new LeaseLostError(jobId));
@@ -511,7 +587,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // Handlers still running ignored their signal: release them charged; their late
     // outcome is fenced by the changed lease token.
     // (stopNow() handed back what it found running already.)
-    const ignoring = [...this.running.values()].filter((entry) => !entry.isSettled && !entry.isLeaseLost);
+    const ignoring = [...this.running.values()].filter((entry) => !entry.isSettled && !entry.isLeaseLost && entry.completion !== 'committed');
     if (ignoring.length > 0) {
       const failures = ignoring.map(({ job }): JobFinish => {
         const decision = decideRetry(ABANDONED, job, this.registry.get(job.type)!.policy, true);
@@ -567,6 +643,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
 }
 
 /** A ref'd timer on purpose: a stopping worker keeps its process alive until its deadline. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }

@@ -118,6 +118,49 @@ export function finishConformance(harness: StoreHarness): void {
       expect((await ctx.store.jobGet({ id: job.id }))!).toMatchObject({ status: 'pending', snoozes: 1 });
     });
 
+    it('holds the lease token on a job done in its handler\'s transaction until its result is written', async () => {
+      await enqueue(ctx.store, { queue: 'held' });
+      const job = await claimOne(ctx.store, { workerId: 'worker-7', now: T0 });
+      const fence = { id: job.id, leaseToken: job.leaseToken };
+      expect(
+        await ctx.store.jobFinishMany({ finishes: [{ ...fence, kind: 'done', holdLease: true, detailsJson: '{"step":1}' }], now: at(SECOND_MS) }),
+      ).toEqual([job.id]);
+      const done = (await ctx.store.jobGet({ id: job.id }))!;
+      expect(done).toMatchObject({ status: 'done', result: null, leaseExpiresAt: null });
+      expect(done.finishedAt).toEqual(at(SECOND_MS));
+      expect((await ctx.store.jobStats({ now: at(SECOND_MS) })).byQueue.held).toEqual({ pending: 0, running: 0, done: 1, dead: 0 });
+      // Nothing moves a done job back, even with its token: not a failure, a hand-back or a snooze.
+      const back = await ctx.store.jobFinishMany({
+        finishes: [{ ...fence, kind: 'failed', error: 'Error: late', attemptOutcome: 'failed', retryDelayMs: 0 }],
+        now: at(2 * SECOND_MS),
+      });
+      expect(back).toEqual([]);
+      expect(await ctx.store.jobFinishMany({ finishes: [{ ...fence, kind: 'handedBack' }] })).toEqual([]);
+      expect(await ctx.store.jobExtendLease({ leases: [fence], leaseMs: MINUTE_MS, now: at(2 * SECOND_MS) })).toEqual([]);
+      // The result, under the held token, which it clears: a second one is fenced off.
+      expect(await ctx.store.jobFinishMany({ finishes: [{ ...fence, kind: 'result', resultJson: '{"paid":true}' }], now: at(3 * SECOND_MS) })).toEqual([
+        job.id,
+      ]);
+      expect(await ctx.store.jobFinishMany({ finishes: [{ ...fence, kind: 'result', resultJson: '2' }], now: at(3 * SECOND_MS) })).toEqual([]);
+      const after = (await ctx.store.jobGet({ id: job.id }))!;
+      expect(after).toMatchObject({ status: 'done', result: { paid: true } });
+      expect(after.finishedAt).toEqual(at(SECOND_MS));
+      expect(after.attemptsLog.map((a) => [a.outcome, a.details, a.workerId])).toEqual([['done', { step: 1 }, 'worker-7']]);
+      expect((await ctx.store.jobStats({ now: at(3 * SECOND_MS) })).byQueue.held).toEqual({ pending: 0, running: 0, done: 1, dead: 0 });
+    });
+
+    it('refuses a held success and its result to a lease that was taken over', async () => {
+      await enqueue(ctx.store);
+      const stale = await claimOne(ctx.store, { workerId: 'worker-old', leaseMs: 30 * SECOND_MS, now: T0 });
+      await ctx.store.jobRescue({ now: at(MINUTE_MS) });
+      const fresh = await claimOne(ctx.store, { workerId: 'worker-new', now: at(MINUTE_MS) });
+      const staleFence = { id: stale.id, leaseToken: stale.leaseToken };
+      expect(await ctx.store.jobFinishMany({ finishes: [{ ...staleFence, kind: 'done', holdLease: true }], now: at(MINUTE_MS) })).toEqual([]);
+      expect(await ctx.store.jobFinishMany({ finishes: [{ ...staleFence, kind: 'result', resultJson: '1' }], now: at(MINUTE_MS) })).toEqual([]);
+      expect((await ctx.store.jobGet({ id: stale.id }))!).toMatchObject({ status: 'running', leaseOwner: 'worker-new', result: null });
+      expect(fresh.id).toBe(stale.id);
+    });
+
     it('clears the result and the snooze count on replay, and a forced replay keeps the details in the history', async () => {
       await enqueue(ctx.store);
       const first = await claimOne(ctx.store, { now: T0 });

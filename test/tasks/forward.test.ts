@@ -37,6 +37,8 @@ describe('forward task', () => {
     expect(got!.headers['x-github-event']).toBe('push');
     expect(got!.headers['mailroom-event-id']).toBe('41');
     expect(got!.headers['mailroom-attempt']).toBe('3');
+    // Stable across attempts: the job's id, not the attempt's.
+    expect(got!.headers['idempotency-key']).toBe('mailroom-job-7');
     expect(got!.headers.host).not.toBe('example.com');
     expect(got!.headers['webhook-signature']).toBeUndefined();
   });

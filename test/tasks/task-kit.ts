@@ -21,6 +21,9 @@ export function taskContext(
     log: pino({ level: 'silent' }),
     event: overrides.event ?? null,
     extendLease: async () => undefined,
+    complete: () => {
+      throw new Error('ctx.complete is not available to a task called directly');
+    },
     setDetails: (details: unknown) => {
       recordedDetails = details;
     },

@@ -129,18 +129,44 @@ export class PostgresExecutor implements StoreExecutor {
   async jobFinishMany(params: JobFinishManyParams): Promise<string[]> {
     const finishes = validLeases(params.finishes);
     if (finishes.length === 0) return [];
-    const successes = finishes.filter((finish): finish is DoneFinish => finish.kind === 'done');
-    const others = finishes.filter((finish): finish is NotDoneFinish => finish.kind !== 'done');
+    const successes = finishes.filter((finish): finish is DoneFinish => finish.kind === 'done' && !finish.holdLease);
+    const others = finishes.filter((finish): finish is NotDoneFinish => finish.kind !== 'done' && finish.kind !== 'result');
+    const held = finishes.filter((finish): finish is DoneFinish => finish.kind === 'done' && finish.holdLease === true);
+    const results = finishes.filter((finish): finish is ResultFinish => finish.kind === 'result');
     // Successes alone (the hot path) are one autocommitted statement; with anything else
     // they share a transaction with its history rows.
     const rows =
-      others.length === 0
+      others.length === 0 && held.length === 0 && results.length === 0
         ? await this.finishSuccesses(this.runner, successes, params.now)
         : await this.runner.atomic(async (runner) => [
             ...(await this.finishSuccesses(runner, successes, params.now)),
             ...(await this.finishOthers(runner, others, params.now)),
+            ...(await this.finishHeld(runner, held, params.now)),
+            ...(await this.finishResults(runner, results)),
           ]);
     return inInputOrder(params.finishes, rows);
+  }
+
+  /** ctx.complete's success, inside its transaction: done, the token kept for the result. */
+  private async finishHeld(runner: QueryRunner, held: readonly DoneFinish[], now: Date | undefined): Promise<Row[]> {
+    if (held.length === 0) return [];
+    return runner.run(this.stmt('jobFinishMany.doneHeld'), [
+      held.map((finish) => finish.id),
+      held.map((finish) => finish.leaseToken),
+      now ?? null,
+      held.map((finish) => finish.detailsJson ?? null),
+    ]);
+  }
+
+  /** The return values of handlers whose jobs ctx.complete made done; clears the held tokens. */
+  private async finishResults(runner: QueryRunner, results: readonly ResultFinish[]): Promise<Row[]> {
+    if (results.length === 0) return [];
+    return runner.run(this.stmt('jobFinishMany.result'), [
+      results.map((finish) => finish.id),
+      results.map((finish) => finish.leaseToken),
+      results.map((finish) => finish.resultJson ?? null),
+      results.map((finish) => finish.detailsJson ?? null),
+    ]);
   }
 
   private async finishSuccesses(runner: QueryRunner, successes: readonly DoneFinish[], now: Date | undefined): Promise<Row[]> {
@@ -155,6 +181,7 @@ export class PostgresExecutor implements StoreExecutor {
   }
 
   private async finishOthers(runner: QueryRunner, others: readonly NotDoneFinish[], now: Date | undefined): Promise<Row[]> {
+    if (others.length === 0) return [];
     const finished = await runner.run(this.stmt('jobFinishMany.notDone'), [
       others.map((finish) => finish.id),
       others.map((finish) => finish.leaseToken),
@@ -450,7 +477,8 @@ function clampLimit(limit: number | undefined): number {
 
 /** Leases with ids the database can hold, sorted by id so batch writers lock rows in one order. */
 type DoneFinish = Extract<JobFinish, { kind: 'done' }>;
-type NotDoneFinish = Exclude<JobFinish, { kind: 'done' }>;
+type NotDoneFinish = Exclude<JobFinish, { kind: 'done' | 'result' }>;
+type ResultFinish = Extract<JobFinish, { kind: 'result' }>;
 
 function validLeases<L extends Lease>(leases: readonly L[]): L[] {
   return leases.filter((lease) => isJobId(String(lease.id))).sort((a, b) => compareJobIds(a.id, b.id));

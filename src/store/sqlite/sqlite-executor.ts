@@ -157,29 +157,48 @@ export class SqliteExecutor implements StoreExecutor {
 
   async jobFinishMany(params: JobFinishManyParams): Promise<string[]> {
     if (params.finishes.length === 0) return [];
-    return this.engine.write('bookkeeping', () => {
-      const now = nowMs(params.now);
-      const written = new Set<string>();
-      const counts = new QueueCountDeltas();
-      const successes: unknown[] = [];
-      for (const finish of params.finishes) {
-        if (finish.kind === 'done') successes.push(successTuple(finish));
-        else if (this.finishNotDone(finish, now, counts)) written.add(finish.id);
+    return this.engine.write('bookkeeping', () => this.finishManySync(params));
+  }
+
+  /** jobFinishMany's body, inside a write transaction already open (the engine's, or ctx.complete's). */
+  protected finishManySync(params: JobFinishManyParams): string[] {
+    const now = nowMs(params.now);
+    const written = new Set<string>();
+    const counts = new QueueCountDeltas();
+    const successes: unknown[] = [];
+    for (const finish of params.finishes) {
+      if (finish.kind === 'done' && !finish.holdLease) successes.push(successTuple(finish));
+      else if (this.finishOne(finish, now, counts)) written.add(finish.id);
+    }
+    if (successes.length > 0) {
+      const rows = this.engine.stmt('jobFinishMany.done').all({ finishes: JSON.stringify(successes), now }) as Row[];
+      for (const row of rows) {
+        counts.move(row.queue, 'running', 'done');
+        written.add(String(row.id));
       }
-      if (successes.length > 0) {
-        const rows = this.engine.stmt('jobFinishMany.done').all({ finishes: JSON.stringify(successes), now }) as Row[];
-        for (const row of rows) {
-          counts.move(row.queue, 'running', 'done');
-          written.add(String(row.id));
-        }
-      }
-      this.applyCounts(counts);
-      return params.finishes.filter((finish) => written.has(finish.id)).map((finish) => finish.id);
-    });
+    }
+    this.applyCounts(counts);
+    return params.finishes.filter((finish) => written.has(finish.id)).map((finish) => finish.id);
+  }
+
+  /** One finish that is not a plain success; false when fenced off. */
+  private finishOne(finish: JobFinish, now: number, counts: QueueCountDeltas): boolean {
+    if (finish.kind === 'done') {
+      const row = this.engine.stmt('jobFinishMany.doneHeld').get({ id: finish.id, leaseToken: finish.leaseToken, now, details: finish.detailsJson ?? null }) as
+        | Row
+        | undefined;
+      if (row) counts.move(row.queue, 'running', 'done');
+      return row !== undefined;
+    }
+    if (finish.kind === 'result') {
+      const values = { id: finish.id, leaseToken: finish.leaseToken, result: finish.resultJson ?? null, details: finish.detailsJson ?? null };
+      return this.engine.stmt('jobFinishMany.result').get(values) !== undefined;
+    }
+    return this.finishNotDone(finish, now, counts);
   }
 
   /** One failure, hand-back or snooze with its history row; false when fenced off. */
-  private finishNotDone(finish: Exclude<JobFinish, { kind: 'done' }>, now: number, counts: QueueCountDeltas): boolean {
+  private finishNotDone(finish: Exclude<JobFinish, { kind: 'done' | 'result' }>, now: number, counts: QueueCountDeltas): boolean {
     const delayMs = finish.kind === 'failed' ? finish.retryDelayMs : finish.kind === 'snoozed' ? finish.delayMs : null;
     const row = this.engine.stmt('jobFinishMany.notDone').get({
       id: finish.id,

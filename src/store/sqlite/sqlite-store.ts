@@ -80,6 +80,7 @@ export class SqliteStore extends SqliteExecutor implements Store {
     const tx: SyncStoreTransaction = {
       db: this.engine.db,
       jobInsertMany: (params) => this.insertJobsSync(params.jobs, params.now, null),
+      jobFinishMany: (params) => this.finishManySync(params),
     };
     try {
       return this.engine.writeSync('ack', () => {

@@ -178,6 +178,32 @@ FROM unnest($1::bigint[], $2::text[], $4::text[], $5::text[]) AS f(id, lease_tok
 WHERE j.id = f.id AND j.lease_token = f.lease_token
 RETURNING j.id;
 
+-- name: jobFinishMany.doneHeld
+-- A success committed inside the handler's own transaction (ctx.complete): done like
+-- jobFinishMany.done, in the caller's transaction, but the token is not cleared: it is
+-- kept as 'held:<token>', which fences the result the handler returns afterwards
+-- (jobFinishMany.result) and matches no statement that takes a lease (extend, finish,
+-- hand back), so nothing can move the done job back or extend it.
+-- params: $1 ids, $2 lease_tokens, $3 now, $4 details
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+UPDATE mailroom_job j
+SET status = 'done', finished_at = clock.now, lease_token = 'held:' || j.lease_token, lease_expires_at = NULL,
+    last_error = NULL, details = f.details
+FROM unnest($1::bigint[], $2::text[], $4::text[]) AS f(id, lease_token, details), clock
+WHERE j.id = f.id AND j.lease_token = f.lease_token
+RETURNING j.id;
+
+-- name: jobFinishMany.result
+-- The return value of a handler whose job jobFinishMany.doneHeld made done, written when
+-- the handler returns; fenced by the held token, which it clears. The status does not
+-- move. Details given since the commit replace the committed ones.
+-- params: $1 ids, $2 lease_tokens, $3 results, $4 details
+UPDATE mailroom_job j
+SET result = f.result, details = coalesce(f.details, j.details), lease_token = NULL
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS f(id, lease_token, result, details)
+WHERE j.id = f.id AND j.lease_token = 'held:' || f.lease_token
+RETURNING j.id;
+
 -- name: jobFinishMany.notDone
 -- The failures, hand-backs and snoozes of one jobFinishMany, in one statement, fenced like
 -- jobFinishMany.done. Kind 'failed' charges the attempt: retry after its delay, or dead

@@ -129,6 +129,27 @@ FROM (SELECT value ->> 0 AS id, value ->> 1 AS lease_token, value ->> 2 AS resul
 WHERE j.id = f.id AND j.lease_token = f.lease_token
 RETURNING mailroom_job.id, mailroom_job.queue;
 
+-- name: jobFinishMany.doneHeld
+-- A success committed inside the handler's own transaction (ctx.complete): done like
+-- jobFinishMany.done, in the caller's transaction, but the token is not cleared: it is
+-- kept as 'held:<token>', which fences the result the handler returns afterwards
+-- (jobFinishMany.result) and matches no statement that takes a lease (extend, finish,
+-- hand back), so nothing can move the done job back or extend it.
+UPDATE mailroom_job
+SET status = 'done', finished_at = @now, lease_token = 'held:' || lease_token, lease_expires_at = NULL,
+    last_error = NULL, details = @details
+WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
+RETURNING id, queue;
+
+-- name: jobFinishMany.result
+-- The return value of a handler whose job jobFinishMany.doneHeld made done, written when
+-- the handler returns; fenced by the held token, which it clears. The status does not
+-- move. Details given since the commit replace the committed ones.
+UPDATE mailroom_job
+SET result = @result, details = coalesce(@details, details), lease_token = NULL
+WHERE id = @id AND lease_token = 'held:' || @leaseToken
+RETURNING id;
+
 -- name: jobFinishMany.notDone
 -- One finish that is not a success, fenced like jobFinishMany.done. @kind 'failed'
 -- charges the attempt: retry at @retryAt, or dead (with @deadReason) when it is NULL.
