@@ -13,17 +13,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Mailroom } from '../../src/mailroom.js';
 import { MailroomMetrics } from '../../src/metrics/metrics.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { findPostgresBin, startThrowawayCluster } from '../faults/pg-cluster.js';
+import { findPostgresBinOrWarn, startThrowawayCluster } from '../faults/pg-cluster.js';
 import type { ThrowawayCluster } from '../faults/pg-cluster.js';
 import { waitFor } from '../harness/wait.js';
 
 const IS_CI = process.env.CI === 'true';
-const bin = findPostgresBin();
-if (!bin) {
-  const message = 'PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql: the PostgreSQL health metrics tests';
-  if (IS_CI) console.error(`${message} will FAIL (CI=true)`);
-  else console.warn(`${message} are SKIPPED`);
-}
+const bin = findPostgresBinOrWarn('the PostgreSQL health metrics tests');
 
 let cluster: ThrowawayCluster | null = null;
 const cleanups: Array<() => Promise<void>> = [];
