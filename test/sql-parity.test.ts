@@ -51,6 +51,9 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // SQLite's planner needs no statistics for the claim index.
     'tableStats.needsAnalyze',
     'tableStats.analyze',
+    // The vacuum horizon and dead rows (capabilities.databaseHealth): SQLite has no
+    // vacuum horizon, and a deleted row's pages are reused without one.
+    'databaseHealth',
     // SQLite's clock is the process's (Date.now()); PostgreSQL's is the server's.
     'databaseNow',
     // A lock held across a whole migrate() run; SQLite's write lock cannot outlive one

@@ -14,6 +14,11 @@
 //   (`mailroom_job_attempts_total{queue,type,outcome}`, the duration histogram): rates
 //   per type, summed across processes by Prometheus. Backlog by type is a CLI question
 //   (`mailroom jobs --status pending --type T`), not a metric.
+// - On a store with `capabilities.databaseHealth` (PostgreSQL), the oldest open transaction
+//   holding back vacuum and the dead rows of Mailroom's tables come from the server's
+//   statistics views (`store.databaseHealth()`), refreshed with the stats snapshot; on
+//   other stores these series do not exist. Their failure never fails a scrape: the
+//   series go absent (a stale age would page for a transaction long gone).
 // - Ingress counts come from the server (observeIngress); the bytes of bodies it holds are
 //   read from its body budget at each scrape (observeIngressBodyBytes).
 // Lint (`promtool check metrics`): counters end in `_total`, no gauge does, units are
@@ -68,6 +73,8 @@ export class MailroomMetrics {
   private readonly duration: Histogram<'queue' | 'type' | 'outcome'>;
   private readonly runningJobs: Gauge;
   private readonly ingress: Counter<'source' | 'code'>;
+  /** Present only when the store has capabilities.databaseHealth. */
+  private readonly databaseHealth: { oldestTransactionAge: Gauge; deadTuples: Gauge<'table'> } | null;
 
   constructor(
     readonly mr: Mailroom,
@@ -131,6 +138,21 @@ export class MailroomMetrics {
       labelNames: ['source', 'code'],
       registers,
     });
+    this.databaseHealth = mr.store.capabilities.databaseHealth
+      ? {
+          oldestTransactionAge: new Gauge({
+            name: 'mailroom_pg_oldest_transaction_age_seconds',
+            help: "Age of the oldest open transaction in Mailroom's PostgreSQL database that holds back vacuum (a written row or a held snapshot; prepared transactions too); 0 when none. Sessions of other roles count only with pg_read_all_stats.",
+            registers,
+          }),
+          deadTuples: new Gauge({
+            name: 'mailroom_pg_dead_tuples',
+            help: "Dead row versions vacuum has not reclaimed yet, per Mailroom table (pg_stat_user_tables.n_dead_tup).",
+            labelNames: ['table'],
+            registers,
+          }),
+        }
+      : null;
     if (options.processMetrics !== false) {
       collectDefaultMetrics({ register: this.registry, prefix: 'mailroom_' });
       // prom-client's defaults include gauges named *_total (nodejs_active_handles_total…),
@@ -237,28 +259,44 @@ export class MailroomMetrics {
       return;
     }
     // One refresh at a time: concurrent scrapes share it.
-    this.refreshing ??= this.mr
-      .stats()
-      .then(
-        (stats) => {
-          this.snapshot = stats;
-          this.snapshotAtMs = Date.now();
-          this.storeUp.set(1);
-          this.applySnapshot(stats);
-        },
-        (error: unknown) => {
-          this.storeUp.set(0);
-          // Keep serving the last good numbers; say so through mailroom_store_up.
-          this.mr.log.warn({ err: error }, 'metrics: stats refresh failed');
-          // Without a snapshot the gauges would be empty; try again on the next scrape.
-          if (this.snapshot !== null) this.snapshotAtMs = Date.now();
-        },
-      )
+    this.refreshing ??= Promise.all([this.refreshJobStats(), this.refreshDatabaseHealth()])
+      .then(() => undefined)
       .finally(() => {
         this.refreshing = null;
       });
     await this.refreshing;
     this.statsAge.set(this.snapshot === null ? 0 : (Date.now() - this.snapshotAtMs) / 1_000);
+  }
+
+  private async refreshJobStats(): Promise<void> {
+    try {
+      const stats = await this.mr.stats();
+      this.snapshot = stats;
+      this.snapshotAtMs = Date.now();
+      this.storeUp.set(1);
+      this.applySnapshot(stats);
+    } catch (error) {
+      this.storeUp.set(0);
+      // Keep serving the last good numbers; say so through mailroom_store_up.
+      this.mr.log.warn({ err: error }, 'metrics: stats refresh failed');
+      // Without a snapshot the gauges would be empty; try again on the next scrape.
+      if (this.snapshot !== null) this.snapshotAtMs = Date.now();
+    }
+  }
+
+  private async refreshDatabaseHealth(): Promise<void> {
+    const gauges = this.databaseHealth;
+    if (gauges === null || !this.mr.store.databaseHealth) return;
+    try {
+      const health = await this.mr.store.databaseHealth({});
+      gauges.oldestTransactionAge.set(health.oldestTransactionAgeMs / 1_000);
+      gauges.deadTuples.reset();
+      for (const [table, count] of Object.entries(health.deadTuplesByTable)) gauges.deadTuples.set({ table }, count);
+    } catch (error) {
+      gauges.oldestTransactionAge.reset();
+      gauges.deadTuples.reset();
+      this.mr.log.warn({ err: error }, 'metrics: database health refresh failed');
+    }
   }
 
   private applySnapshot(stats: MailroomStats): void {

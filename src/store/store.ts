@@ -27,6 +27,8 @@ export interface StoreCapabilities {
   readonly syncTransactions: boolean;
   /** `transaction` and `fromClient` exist: async transactions and the caller's own client. */
   readonly asyncTransactions: boolean;
+  /** `databaseHealth` exists: the server's own health figures (vacuum horizon, dead rows). */
+  readonly databaseHealth: boolean;
 }
 
 /** A job to insert. Policy (queue, maxAttempts) is already resolved by the caller. */
@@ -292,6 +294,25 @@ export interface EventGetParams {
   readonly id: string;
 }
 
+export interface DatabaseHealthParams {
+  readonly now?: Date;
+}
+
+/**
+ * What a database server with its own vacuum can say about its health, read from its
+ * statistics views. Figures a role may not read are left out, never guessed.
+ */
+export interface DatabaseHealthResult {
+  /**
+   * Age of the oldest open transaction in Mailroom's database that holds back vacuum
+   * (an assigned transaction id or a held snapshot; prepared transactions included), by
+   * the server's clock; 0 when there is none. Only sessions the role may see count.
+   */
+  readonly oldestTransactionAgeMs: number;
+  /** Dead row versions not yet reclaimed, per Mailroom table (`mailroom_job`, …). */
+  readonly deadTuplesByTable: Record<string, number>;
+}
+
 export interface MigrateParams {
   /**
    * Stop after this version instead of the newest the code knows: upgrade tests build
@@ -371,6 +392,9 @@ export interface Store extends StoreExecutor {
   transaction?<T>(fn: (tx: StoreExecutor & { readonly client: unknown }) => Promise<T>): Promise<T>;
   /** capabilities.asyncTransactions: an executor on the caller's own client/transaction. */
   fromClient?(client: unknown): StoreExecutor;
+
+  /** capabilities.databaseHealth: vacuum-related health of the store's database (metrics). */
+  databaseHealth?(params: DatabaseHealthParams): Promise<DatabaseHealthResult>;
 
   /** capabilities.listenNotify: call onJob when jobs may have become available. */
   subscribe?(onJob: (queue: string | null) => void): Promise<() => Promise<void>>;

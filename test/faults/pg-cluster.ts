@@ -18,6 +18,20 @@ export function findPostgresBin(): string | null {
   return versions.length > 0 ? join(root, versions[0]!, 'bin') : null;
 }
 
+/**
+ * findPostgresBin(), and without the binaries one loud line naming what will not run:
+ * skipped, or under CI=true failing (a CI that skips these proves nothing).
+ */
+export function findPostgresBinOrWarn(what: string): string | null {
+  const bin = findPostgresBin();
+  if (!bin) {
+    const message = `PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql: ${what}`;
+    if (process.env.CI === 'true') console.error(`${message} will FAIL (CI=true)`);
+    else console.warn(`${message} SKIPPED`);
+  }
+  return bin;
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

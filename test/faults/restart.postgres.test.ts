@@ -14,16 +14,11 @@ import { StoreUnavailableError } from '../../src/core/errors.js';
 import { Mailroom } from '../../src/mailroom.js';
 import { waitFor } from '../harness/wait.js';
 import { analyseLedger, boundedAgent, cleanupFaults, openRawReader, postSigned, readLedger, startFaultWorker, startServe, tempDir, writeServeConfig } from './kit.js';
-import { findPostgresBin, startThrowawayCluster } from './pg-cluster.js';
+import { findPostgresBinOrWarn, startThrowawayCluster } from './pg-cluster.js';
 import type { ThrowawayCluster } from './pg-cluster.js';
 
 const IS_CI = process.env.CI === 'true';
-const bin = findPostgresBin();
-if (!bin) {
-  const message = 'PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql: the PostgreSQL restart fault test';
-  if (IS_CI) console.error(`${message} will FAIL (CI=true)`);
-  else console.warn(`${message} is SKIPPED`);
-}
+const bin = findPostgresBinOrWarn('the PostgreSQL restart fault test');
 const LEASE_MS = 2_000;
 
 describe('a PostgreSQL server restart under load', () => {

@@ -62,6 +62,24 @@ describe.each(storeHarnesses)('metrics on $name', (harness) => {
     expect(stats).toHaveBeenCalledTimes(2);
   });
 
+  it.runIf(harness.isAvailable)(
+    `exports the vacuum-horizon and dead-row gauges only where the store reports them (databaseHealth: ${harness.capabilities.databaseHealth})`,
+    async () => {
+      const { mr } = await openTestMailroom(harness);
+      const { body } = await new MailroomMetrics(mr, { processMetrics: false }).render();
+      const series = ['mailroom_pg_oldest_transaction_age_seconds', 'mailroom_pg_dead_tuples{table="mailroom_job"}'];
+      for (const name of series) {
+        if (harness.capabilities.databaseHealth) expect(sample(body, name), name).toBeGreaterThanOrEqual(0);
+        else expect(body, name).not.toContain(name.replace(/\{.*/, ''));
+      }
+      // The rest of the exposition passes the same lint on every store.
+      if (hasPromtool) {
+        const check = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
+        expect({ status: check.status, stdout: check.stdout, stderr: check.stderr }).toEqual({ status: 0, stdout: '', stderr: '' });
+      }
+    },
+  );
+
   it.runIf(harness.isAvailable)('counts attempts by type and outcome and observes handler durations from worker events', async () => {
     const { mr } = await openTestMailroom(harness);
     let calls = 0;

@@ -17,6 +17,8 @@ import type { Migration } from '../migrations.js';
 import { Migrator } from '../migrator.js';
 import { PostgresMigrationDriver } from './postgres-migration-driver.js';
 import type {
+  DatabaseHealthParams,
+  DatabaseHealthResult,
   JobClaimParams,
   JobExtendLeaseParams,
   JobFinishManyParams,
@@ -69,6 +71,7 @@ export const POSTGRES_CAPABILITIES: StoreCapabilities = Object.freeze({
   multiProcess: true,
   syncTransactions: false,
   asyncTransactions: true,
+  databaseHealth: true,
 });
 
 export class PostgresStore extends PostgresExecutor implements Store {
@@ -160,6 +163,20 @@ export class PostgresStore extends PostgresExecutor implements Store {
 
   async ping(): Promise<void> {
     await this.poolRunner.run('SELECT 1');
+  }
+
+  /**
+   * The oldest open transaction holding back vacuum in this database, and the dead rows
+   * of Mailroom's tables (sql/migration.sql `databaseHealth` says what counts and why).
+   * Statistics views only: cheap enough for every metrics refresh.
+   */
+  async databaseHealth(params: DatabaseHealthParams = {}): Promise<DatabaseHealthResult> {
+    const [row] = await this.poolRunner.run(sqlBlock(schemaSql(this.schema), 'databaseHealth'), [params.now ?? null]);
+    const deadTuplesByTable: Record<string, number> = {};
+    for (const [table, count] of Object.entries((row?.dead_tuples_by_table ?? {}) as Record<string, unknown>)) {
+      deadTuplesByTable[table] = Number(count);
+    }
+    return { oldestTransactionAgeMs: Number(row?.oldest_transaction_age_ms ?? 0), deadTuplesByTable };
   }
 
   override async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {

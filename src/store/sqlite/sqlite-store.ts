@@ -38,6 +38,8 @@ export class SqliteStore extends SqliteExecutor implements Store {
     multiProcess: false,
     syncTransactions: true,
     asyncTransactions: false,
+    // No vacuum horizon to watch: one process holds the file, and freed pages are reused.
+    databaseHealth: false,
   };
   readonly description: string;
   readonly durability: Record<string, string>;

@@ -59,3 +59,40 @@ SELECT reltuples <= 0 AS needs_analyze FROM pg_class WHERE oid = 'mailroom_job':
 -- Gathers statistics; takes a lock that does not block reads or writes.
 -- params: none
 ANALYZE mailroom_job;
+
+-- name: databaseHealth
+-- Read-only, from the statistics views, one round trip per metrics refresh (a few
+-- hundred backends at most; no table is read).
+-- The oldest open transaction is the one that holds back vacuum in this database. What
+-- holds it back is a backend's horizon: an assigned transaction id (backend_xid) or a
+-- snapshot still in use (backend_xmin). So a session idle in a read-committed
+-- transaction that never wrote holds nothing and is left out, as are backends with no
+-- transaction at all; a long repeatable-read report, or an `idle in transaction` after
+-- a write, counts. The age is measured from xact_start, an upper bound on how long its
+-- horizon has been held (a read-committed transaction's snapshot may be younger).
+-- Autovacuum workers are left out: vacuum ignores another vacuum's horizon, and an
+-- autovacuum of a big table is routinely long. Prepared transactions hold a horizon
+-- until committed or rolled back, with no session to show them: pg_prepared_xacts.
+-- A role without pg_read_all_stats sees NULLs for other roles' sessions: those drop
+-- out of min() and the figure covers what the role may see (never an error).
+-- Dead tuples: pg_stat_user_tables, Mailroom's tables in this schema by oid (the names
+-- are qualified like every table here); relname is the bare table name, the label.
+-- params: $1 now (null: the server's)
+WITH clock AS (SELECT coalesce($1::timestamptz, statement_timestamp()) AS now),
+open_xacts AS (
+  SELECT a.xact_start AS started_at
+    FROM pg_stat_activity a
+   WHERE a.datname = current_database()
+     AND a.pid <> pg_backend_pid()
+     AND a.xact_start IS NOT NULL
+     AND (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
+     AND a.backend_type NOT IN ('autovacuum worker', 'autovacuum launcher')
+  UNION ALL
+  SELECT p.prepared FROM pg_prepared_xacts p WHERE p.database = current_database()
+)
+SELECT greatest(0, extract(epoch FROM (SELECT clock.now FROM clock) - (SELECT min(started_at) FROM open_xacts)))::float8 * 1000
+         AS oldest_transaction_age_ms,
+       (SELECT coalesce(json_object_agg(s.relname, s.n_dead_tup), '{}'::json)
+          FROM pg_stat_user_tables s
+         WHERE s.relid IN ('mailroom_job'::regclass, 'mailroom_attempt'::regclass, 'mailroom_event'::regclass,
+                           'mailroom_queue_count'::regclass)) AS dead_tuples_by_table;
