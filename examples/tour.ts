@@ -32,7 +32,7 @@ const dead = await mr.listJobs({ status: 'dead' });
 await mr.replay({ status: 'dead', type: 'send_email' }, { reason: 'fixed template' });
 await mr.retryNow({ type: 'send_email' }); // pending jobs waiting for a retry: due now, attempts untouched
 await worker.drained(); // resolves once nothing it could run now is left
-console.log(await mr.stats()); // { byStatus: { pending, running, done, dead }, byQueue, oldestPendingAgeMs, … }
+console.log(await mr.stats()); // { byStatus: { pending, running, done, dead }, byQueue, oldestPendingAgeMs, paused, … }
 
 await worker.stop({ timeoutMs: 10_000 }); // graceful: finish, or hand back uncharged
 await mr.close();
@@ -43,6 +43,7 @@ await mr.close();
 //   byQueue: { email: { pending: 0, running: 0, done: 1, dead: 0 } },
 //   oldestPendingAgeMs: 0,
 //   oldestPendingAgeMsByQueue: {},
+//   paused: [],
 //   durability: {
 //     store: 'sqlite',
 //     synchronous: 'full',

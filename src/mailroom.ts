@@ -171,6 +171,11 @@ export interface MailroomStats extends JobStats {
 
 export { DEFAULT_DONE_RETENTION_MS };
 
+/** The one rule for a queue name, for enqueue and pause alike. */
+function assertQueueName(queue: unknown): asserts queue is string {
+  if (typeof queue !== 'string' || queue === '') throw new InvalidArgumentError('queue must be a non-empty string');
+}
+
 /**
  * A job from an event stores a null payload: the executor hands its handler the event's
  * parsed body instead, so the body is stored once however many jobs it fans out to.
@@ -538,7 +543,28 @@ export class Mailroom {
       oldestPendingAgeMsByQueue[queue] = age;
       oldestPendingAgeMs = Math.max(oldestPendingAgeMs, age);
     }
-    return { byStatus, byQueue: raw.byQueue, oldestPendingAgeMs, oldestPendingAgeMsByQueue, durability: this.store.durability };
+    return { byStatus, byQueue: raw.byQueue, oldestPendingAgeMs, oldestPendingAgeMsByQueue, paused: raw.paused, durability: this.store.durability };
+  }
+
+  /**
+   * Pause a queue: no worker anywhere claims its jobs until it is resumed. Running jobs
+   * finish; enqueue and ingress keep accepting. Pausing a paused queue updates its reason.
+   * @returns true when this call paused it
+   * @example await mr.pauseQueue('email', { reason: 'provider outage' });
+   */
+  async pauseQueue(queue: string, options: { reason?: string } = {}): Promise<boolean> {
+    this.assertOpen();
+    assertQueueName(queue);
+    return this.store.queuePause({ queue, reason: options.reason ?? null });
+  }
+
+  /** Resume a paused queue; its waiting jobs become claimable at once. @returns true when it was paused */
+  async resumeQueue(queue: string): Promise<boolean> {
+    this.assertOpen();
+    assertQueueName(queue);
+    const wasPaused = await this.store.queueResume({ queue });
+    if (wasPaused) this.wakeWorkers();
+    return wasPaused;
   }
 
   /** Stop workers (gracefully, within `timeoutMs`) and close the store if Mailroom opened it. */
@@ -580,7 +606,7 @@ export class Mailroom {
     const delayMs = options.delayMs ?? 0;
     if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('delayMs must be a number >= 0');
     const queue = options.queue ?? task?.queue ?? DEFAULT_QUEUE;
-    if (typeof queue !== 'string' || queue === '') throw new InvalidArgumentError('queue must be a non-empty string');
+    assertQueueName(queue);
     for (const [name, value] of [['key', options.key], ['group', options.group]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`${name} must be a non-empty string`);
     }

@@ -5,7 +5,8 @@
 // Times are ISO 8601 strings (UTC), ids are decimal strings, absent values are null.
 
 import type { Writable } from 'node:stream';
-import type { Attempt, EventSummary, InboundEvent, Job, JobDetail, Replay } from '../core/types.js';
+import { JOB_STATUSES } from '../core/types.js';
+import type { Attempt, EventSummary, InboundEvent, Job, JobDetail, Replay, StatusCounts } from '../core/types.js';
 import { SECRET_HEADERS } from '../providers/index.js';
 
 /** Writes one JSON document (pretty-printed, newline-terminated). */
@@ -148,6 +149,26 @@ function oneLine(text: string): string {
  * A plain-text table: a header row, then one row per item, columns padded to fit.
  * @example renderTable([{ header: 'ID', value: (j) => j.id }], jobs)
  */
+/** The columns every per-queue table shares (stats, queues): the queue, its counts by status, its oldest pending age. */
+export function queueCountColumns<Row>(
+  queue: (row: Row) => string,
+  counts: (row: Row) => StatusCounts,
+  oldestPendingAgeMs: (row: Row) => number | null | undefined,
+): Column<Row>[] {
+  return [
+    { header: 'QUEUE', value: queue, maxWidth: 30 },
+    ...JOB_STATUSES.map((status) => ({ header: status.toUpperCase(), value: (row: Row) => String(counts(row)[status]), align: 'right' as const })),
+    {
+      header: 'OLDEST_PENDING',
+      value: (row) => {
+        const ageMs = oldestPendingAgeMs(row);
+        return ageMs === null || ageMs === undefined ? '-' : formatDurationMs(ageMs);
+      },
+      align: 'right',
+    },
+  ];
+}
+
 export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): string {
   const cells = rows.map((row) =>
     columns.map((column) => {

@@ -107,12 +107,21 @@ export interface EventSummary {
 
 export type StatusCounts = Record<JobStatus, number>;
 
+/** A queue nothing claims from until it is resumed (mr.pauseQueue). */
+export interface PausedQueue {
+  readonly queue: string;
+  readonly reason: string | null;
+  readonly pausedAt: Date;
+}
+
 export interface JobStats {
   readonly byStatus: StatusCounts;
   readonly byQueue: Record<string, StatusCounts>;
   /** Age of the oldest due pending job, across queues; 0 when none is due. */
   readonly oldestPendingAgeMs: number;
   readonly oldestPendingAgeMsByQueue: Record<string, number>;
+  /** Paused queues, by name; a paused queue's jobs wait (its due ones still age). */
+  readonly paused: readonly PausedQueue[];
 }
 
 export function emptyStatusCounts(): StatusCounts {

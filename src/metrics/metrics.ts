@@ -67,6 +67,7 @@ export class MailroomMetrics {
   private readonly jobs: Gauge<'queue' | 'status'>;
   private readonly deadJobs: Gauge;
   private readonly oldestPendingAge: Gauge<'queue'>;
+  private readonly queuePaused: Gauge<'queue'>;
   private readonly storeUp: Gauge;
   private readonly statsAge: Gauge;
   private readonly attempts: Counter<'queue' | 'type' | 'outcome'>;
@@ -96,6 +97,12 @@ export class MailroomMetrics {
     this.oldestPendingAge = new Gauge({
       name: 'mailroom_oldest_pending_age_seconds',
       help: 'How long the oldest due pending job of each queue has waited; 0 when none is due.',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.queuePaused = new Gauge({
+      name: 'mailroom_queue_paused',
+      help: '1 for each paused queue (mr.pauseQueue, mailroom queue pause): nothing claims its jobs until it is resumed.',
       labelNames: ['queue'],
       registers,
     });
@@ -308,5 +315,8 @@ export class MailroomMetrics {
       this.oldestPendingAge.set({ queue }, (stats.oldestPendingAgeMsByQueue[queue] ?? 0) / 1_000);
     }
     this.deadJobs.set(stats.byStatus.dead);
+    // Only paused queues have a series: a resumed one disappears, as a purged queue does.
+    this.queuePaused.reset();
+    for (const { queue } of stats.paused) this.queuePaused.set({ queue }, 1);
   }
 }

@@ -4,7 +4,7 @@
 // json_agg), jsonb headers as objects and bigint counts as strings. `timeOf` and the
 // field readers absorb that, so a column added to a table is mapped in one place.
 
-import type { Attempt, DeadReason, EventSummary, InboundEvent, Job, Replay } from '../core/types.js';
+import type { Attempt, DeadReason, EventSummary, InboundEvent, Job, PausedQueue, Replay } from '../core/types.js';
 
 /** A row as a driver returns it: column name → value. */
 export type Row = Record<string, any>;
@@ -117,4 +117,9 @@ export function eventSummaryFromRow(row: Row): EventSummary {
     bodyBytes: Number(row.body_bytes),
     jobCount: Number(row.job_count),
   };
+}
+
+/** A mailroom_queue_pause row as a PausedQueue. */
+export function pausedQueueFromRow(row: Row): PausedQueue {
+  return { queue: row.queue, reason: row.reason ?? null, pausedAt: timeOf(row.paused_at) };
 }

@@ -13,6 +13,7 @@ import type {
   Job,
   JobDetail,
   JobStatus,
+  PausedQueue,
   StatusCounts,
 } from '../core/types.js';
 
@@ -246,6 +247,19 @@ export interface JobStatsResult {
   readonly oldestDuePendingAt: Record<string, Date>;
   /** The store's now, so callers compute ages on one clock. */
   readonly now: Date;
+  /** Paused queues, by name (they may hold no jobs). */
+  readonly paused: readonly PausedQueue[];
+}
+
+export interface QueuePauseParams {
+  readonly queue: string;
+  /** Why, for stats(), the CLI and the dashboard. @default null */
+  readonly reason?: string | null;
+  readonly now?: Date;
+}
+
+export interface QueueResumeParams {
+  readonly queue: string;
 }
 
 export interface JobClaimableParams {
@@ -357,6 +371,14 @@ export interface StoreExecutor {
    */
   jobRetryNow(params: JobRetryNowParams): Promise<string[]>;
   jobStats(params: JobStatsParams): Promise<JobStatsResult>;
+  /**
+   * Pause a queue: no claim anywhere takes its jobs until it is resumed (running jobs
+   * finish; enqueue goes on). Pausing a paused queue updates its reason. True when this
+   * call paused it.
+   */
+  queuePause(params: QueuePauseParams): Promise<boolean>;
+  /** Resume a paused queue (and wake its workers). True when it was paused. */
+  queueResume(params: QueueResumeParams): Promise<boolean>;
 }
 
 /** The synchronous slice a SQLite user transaction gets (`capabilities.syncTransactions`). */
@@ -400,4 +422,4 @@ export interface Store extends StoreExecutor {
   subscribe?(onJob: (queue: string | null) => void): Promise<() => Promise<void>>;
 }
 
-export type { Attempt };
+export type { Attempt, PausedQueue };

@@ -188,6 +188,27 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(rows[2]).toMatch(/^ {2}-- replayed \S+Z by ops: card updated; attempts count from 1 again --$/);
   });
 
+  it.runIf(harness.isAvailable)('queue pause and resume change what queues, stats and the store say', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    await mr.enqueue('send_email', {}, { queue: 'email' });
+    const paused = await runCommand(['queue', 'pause', 'email', '--reason', 'SMTP down', '--db', url]);
+    expect(paused.stdout).toBe('Paused queue email: nothing claims its jobs until mailroom queue resume email.\n');
+    expect((await runCommand(['queue', 'pause', 'email', '--db', url])).stdout).toBe('Queue email was paused already.\n');
+    const listed = await runCommand(['queues', '--db', url]);
+    expect(listed.stdout).toMatch(/^email +1 +0 +0 +0 +\S+ +since \S+Z$/m);
+    expect(await runJson(['queues', '--db', url])).toEqual([
+      { queue: 'email', counts: { pending: 1, running: 0, done: 0, dead: 0 }, oldestPendingAgeMs: expect.any(Number), paused: { reason: null, pausedAt: expect.any(String) } },
+    ]);
+    expect((await runCommand(['stats', '--db', url])).stdout).toContain('paused: email (mailroom queues says why)');
+    expect((await mr.stats()).paused.map((p) => p.queue)).toEqual(['email']);
+    expect(await runJson(['queue', 'resume', 'email', '--db', url])).toEqual({ queue: 'email', paused: false, changed: true });
+    expect((await runCommand(['queue', 'resume', 'email', '--db', url])).stdout).toBe('Queue email was not paused.\n');
+    expect((await mr.stats()).paused).toEqual([]);
+    const usage = await runCommand(['queue', 'stop', 'email', '--db', url]);
+    expect(usage.code).not.toBe(0);
+    expect(usage.stderr).toContain('mailroom queue pause NAME');
+  });
+
   it.runIf(harness.isAvailable)('cancel and job both show the reason a job was cancelled for', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const pending = await insertJob(mr.store, { type: 'send_email' });

@@ -13,6 +13,7 @@ import { listConformance } from './list.js';
 import { migrationsConformance } from './migrations.js';
 import { finishConformance } from './finish.js';
 import { outcomeConformance } from './outcome.js';
+import { pauseConformance } from './pause.js';
 import { replayConformance } from './replay.js';
 import { retentionConformance } from './retention.js';
 import { retryNowConformance } from './retry-now.js';
@@ -33,6 +34,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     leaseConformance(harness);
     outcomeConformance(harness);
     finishConformance(harness);
+    pauseConformance(harness);
     replayConformance(harness);
     retryNowConformance(harness);
     cancelConformance(harness);

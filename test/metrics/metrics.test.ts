@@ -47,6 +47,16 @@ describe.each(storeHarnesses)('metrics on $name', (harness) => {
     expect(sample(body, 'mailroom_store_up')).toBe(1);
   });
 
+  it.runIf(harness.isAvailable)('exports 1 for each paused queue, and no series once it is resumed', async () => {
+    const { mr } = await openTestMailroom(harness);
+    await mr.pauseQueue('email', { reason: 'provider outage' });
+    const metrics = new MailroomMetrics(mr, { processMetrics: false });
+    expect(sample((await metrics.render()).body, 'mailroom_queue_paused{queue="email"}')).toBe(1);
+    await mr.resumeQueue('email');
+    metrics.invalidate();
+    expect((await metrics.render()).body).not.toContain('mailroom_queue_paused{');
+  });
+
   it.runIf(harness.isAvailable)('reads stats once per cache window however often it is scraped', async () => {
     const { mr } = await openTestMailroom(harness);
     const stats = vi.spyOn(mr, 'stats');

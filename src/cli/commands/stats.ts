@@ -5,8 +5,7 @@ import { parseCommandArgs } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { formatDurationMs, renderTable, writeJson, writeLines } from '../output.js';
-import { JOB_STATUSES } from '../../core/types.js';
+import { queueCountColumns, renderTable, writeJson, writeLines } from '../output.js';
 import type { StatusCounts } from '../../core/types.js';
 
 export interface StatsOptions {
@@ -23,7 +22,7 @@ of each queue has waited (a growing age means workers are missing or stuck).
 
 Options:
   --db URL, --config PATH
-  --json          print { byStatus, byQueue, oldestPendingAgeMs, oldestPendingAgeMsByQueue, durability }`,
+  --json          print { byStatus, byQueue, oldestPendingAgeMs, oldestPendingAgeMsByQueue, paused, durability }`,
 
   parse(argv) {
     return { common: parseCommandArgs('stats', argv, {}).common };
@@ -38,6 +37,7 @@ Options:
           byQueue: result.byQueue,
           oldestPendingAgeMs: result.oldestPendingAgeMs,
           oldestPendingAgeMsByQueue: result.oldestPendingAgeMsByQueue,
+          paused: result.paused.map((p) => ({ queue: p.queue, reason: p.reason, pausedAt: p.pausedAt.toISOString() })),
           durability: result.durability,
         });
         return 0;
@@ -50,14 +50,11 @@ Options:
       writeLines(
         io.stdout,
         renderTable<Row>(
-          [
-            { header: 'QUEUE', value: (r) => r.queue, maxWidth: 30 },
-            ...JOB_STATUSES.map((status) => ({ header: status.toUpperCase(), value: (r: Row) => String(r.counts[status]), align: 'right' as const })),
-            { header: 'OLDEST_PENDING', value: (r) => (r.ageMs === undefined ? '-' : formatDurationMs(r.ageMs)), align: 'right' },
-          ],
+          queueCountColumns<Row>((r) => r.queue, (r) => r.counts, (r) => r.ageMs),
           rows,
         ),
       );
+      if (result.paused.length > 0) writeLines(io.stdout, '', `paused: ${result.paused.map((p) => p.queue).join(', ')} (mailroom queues says why)`);
       const durability = Object.entries(result.durability).map(([k, v]) => `${k}=${v}`).join(', ');
       if (durability) writeLines(io.stdout, '', `durability: ${durability}`);
       return 0;

@@ -8,7 +8,7 @@ import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
-import { attemptFromRow, doneAttemptFromJobRow, eventFromRow, eventSummaryFromRow, jobFromRow, replayFromRow } from '../rows.js';
+import { attemptFromRow, doneAttemptFromJobRow, eventFromRow, eventSummaryFromRow, jobFromRow, pausedQueueFromRow, replayFromRow } from '../rows.js';
 import { RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
@@ -39,6 +39,8 @@ import type {
   JobRetryNowParams,
   JobStatsParams,
   JobStatsResult,
+  QueuePauseParams,
+  QueueResumeParams,
   Lease,
   StoreExecutor,
 } from '../store.js';
@@ -299,7 +301,19 @@ export class PostgresExecutor implements StoreExecutor {
     const oldestDuePendingAt: Record<string, Date> = {};
     const rows = await this.runner.run(this.stmt('jobStats.oldestPending'), [params.now ?? null]);
     for (const row of rows) if (row.queue !== null) oldestDuePendingAt[row.queue] = row.oldest;
-    return { byQueue, oldestDuePendingAt, now: rows[0]!.now };
+    const paused = (await this.runner.run(this.stmt('queuePaused'))).map(pausedQueueFromRow);
+    return { byQueue, oldestDuePendingAt, now: rows[0]!.now, paused };
+  }
+
+  // ---- queues ----
+
+  async queuePause(params: QueuePauseParams): Promise<boolean> {
+    const [row] = await this.runner.run(this.stmt('queuePause'), [params.queue, params.reason ?? null, params.now ?? null]);
+    return row!.is_new === true;
+  }
+
+  async queueResume(params: QueueResumeParams): Promise<boolean> {
+    return (await this.runner.run(this.stmt('queueResume'), [params.queue, channelName(this.schema)])).length > 0;
   }
 
   // ---- events ----

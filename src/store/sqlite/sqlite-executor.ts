@@ -17,6 +17,7 @@ import {
   eventSummaryFromRow,
   jobFromRow,
   optionalTimeOf,
+  pausedQueueFromRow,
   replayFromRow,
 } from '../rows.js';
 import type { Row } from '../rows.js';
@@ -48,6 +49,8 @@ import type {
   JobRetryNowParams,
   JobStatsParams,
   JobStatsResult,
+  QueuePauseParams,
+  QueueResumeParams,
   StoreExecutor,
 } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
@@ -341,8 +344,21 @@ export class SqliteExecutor implements StoreExecutor {
       for (const row of this.engine.stmt('jobStats.oldestPending').all({ now }) as Row[]) {
         oldestDuePendingAt[row.queue] = new Date(row.oldest);
       }
-      return { byQueue, oldestDuePendingAt, now: new Date(now) };
+      return { byQueue, oldestDuePendingAt, now: new Date(now), paused: (this.engine.stmt('queuePaused').all() as Row[]).map(pausedQueueFromRow) };
     });
+  }
+
+  // ---- queues ----
+
+  async queuePause(params: QueuePauseParams): Promise<boolean> {
+    return this.engine.write('ack', () => {
+      const row = this.engine.stmt('queuePause').get({ queue: params.queue, reason: params.reason ?? null, now: nowMs(params.now) }) as Row;
+      return row.is_new === 1;
+    });
+  }
+
+  async queueResume(params: QueueResumeParams): Promise<boolean> {
+    return this.engine.write('ack', () => this.engine.stmt('queueResume').get({ queue: params.queue }) !== undefined);
   }
 
   // ---- events ----

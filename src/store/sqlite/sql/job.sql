@@ -45,12 +45,14 @@ SELECT * FROM mailroom_replay WHERE job_id = @id ORDER BY id;
 -- statement that claims or asks "is anything claimable" splices it in ({{claimable}}),
 -- so a limit or a pause is added here once. A grouped job is claimable only as its
 -- group's head: the lowest id among the group's pending or running jobs, so a job
--- waiting for a retry still holds its group's turn. Which types and queues a worker
--- takes is the caller's filter, not part of this.
+-- waiting for a retry still holds its group's turn. A paused queue (mailroom_queue_pause)
+-- has nothing claimable; the subquery is uncorrelated, read once per statement. Which
+-- types and queues a worker takes is the caller's filter, not part of this.
 j.status = 'pending' AND j.run_at <= @now
   AND (j.group_key IS NULL OR j.id = (
     SELECT min(g.id) FROM mailroom_job g
     WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
+  AND j.queue NOT IN (SELECT p.queue FROM mailroom_queue_pause p)
 
 -- name: jobClaim.pick
 -- The first half of jobClaim: picks up to @limit claimable jobs, in claim order;

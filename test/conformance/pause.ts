@@ -1,0 +1,51 @@
+// Paused queues: the claim predicate passes over a paused queue's jobs (claims, "is
+// anything claimable"), other queues are untouched, enqueue goes on, and resume makes the
+// waiting jobs claimable again. The pause is stored, so a second connection (another
+// process) sees it too.
+
+import { describe, expect, it } from 'vitest';
+import { SECOND_MS, T0, at, claim, enqueueIds, useStore } from './context.js';
+import type { StoreHarness } from '../harness/store-harness.js';
+
+export function pauseConformance(harness: StoreHarness): void {
+  describe('pause', () => {
+    const ctx = useStore(harness);
+
+    it('claims nothing from a paused queue, on any connection, until it is resumed', async () => {
+      const [email] = await enqueueIds(ctx.store, [{ queue: 'email' }]);
+      const [other] = await enqueueIds(ctx.store, [{ queue: 'reports' }]);
+      expect(await ctx.store.queuePause({ queue: 'email', reason: 'provider outage', now: T0 })).toBe(true);
+      const elsewhere = await ctx.opened.openAnother();
+      expect((await claim(elsewhere, { now: at(SECOND_MS) })).map((job) => job.id)).toEqual([other]);
+      expect(await claim(ctx.store, { queues: ['email'], now: at(SECOND_MS) })).toEqual([]);
+      expect((await ctx.store.jobClaimable({ types: ['test_job'], queues: ['email'], now: at(SECOND_MS) })).hasClaimable).toBe(false);
+      // Enqueue goes on while paused.
+      const [later] = await enqueueIds(ctx.store, [{ queue: 'email' }], at(SECOND_MS));
+      expect((await ctx.store.jobStats({ now: at(SECOND_MS) })).byQueue.email).toMatchObject({ pending: 2, running: 0 });
+
+      expect(await ctx.store.queueResume({ queue: 'email' })).toBe(true);
+      expect(await ctx.store.queueResume({ queue: 'email' })).toBe(false);
+      expect((await ctx.store.jobClaimable({ types: ['test_job'], queues: ['email'], now: at(SECOND_MS) })).hasClaimable).toBe(true);
+      expect((await claim(elsewhere, { now: at(SECOND_MS) })).map((job) => job.id)).toEqual([email, later]);
+    });
+
+    it('lists paused queues in stats with reason and time; pausing again keeps the time and takes the new reason', async () => {
+      expect((await ctx.store.jobStats({ now: T0 })).paused).toEqual([]);
+      expect(await ctx.store.queuePause({ queue: 'webhooks', now: T0 })).toBe(true);
+      expect(await ctx.store.queuePause({ queue: 'email', reason: 'first', now: T0 })).toBe(true);
+      expect(await ctx.store.queuePause({ queue: 'email', reason: 'second', now: at(SECOND_MS) })).toBe(false);
+      expect((await ctx.store.jobStats({ now: at(SECOND_MS) })).paused).toEqual([
+        { queue: 'email', reason: 'second', pausedAt: T0 },
+        { queue: 'webhooks', reason: null, pausedAt: T0 },
+      ]);
+    });
+
+    it('lets a job that was running when its queue was paused finish', async () => {
+      await enqueueIds(ctx.store, [{ queue: 'email' }]);
+      const [job] = await claim(ctx.store, { now: T0 });
+      await ctx.store.queuePause({ queue: 'email', now: T0 });
+      expect(await ctx.store.jobFinishMany({ finishes: [{ kind: 'done', id: job!.id, leaseToken: job!.leaseToken }], now: at(SECOND_MS) })).toEqual([job!.id]);
+      expect((await ctx.store.jobStats({ now: at(SECOND_MS) })).byQueue.email).toMatchObject({ done: 1 });
+    });
+  });
+}
