@@ -46,6 +46,7 @@ export function jobToJson(job: Job): Record<string, unknown> {
     leaseOwner: job.leaseOwner,
     leaseExpiresAt: iso(job.leaseExpiresAt),
     snoozes: job.snoozes,
+    progress: job.progress,
     payload: job.payload,
     result: job.result,
   };

@@ -38,6 +38,13 @@ export interface TaskContext<P = unknown> {
    */
   setDetails(details: unknown): void;
   /**
+   * Report how far the job is (0…1) and, optionally, what it is doing. Stored with the job
+   * (getJob, `mailroom job`, the dashboard), fenced by its lease, coalesced to a few
+   * writes a second however often it is called.
+   * @example ctx.progress(page / pages, `rendered page ${page} of ${pages}`)
+   */
+  progress(fraction: number, note?: string): void;
+  /**
    * Commit your own writes and this job's `done` in one transaction, fenced by the job's
    * lease: if the lease was lost, nothing of it commits and this throws LeaseLostError;
    * once it commits, the job never runs again (exactly once for effects in the same

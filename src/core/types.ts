@@ -70,6 +70,14 @@ export interface Job<P = unknown> {
   readonly result: unknown;
   /** Times the job was snoozed (`throw new Snooze(ms)`) since it was created or last replayed. */
   readonly snoozes: number;
+  /** What the handler last reported with `ctx.progress()` (kept after it settles); null when nothing. */
+  readonly progress: JobProgressReport | null;
+}
+
+export interface JobProgressReport {
+  /** 0…1 */
+  readonly fraction: number;
+  readonly note: string | null;
 }
 
 export interface JobDetail<P = unknown> extends Job<P> {

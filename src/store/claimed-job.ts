@@ -60,6 +60,8 @@ export function claimedJob(row: ClaimedRow, lease: ClaimLease): ClaimedJob {
     traceContext: row.trace_context ?? null,
     result: null,
     snoozes: row.snoozes,
+    // A claim starts a run: the last run's progress (after a retry) is not this one's.
+    progress: null,
   };
 }
 

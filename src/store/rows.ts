@@ -54,6 +54,7 @@ export function jobFromRow(row: Row): Job {
     traceContext: row.trace_context ?? null,
     result: jsonOf(row.result),
     snoozes: row.snoozes ?? 0,
+    progress: row.progress === null || row.progress === undefined ? null : { fraction: Number(row.progress), note: row.progress_note ?? null },
   };
 }
 

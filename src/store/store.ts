@@ -169,6 +169,17 @@ export interface JobFinishManyParams {
   readonly now?: Date;
 }
 
+/** One running job's progress, fenced by its lease. */
+export interface JobProgress extends Lease {
+  /** 0…1 */
+  readonly fraction: number;
+  readonly note: string | null;
+}
+
+export interface JobProgressManyParams {
+  readonly updates: readonly JobProgress[];
+}
+
 export interface JobRescueParams {
   readonly now?: Date;
   readonly limit?: number;
@@ -360,6 +371,8 @@ export interface StoreExecutor {
    */
   jobFinishMany(params: JobFinishManyParams): Promise<string[]>;
   jobGet(params: JobGetParams): Promise<JobDetail | null>;
+  /** Running jobs' progress, each fenced by its lease token; returns the ids written, in the caller's order. */
+  jobProgressMany(params: JobProgressManyParams): Promise<string[]>;
   jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]>;
   jobList(params: JobListParams): Promise<Job[]>;
   jobPurge(params: JobPurgeParams): Promise<JobPurgeResult>;

@@ -57,6 +57,8 @@ export interface ExecuteOptions {
   readonly checkLease?: () => void;
   /** ctx.complete: the worker's transactional completion of this job. */
   readonly complete: TaskContext['complete'];
+  /** ctx.progress: the worker's coalesced, fenced progress writer. */
+  readonly progress: TaskContext['progress'];
 }
 
 const DONE: Outcome = Object.freeze({ kind: 'done', resultJson: null });
@@ -172,6 +174,7 @@ function jobContext(
     extendLease: options.extendLease,
     setDetails,
     complete: options.complete,
+    progress: options.progress,
   };
 }
 

@@ -24,6 +24,7 @@ import type { Logger } from '../log.js';
 import { execute } from './executor.js';
 import type { Execution, Outcome } from './executor.js';
 import { Completer } from './completer.js';
+import { ProgressWriter } from './progress-writer.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { LeaseGoneReason } from './lease-keeper.js';
 import { Producer } from './producer.js';
@@ -135,6 +136,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Per-job debug lines cost an object each; decided once. */
   private readonly isDebug: boolean;
   private readonly completer: Completer;
+  private readonly progress: ProgressWriter;
   private readonly leaseKeeper: LeaseKeeper;
   private readonly producer: Producer;
   /** Settles, claims and writes: what drained(), stop() and the claim loop wait on. */
@@ -177,6 +179,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.log = deps.log.child({ workerId: this.id });
     this.isDebug = this.log.isLevelEnabled('debug');
     this.completer = new Completer(this.store, this.log);
+    this.progress = new ProgressWriter(this.store, this.log);
     this.leaseKeeper = new LeaseKeeper(this.store, this.leaseMs, (jobId, reason) => this.onLeaseGone(jobId, reason), this.log);
     this.producer = new Producer(
       {
@@ -354,6 +357,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!entry.isSettled && !entry.isLeaseLost) this.leaseKeeper.check(job.id);
       },
       complete: (fn) => this.completeInTransaction(entry, fn) as never,
+      progress: (fraction, note) => this.progress.report(job, fraction, note),
     });
     const entry: Running = {
       job,
@@ -460,6 +464,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async record(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
     const { job } = entry;
+    if (entry.isLeaseLost && entry.completion !== 'committed') this.progress.drop(job.id);
+    // The last progress report lands before the outcome clears the lease token that fences it.
+    else if (this.progress.has(job.id)) await this.progress.flushJob(job.id);
     if (entry.completion === 'committed') return this.recordCommitted(entry, outcome, durationMs);
     if (entry.isLeaseLost) {
       // Someone else may own the job now; anything we wrote would be fenced anyway.
@@ -616,6 +623,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     // Outcomes decided before the deadline are written before stop() resolves.
     await Promise.all([...this.recordings]);
+    await this.progress.flush();
     await this.handingBackNow;
     await this.completer.idle();
     this.leaseKeeper.stop();

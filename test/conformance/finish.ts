@@ -161,6 +161,25 @@ export function finishConformance(harness: StoreHarness): void {
       expect(fresh.id).toBe(stale.id);
     });
 
+    it('keeps the progress a running job reports, refuses a stale worker\'s, and keeps it after the job settles', async () => {
+      await enqueue(ctx.store);
+      const stale = await claimOne(ctx.store, { workerId: 'worker-old', leaseMs: 30 * SECOND_MS, now: T0 });
+      expect(await ctx.store.jobProgressMany({ updates: [{ id: stale.id, leaseToken: stale.leaseToken, fraction: 0.25, note: 'page 1 of 4' }] })).toEqual([
+        stale.id,
+      ]);
+      expect((await ctx.store.jobGet({ id: stale.id }))!.progress).toEqual({ fraction: 0.25, note: 'page 1 of 4' });
+      await ctx.store.jobRescue({ now: at(MINUTE_MS) });
+      const fresh = await claimOne(ctx.store, { workerId: 'worker-new', now: at(MINUTE_MS) });
+      expect(fresh.progress).toBeNull();
+      expect(await ctx.store.jobProgressMany({ updates: [{ id: stale.id, leaseToken: stale.leaseToken, fraction: 0.9, note: null }] })).toEqual([]);
+      expect(await ctx.store.jobProgressMany({ updates: [{ id: fresh.id, leaseToken: fresh.leaseToken, fraction: 1, note: null }] })).toEqual([fresh.id]);
+      await ctx.store.jobFinishMany({ finishes: [{ kind: 'done', id: fresh.id, leaseToken: fresh.leaseToken }], now: at(MINUTE_MS) });
+      expect((await ctx.store.jobGet({ id: fresh.id }))!.progress).toEqual({ fraction: 1, note: null });
+      expect(await ctx.store.jobProgressMany({ updates: [{ id: fresh.id, leaseToken: fresh.leaseToken, fraction: 0.5, note: null }] })).toEqual([]);
+      await ctx.store.jobReplay({ ids: [fresh.id], force: true, reason: null, by: null, now: at(2 * MINUTE_MS) });
+      expect((await ctx.store.jobGet({ id: fresh.id }))!.progress).toBeNull();
+    });
+
     it('clears the result and the snooze count on replay, and a forced replay keeps the details in the history', async () => {
       await enqueue(ctx.store);
       const first = await claimOne(ctx.store, { now: T0 });

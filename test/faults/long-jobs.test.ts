@@ -3,6 +3,7 @@
 // event loop past the lease cannot heartbeat: another worker takes the job over, and the
 // blocked worker's late success, written with the old lease token, changes nothing.
 
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storeHarnesses } from '../harness/stores.js';
@@ -48,7 +49,17 @@ describe.each(storeHarnesses)('long jobs and stalls on $name', (harness) => {
       const { mr, url } = await openTestMailroom(harness);
       const ledger = join(tempDir(), 'ledger.txt');
       const job = await mr.enqueue('hog', { ms: LEASE_MS * 4 });
-      const first = await startFaultWorker({ db: url, ledger, concurrency: 1, prefetch: 0, leaseMs: LEASE_MS, env: { FAULT_VERBOSE: '1' } });
+      // The hog blocks until this file exists, so the takeover happens during the block
+      // however long the second worker takes to start on a loaded machine.
+      const release = join(tempDir(), 'release');
+      const first = await startFaultWorker({
+        db: url,
+        ledger,
+        concurrency: 1,
+        prefetch: 0,
+        leaseMs: LEASE_MS,
+        env: { FAULT_VERBOSE: '1', FAULT_RELEASE_FILE: release },
+      });
       await waitFor(() => readLedger(ledger).length === 1, { description: 'the first worker to start the hog' });
       const second = await startFaultWorker({ db: url, ledger, concurrency: 1, prefetch: 0, leaseMs: LEASE_MS, env: { FAULT_VERBOSE: '1' } });
 
@@ -59,6 +70,7 @@ describe.each(storeHarnesses)('long jobs and stalls on $name', (harness) => {
         },
         { timeoutMs: 15_000, description: 'the second worker to finish the job' },
       );
+      writeFileSync(release, '');
       // The blocked worker's handler does finish (nothing can interrupt it) ...
       await waitFor(() => readLedger(ledger).filter((e) => e.pid === first.pid && e.ending === 'effect').length === 1, {
         timeoutMs: 10_000,

@@ -24,6 +24,7 @@ export function taskContext(
     complete: () => {
       throw new Error('ctx.complete is not available to a task called directly');
     },
+    progress: () => undefined,
     setDetails: (details: unknown) => {
       recordedDetails = details;
     },

@@ -3,7 +3,7 @@
 // ctx.setDetails() on the attempt whatever the outcome, and Snooze (uncharged, bounded by
 // maxSnoozes), on every store in the harness list.
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { storeHarnesses } from '../harness/stores.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { waitFor } from '../harness/wait.js';
@@ -125,5 +125,32 @@ describe.each(storeHarnesses)('results, details and snoozes on $name', (harness)
     expect(dead.attemptsLog.map((a) => a.outcome)).toEqual(['snoozed', 'snoozed', 'failed']);
     expect(dead.lastError).toMatch(/snoozed 2 times, the task's maxSnoozes/);
     expect(dead).toMatchObject({ attempts: 1, snoozes: 2, deadReason: 'exhausted' });
+  });
+
+  it.runIf(harness.isAvailable)('shows progress while the job runs, coalesced to a few writes, and keeps the last report', async () => {
+    const { mr } = await openTestMailroom(harness);
+    const writes = vi.spyOn(mr.store, 'jobProgressMany');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    mr.task('render', {
+      async run(_payload, ctx) {
+        for (let page = 1; page <= 500; page++) ctx.progress(page / 1_000, `page ${page}`);
+        await gate;
+        ctx.progress(1, 'assembled');
+        expect(() => ctx.progress(1.5)).toThrow(/from 0 to 1/);
+      },
+    });
+    const { id } = await mr.enqueue('render', {});
+    mr.work({ pollMs: 10 });
+    const running = await waitFor(async () => {
+      const job = await mr.getJob(id);
+      return job?.progress?.note === 'page 500' && job;
+    }, { description: 'the progress to show while running' });
+    expect(running.progress).toEqual({ fraction: 0.5, note: 'page 500' });
+    // 500 reports in one tick: one write, not 500.
+    expect(writes.mock.calls.flatMap(([params]) => params.updates).length).toBe(1);
+    release();
+    const done = await settled(mr, id, 'done');
+    expect(done.progress).toEqual({ fraction: 1, note: 'assembled' });
   });
 });

@@ -67,6 +67,7 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     // Only a running job holds a lease; a done row keeps the worker that ran it (attempts show it).
     ['lease', detail.status === 'running' && detail.leaseOwner ? `${detail.leaseOwner} until ${formatTime(detail.leaseExpiresAt)}` : '-'],
     ['last error', detail.lastError ?? '-'],
+    ...(detail.progress ? ([['progress', `${Math.round(detail.progress.fraction * 100)}%${detail.progress.note ? ` ${detail.progress.note}` : ''}`]] as Array<[string, string]>) : []),
   ];
   const width = Math.max(...fields.map(([name]) => name.length));
   const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);

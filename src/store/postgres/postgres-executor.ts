@@ -26,6 +26,7 @@ import type {
   JobFinishManyParams,
   JobFilter,
   JobGetParams,
+  JobProgressManyParams,
   JobInsert,
   JobInsertManyParams,
   JobInsertResult,
@@ -114,6 +115,18 @@ export class PostgresExecutor implements StoreExecutor {
     const [has] = await this.runner.run(this.stmt('jobClaimable'), values);
     const [next] = await this.runner.run(this.stmt('jobClaimable.nextRunAt'), values);
     return { hasClaimable: has?.has_claimable === true, nextRunAt: next?.next_run_at ?? null, nextRunInMs: next?.next_run_in_ms ?? null };
+  }
+
+  async jobProgressMany(params: JobProgressManyParams): Promise<string[]> {
+    const updates = validLeases(params.updates);
+    if (updates.length === 0) return [];
+    const rows = await this.runner.run(this.stmt('jobProgress'), [
+      updates.map((update) => update.id),
+      updates.map((update) => update.leaseToken),
+      updates.map((update) => update.fraction),
+      updates.map((update) => update.note),
+    ]);
+    return inInputOrder(params.updates, rows);
   }
 
   async jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {

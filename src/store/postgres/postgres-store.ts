@@ -22,6 +22,7 @@ import type {
   JobClaimParams,
   JobExtendLeaseParams,
   JobFinishManyParams,
+  JobProgressManyParams,
   JobInsert,
   JobInsertManyParams,
   JobInsertResult,
@@ -188,6 +189,10 @@ export class PostgresStore extends PostgresExecutor implements Store {
 
   override jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {
     return this.bookkeeping.jobExtendLease(params);
+  }
+
+  override jobProgressMany(params: JobProgressManyParams): Promise<string[]> {
+    return this.bookkeeping.jobProgressMany(params);
   }
 
   override jobFinishMany(params: JobFinishManyParams): Promise<string[]> {

@@ -36,6 +36,7 @@ import type {
   JobFinishManyParams,
   JobFilter,
   JobGetParams,
+  JobProgressManyParams,
   JobInsert,
   JobInsertManyParams,
   JobInsertResult,
@@ -143,6 +144,15 @@ export class SqliteExecutor implements StoreExecutor {
       const next = this.engine.stmt('jobClaimable.nextRunAt').get(values) as Row;
       return { hasClaimable: has, nextRunAt: optionalTimeOf(next.next_run_at), nextRunInMs: (next.next_run_in_ms as number | null) ?? null };
     });
+  }
+
+  async jobProgressMany(params: JobProgressManyParams): Promise<string[]> {
+    if (params.updates.length === 0) return [];
+    return this.engine.write('bookkeeping', () =>
+      params.updates
+        .filter((update) => this.engine.stmt('jobProgress').get({ id: update.id, leaseToken: update.leaseToken, fraction: update.fraction, note: update.note }))
+        .map((update) => update.id),
+    );
   }
 
   async jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {
@@ -655,6 +665,7 @@ function insertedJob(id: number, job: JobInsert, runAt: number, now: number, eve
     traceContext: job.traceContext ?? null,
     result: null,
     snoozes: 0,
+    progress: null,
   };
 }
 

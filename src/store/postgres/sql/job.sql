@@ -166,6 +166,16 @@ FROM unnest($1::bigint[], $2::text[]) AS l(id, lease_token), clock
 WHERE j.id = l.id AND j.lease_token = l.lease_token
 RETURNING j.id;
 
+-- name: jobProgress
+-- Running jobs' progress (ctx.progress, coalesced by the worker into one statement), each
+-- fenced by its lease token like jobFinishMany.done: a worker whose lease was taken over
+-- (or whose job is done) writes nothing.
+-- params: $1 ids, $2 lease_tokens, $3 fractions, $4 notes
+UPDATE mailroom_job j SET progress = p.fraction, progress_note = p.note
+FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::text[]) AS p(id, lease_token, fraction, note)
+WHERE j.id = p.id AND j.lease_token = p.lease_token
+RETURNING j.id;
+
 -- name: jobFinishMany.done
 -- The successes of one jobFinishMany, in one statement. Fenced (by token, see
 -- jobExtendLease): a worker whose lease was taken over (new token) or rescued changes
@@ -281,7 +291,7 @@ UPDATE mailroom_job j
 SET status = 'pending', attempts = 0, snoozes = 0, max_attempts = coalesce($5::integer, j.max_attempts),
     last_error = NULL, dead_reason = NULL, run_at = clock.now, finished_at = NULL,
     started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-    result = NULL, details = NULL
+    result = NULL, details = NULL, progress = NULL, progress_note = NULL
 FROM clock
 WHERE j.id = ANY($1::bigint[])
   AND (j.status = 'dead' OR ($3::boolean AND j.status = 'done'))

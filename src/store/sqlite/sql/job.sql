@@ -112,6 +112,13 @@ UPDATE mailroom_job SET lease_expires_at = @now + @leaseMs
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
 RETURNING id;
 
+-- name: jobProgress
+-- One running job's progress (ctx.progress), fenced by its lease token: a worker whose
+-- lease was taken over (or whose job is done) writes nothing.
+UPDATE mailroom_job SET progress = @fraction, progress_note = @note
+WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
+RETURNING id;
+
 -- name: jobFinishMany.done
 -- The successes of one jobFinishMany, in one statement: @finishes is a JSON array of
 -- [id, lease_token] or [id, lease_token, result, details] (JSON texts, NULL for none; the
@@ -199,7 +206,7 @@ UPDATE mailroom_job
 SET status = 'pending', attempts = 0, snoozes = 0, max_attempts = coalesce(@maxAttempts, max_attempts),
     last_error = NULL, dead_reason = NULL, run_at = @now, finished_at = NULL,
     started_at = NULL, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-    result = NULL, details = NULL
+    result = NULL, details = NULL, progress = NULL, progress_note = NULL
 WHERE id = @id
   AND (status = 'dead' OR (@force = 1 AND status = 'done'))
   AND (dead_reason IS NULL OR dead_reason <> 'cancelled' OR @includeCancelled = 1)
