@@ -5,6 +5,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
+import { parseEventBody } from './core/event-body.js';
 import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, LeaseLostError, UnsupportedError, MailroomError } from './core/errors.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { signalClosed, signalOpened } from './core/resource-signals.js';
@@ -171,6 +172,22 @@ export interface MailroomStats extends JobStats {
 
 export { DEFAULT_DONE_RETENTION_MS };
 
+/** toInsert's marker for "the limit key comes from the payload itself". */
+const NO_LIMIT_PAYLOAD = Symbol('payload');
+
+/** A job's limit key from its task's `limits.key`, checked: a string (a number is turned into one). */
+function limitKeyOf(type: string, key: (payload: unknown) => string | number, payload: unknown): string {
+  let value: unknown;
+  try {
+    value = key(payload);
+  } catch (cause) {
+    throw new MailroomError('MR_ERR_INVALID_ARGUMENT', `limits.key of "${type}" threw: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') throw new InvalidArgumentError(`limits.key of "${type}" must return a string (it returned ${typeof value})`);
+  return value;
+}
+
 /** The one rule for a queue name, for enqueue and pause alike. */
 function assertQueueName(queue: unknown): asserts queue is string {
   if (typeof queue !== 'string' || queue === '') throw new InvalidArgumentError('queue must be a non-empty string');
@@ -267,7 +284,10 @@ export class Mailroom {
   async ingest(params: IngestParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
     checkEventIdentity(params.event);
-    const inserts = params.jobs.map((job) => this.toInsert(job.type, EVENT_PAYLOAD, { priority: job.priority, group: job.group ?? undefined }));
+    // A limit key is computed from what the handler will get: the event's parsed body.
+    let body: { value: unknown } | undefined;
+    const eventBody = () => (body ??= { value: parseEventBody(params.event.rawBody, params.event.headers['content-type']) }).value;
+    const inserts = params.jobs.map((job) => this.toInsert(job.type, EVENT_PAYLOAD, { priority: job.priority, group: job.group ?? undefined }, eventBody));
     const result = await traceEnqueue('ingest', inserts, (jobs) => this.store.eventInsertWithJobs({ event: params.event, jobs }));
     if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkers();
     return result;
@@ -586,7 +606,7 @@ export class Mailroom {
    * enqueue and ingest: options are checked, and what they leave out comes from the task's
    * policy, then the defaults.
    */
-  private toInsert(type: string, payload: unknown, options: EnqueueOptions): JobInsert {
+  private toInsert(type: string, payload: unknown, options: EnqueueOptions, limitPayload: (() => unknown) | typeof NO_LIMIT_PAYLOAD = NO_LIMIT_PAYLOAD): JobInsert {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
     const task = this.registry.get(type);
     let payloadJson: string | undefined;
@@ -620,6 +640,7 @@ export class Mailroom {
       delayMs,
       key: options.key ?? null,
       group: options.group ?? null,
+      ...(task?.limitKey ? { limitKey: limitKeyOf(type, task.limitKey, limitPayload === NO_LIMIT_PAYLOAD ? payload : limitPayload()) } : {}),
     };
   }
 

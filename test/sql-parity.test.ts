@@ -30,7 +30,6 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // names say so: a block named jobClaim is the whole claim, in either dialect.
     'jobClaim.pick',
     'jobClaim.pickInQueues',
-    'jobClaim.lease',
     // A keyless batch is one INSERT over json_each with ids derived from the last rowid;
     // PostgreSQL's jobInsertMany is already one statement over unnest for every batch.
     'jobInsertMany.keyless',
@@ -46,6 +45,11 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // The whole claim in one statement (see jobClaim.pick above).
     'jobClaim',
     'jobClaim.inQueues',
+    // A limited claim is several statements in one transaction (pick, lease, starts); they
+    // share one instant of the server's clock. SQLite's clock is the process's.
+    'claimClock',
+    // Limited claims of one type are serialised by an advisory lock; SQLite has one writer.
+    'limitLock',
     // PostgreSQL plans claims from table statistics; a freshly created table has none until
     // autovacuum's first analyse (a minute or more), so the store analyses it once itself.
     // SQLite's planner needs no statistics for the claim index.

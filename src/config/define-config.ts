@@ -3,6 +3,7 @@
 
 import type { BackoffOptions } from '../core/backoff.js';
 import type { TaskDefinition, TaskHandler } from '../core/task-registry.js';
+import type { LimitSet, RateLimit } from '../store/limits.js';
 import type { ProviderName } from '../providers/index.js';
 
 /** The retry policy a configured task may set (same meaning as `mr.task(type, { ... })`). */
@@ -20,6 +21,12 @@ export interface TaskPolicyConfig {
   readonly maxSnoozes?: number;
   /** The largest return value kept as a done job's `result`, in bytes of JSON. @default 65536 */
   readonly maxResultBytes?: number;
+  /**
+   * Limits the store enforces across every worker (SPEC §3): `concurrency`, `rate: { limit,
+   * intervalMs }` and the same per limit key under `perKey`. The key itself is a function
+   * of the payload: a module task exports it as `limits.key`.
+   */
+  readonly limits?: { readonly concurrency?: number; readonly rate?: RateLimit; readonly perKey?: LimitSet };
 }
 
 /**

@@ -93,5 +93,8 @@ async function loadModuleTask(task: ModuleTaskConfig, key: string): Promise<Task
     throw new ConfigError(`${key}.module`, `${task.module} must default-export a function or { run, ...policy }`);
   }
   // The operator's config wins over the module's own defaults.
-  return { ...definition, ...policyOf(task) };
+  const policy = policyOf(task);
+  // Limits from the config file keep the module's limit key (a function only code can give).
+  const limits = policy.limits || definition.limits ? { ...definition.limits, ...policy.limits } : undefined;
+  return { ...definition, ...policy, ...(limits ? { limits } : {}) };
 }

@@ -22,7 +22,7 @@ import type {
 /** Source names become URL path segments (`/hooks/<name>`). */
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'retention'];
-const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes'];
+const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes', 'limits'];
 const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
   forward: ['kind', 'url', 'secret', 'headers', 'requestTimeoutMs', ...POLICY_KEYS],
   exec: ['kind', 'command', 'cwd', 'env', 'permanentExitCodes', 'maxOutputBytes', ...POLICY_KEYS],
@@ -228,6 +228,7 @@ function validatePolicy(task: Record<string, unknown>, key: string): Record<stri
   const policy: Record<string, unknown> = {};
   if (task.maxAttempts !== undefined) policy.maxAttempts = readInteger(task.maxAttempts, `${key}.maxAttempts`, 1);
   if (task.timeoutMs !== undefined) policy.timeoutMs = readInteger(task.timeoutMs, `${key}.timeoutMs`, 1);
+  if (task.limits !== undefined) policy.limits = readLimits(task.limits, `${key}.limits`);
   if (task.maxSnoozes !== undefined) policy.maxSnoozes = readInteger(task.maxSnoozes, `${key}.maxSnoozes`, 0);
   if (task.maxResultBytes !== undefined) policy.maxResultBytes = readInteger(task.maxResultBytes, `${key}.maxResultBytes`, 1);
   if (task.queue !== undefined) policy.queue = readString(task.queue, `${key}.queue`);
@@ -254,6 +255,26 @@ function validatePolicy(task: Record<string, unknown>, key: string): Record<stri
 }
 
 // ---- primitive readers: each names the key it refuses ----
+
+/**
+ * A task's limits in a config file: concurrency, rate and perKey as in mr.task. The limit
+ * key is a function of the payload, so it comes from a module task's own `limits.key`.
+ */
+function readLimits(raw: unknown, key: string): Record<string, unknown> {
+  const limits = readObject(raw, key, ['concurrency', 'rate', 'perKey']);
+  const readSet = (set: Record<string, unknown>, at: string): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    if (set.concurrency !== undefined) out.concurrency = readInteger(set.concurrency, `${at}.concurrency`, 1);
+    if (set.rate !== undefined) {
+      const rate = readObject(set.rate, `${at}.rate`, ['limit', 'intervalMs']);
+      out.rate = { limit: readInteger(rate.limit, `${at}.rate.limit`, 1), intervalMs: readInteger(rate.intervalMs, `${at}.rate.intervalMs`, 1) };
+    }
+    return out;
+  };
+  const out = readSet(limits, key);
+  if (limits.perKey !== undefined) out.perKey = readSet(readObject(limits.perKey, `${key}.perKey`, ['concurrency', 'rate']), `${key}.perKey`);
+  return out;
+}
 
 function readObject(raw: unknown, key: string, allowed?: readonly string[]): Record<string, unknown> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(key, 'must be an object');

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { resolveRetryPolicy } from './retry-policy.js';
 import type { RetryPolicy, RetryPolicyOptions } from './retry-policy.js';
 import { InvalidArgumentError } from './errors.js';
+import type { LimitSet, TypeLimits } from '../store/limits.js';
 
 /**
  * Declare payload types per task type to type `enqueue` and `run`:
@@ -59,10 +60,23 @@ export interface TaskContext<P = unknown> {
 
 export type TaskHandler<P = unknown> = (payload: P, ctx: TaskContext<P>) => unknown | Promise<unknown>;
 
+/**
+ * Limits of a task type, enforced by the store in every claim, across every worker,
+ * process and machine (SPEC §3). A job over a limit stays pending, uncharged.
+ * @example { concurrency: 20, key: (p) => p.provider, perKey: { rate: { limit: 10, intervalMs: 1_000 } } }
+ */
+export interface TaskLimits<P = unknown> extends LimitSet {
+  /** The limit key of a job, from its payload at enqueue (a webhook's job: the event's parsed body). */
+  readonly key?: (payload: P) => string | number;
+  /** Limits for each key on its own (at most N running, or N starts per interval, per key). */
+  readonly perKey?: LimitSet;
+}
+
 export interface TaskDefinition<P = unknown> extends RetryPolicyOptions {
   readonly run: TaskHandler<P>;
   /** Queue this type's jobs go to unless enqueue says otherwise. @default 'default' */
   readonly queue?: string;
+  readonly limits?: TaskLimits<P>;
 }
 
 export interface RegisteredTask {
@@ -72,6 +86,10 @@ export interface RegisteredTask {
   readonly policy: RetryPolicy;
   /** Options as given (for enqueue-time resolution of maxAttempts). */
   readonly maxAttempts: number | undefined;
+  /** The limits the store enforces on claims of this type; undefined: none. */
+  readonly limits: TypeLimits | undefined;
+  /** The limit key of a job of this type, from its payload; undefined: no key. */
+  readonly limitKey: ((payload: unknown) => string | number) | undefined;
 }
 
 export class TaskRegistry {
@@ -87,6 +105,8 @@ export class TaskRegistry {
       queue: def.queue,
       policy: resolveRetryPolicy(def),
       maxAttempts: def.maxAttempts,
+      limits: def.limits ? resolveLimits(type, def.limits) : undefined,
+      limitKey: def.limits?.key as ((payload: unknown) => string | number) | undefined,
     };
     this.tasks.set(type, task);
     return task;
@@ -98,5 +118,39 @@ export class TaskRegistry {
 
   types(): string[] {
     return [...this.tasks.keys()];
+  }
+
+  /** The limits of every limited type, for claims (empty when none is limited). */
+  limits(): TypeLimits[] {
+    return [...this.tasks.values()].flatMap((task) => (task.limits ? [task.limits] : []));
+  }
+}
+
+/** Checks a task's limits and keeps the part the store enforces. */
+function resolveLimits(type: string, limits: TaskLimits<any>): TypeLimits | undefined {
+  if (typeof limits !== 'object' || limits === null) throw new InvalidArgumentError(`limits of "${type}" must be an object`);
+  if (limits.key !== undefined && typeof limits.key !== 'function') throw new InvalidArgumentError(`limits.key of "${type}" must be a function of the payload`);
+  checkLimitSet(limits, `limits of "${type}"`);
+  if (limits.perKey !== undefined) checkLimitSet(limits.perKey, `limits.perKey of "${type}"`);
+  const resolved: TypeLimits = {
+    type,
+    ...(limits.concurrency !== undefined ? { concurrency: limits.concurrency } : {}),
+    ...(limits.rate !== undefined ? { rate: { limit: limits.rate.limit, intervalMs: limits.rate.intervalMs } } : {}),
+    ...(limits.perKey !== undefined ? { perKey: { ...limits.perKey } } : {}),
+  };
+  const isLimited = resolved.concurrency !== undefined || resolved.rate !== undefined || resolved.perKey?.concurrency !== undefined || resolved.perKey?.rate !== undefined;
+  return isLimited ? resolved : undefined;
+}
+
+function checkLimitSet(set: LimitSet, what: string): void {
+  if (typeof set !== 'object' || set === null) throw new InvalidArgumentError(`${what} must be an object`);
+  if (set.concurrency !== undefined && !(Number.isInteger(set.concurrency) && set.concurrency >= 1)) {
+    throw new InvalidArgumentError(`${what}: concurrency must be a whole number >= 1`);
+  }
+  if (set.rate !== undefined) {
+    const { limit, intervalMs } = set.rate ?? {};
+    if (!(Number.isInteger(limit) && limit >= 1) || !(Number.isInteger(intervalMs) && intervalMs >= 1)) {
+      throw new InvalidArgumentError(`${what}: rate needs { limit, intervalMs }, whole numbers >= 1`);
+    }
   }
 }

@@ -16,6 +16,7 @@ import type {
   PausedQueue,
   StatusCounts,
 } from '../core/types.js';
+import type { TypeLimits } from './limits.js';
 
 export interface StoreCapabilities {
   /** The store can wake idle workers when a job is inserted (LISTEN/NOTIFY). */
@@ -48,6 +49,8 @@ export interface JobInsert {
   readonly group: string | null;
   /** The enqueuer's trace context to store with the job (Job.traceContext); omitted means none. */
   readonly traceContext?: string | null;
+  /** The job's limit key (its task's `limits.key(payload)`); omitted means none. */
+  readonly limitKey?: string | null;
 }
 
 export interface JobInsertManyParams {
@@ -101,6 +104,8 @@ export interface JobClaimParams {
   readonly queues: readonly string[] | null;
   readonly limit: number;
   readonly leaseMs: number;
+  /** The limits of the worker's limited types (store/limits.ts); omitted or empty: none. */
+  readonly limits?: readonly TypeLimits[];
   readonly now?: Date;
 }
 
@@ -276,6 +281,8 @@ export interface QueueResumeParams {
 export interface JobClaimableParams {
   readonly types: readonly string[];
   readonly queues: readonly string[] | null;
+  /** As JobClaimParams.limits: a job over a limit is not claimable, and a rate window's end is a time to wake. */
+  readonly limits?: readonly TypeLimits[];
   readonly now?: Date;
 }
 

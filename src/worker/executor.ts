@@ -4,6 +4,7 @@
 
 import { TimeoutError, isPermanent, retryAfterDelayMs, snoozeDelayMs } from '../core/errors.js';
 import { MAX_DETAILS_BYTES, boundedJson } from '../core/bounded-json.js';
+import { parseEventBody } from '../core/event-body.js';
 import type { ClaimedJob, InboundEvent } from '../core/types.js';
 import type { RegisteredTask, TaskContext } from '../core/task-registry.js';
 import type { Logger } from '../log.js';
@@ -232,19 +233,5 @@ async function resolvePayload(
 ): Promise<{ payload: unknown; event: InboundEvent | null }> {
   const event = await loadEvent(eventId);
   if (!event) return { payload: job.payload, event: null };
-  return { payload: parseEventBody(event), event };
-}
-
-/** JSON bodies parse to values; anything else is handed over as text. */
-function parseEventBody(event: InboundEvent): unknown {
-  const text = event.rawBody.toString('utf8');
-  const contentType = (event.headers['content-type'] ?? '').toLowerCase();
-  if (contentType === '' || contentType.includes('json')) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  }
-  return text;
+  return { payload: parseEventBody(event.rawBody, event.headers['content-type']), event };
 }

@@ -8,6 +8,7 @@ import type { Store } from '../store/store.js';
 import type { ChangeSignal } from './change-signal.js';
 import { monotonicNow } from './lease-keeper.js';
 import type { YieldPacer } from './yield-pacer.js';
+import type { TypeLimits } from '../store/limits.js';
 
 /** The worker's side of the claim loop: how much room it has and where claimed jobs go. */
 export interface ClaimTarget {
@@ -32,6 +33,8 @@ export interface ProducerOptions {
   readonly queues: readonly string[] | null;
   /** Types with a handler, asked at every claim (tasks may be registered later). */
   readonly types: () => string[];
+  /** The limits of the limited types among them (the store enforces them in each claim). */
+  readonly limits: () => TypeLimits[];
   readonly leaseMs: number;
   /** Longest idle wait between claims when nothing wakes the loop. */
   readonly pollMs: number;
@@ -144,6 +147,7 @@ export class Producer {
               workerId: this.options.workerId,
               types: this.options.types(),
               queues: this.options.queues,
+              limits: this.options.limits(),
               limit: free,
               leaseMs: this.options.leaseMs,
             });
@@ -164,7 +168,9 @@ export class Producer {
             this.target.idle();
             this.changes.notify();
             if (!this.wakePending) {
-              nextRunInMs = (await this.store.jobClaimable({ types: this.options.types(), queues: this.options.queues })).nextRunInMs;
+              nextRunInMs = (
+                await this.store.jobClaimable({ types: this.options.types(), queues: this.options.queues, limits: this.options.limits() })
+              ).nextRunInMs;
             }
           } else if (jobs.length < free) {
             this.changes.notify();

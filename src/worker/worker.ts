@@ -187,6 +187,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         workerId: this.id,
         queues: this.queues,
         types: () => this.types(),
+        limits: () => this.registry.limits(),
         leaseMs: this.leaseMs,
         pollMs: this.pollMs,
         claimBatch: this.claimBatch,
@@ -243,7 +244,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (this.isStopped) return;
       await this.completer.idle();
       if (this.isQuiet()) {
-        const { hasClaimable } = await this.store.jobClaimable({ types: this.types(), queues: this.queues });
+        const { hasClaimable } = await this.store.jobClaimable({ types: this.types(), queues: this.queues, limits: this.registry.limits() });
         // Checked again after the await: a claim that committed meanwhile is in flight or
         // already running here, and the store no longer shows that job as claimable.
         if (!hasClaimable && this.isQuiet()) return;

@@ -9,6 +9,7 @@ import { claimConformance } from './claim.js';
 import { enqueueConformance } from './enqueue.js';
 import { eventsConformance } from './events.js';
 import { leaseConformance } from './lease.js';
+import { limitsConformance } from './limits.js';
 import { listConformance } from './list.js';
 import { migrationsConformance } from './migrations.js';
 import { finishConformance } from './finish.js';
@@ -35,6 +36,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     outcomeConformance(harness);
     finishConformance(harness);
     pauseConformance(harness);
+    limitsConformance(harness);
     replayConformance(harness);
     retryNowConformance(harness);
     cancelConformance(harness);

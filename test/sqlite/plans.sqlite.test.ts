@@ -18,7 +18,7 @@ const SQL_DIR = new URL('../../src/store/sqlite/sql/', import.meta.url);
 const STATEMENTS = ['job.sql', 'event.sql'].flatMap((file) => [...parseSqlBlocks(readFileSync(new URL(file, SQL_DIR), 'utf8'))]);
 
 /** Statements that walk a pending-only partial index in claim order, on purpose. */
-const ORDERED_PENDING_SCANS = new Set(['jobClaim.pick', 'jobClaimable']);
+const ORDERED_PENDING_SCANS = new Set(['jobClaim.pick', 'jobClaim.pickLimited', 'jobClaimable']);
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -8,6 +8,8 @@ import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
+import { LimitBudget, limitsOf, longestWindowMs, rateLimitedTypes } from '../limits.js';
+import type { TypeLimits } from '../limits.js';
 import { attemptFromRow, doneAttemptFromJobRow, eventFromRow, eventSummaryFromRow, jobFromRow, pausedQueueFromRow, replayFromRow } from '../rows.js';
 import { RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
@@ -95,10 +97,13 @@ export class PostgresExecutor implements StoreExecutor {
     const leaseToken = randomUUID();
     const leaseMs = Math.round(params.leaseMs);
     const values: unknown[] = [params.workerId, [...params.types], Math.floor(params.limit), leaseToken, leaseMs, params.now ?? null];
+    const limits = limitsOf(params);
     const rows =
-      params.queues === null
-        ? await this.runner.run(this.stmt('jobClaim'), values)
-        : await this.runner.run(this.stmt('jobClaim.inQueues'), [...values, [...params.queues]]);
+      limits.length > 0
+        ? await this.runner.atomic((runner) => this.claimWithinLimits(runner, params, limits, leaseToken, leaseMs))
+        : params.queues === null
+          ? await this.runner.run(this.stmt('jobClaim'), values)
+          : await this.runner.run(this.stmt('jobClaim.inQueues'), [...values, [...params.queues]]);
     // RETURNING order is unspecified; hand jobs out in claim order.
     const claimed = (rows as Array<ClaimedRow & { started_at: number }>).sort(compareClaimed);
     // Every row carries the statement's clock (started_at); the lease runs from it.
@@ -107,14 +112,89 @@ export class PostgresExecutor implements StoreExecutor {
     );
   }
 
+  /**
+   * A claim whose types include limited ones, in one transaction: an advisory lock per
+   * limited type (name order) so no other claim counts meanwhile, the usage, the pick less
+   * what is full, each candidate admitted in claim order while it fits (store/limits.ts),
+   * the lease, and the starts of rate-limited ones.
+   */
+  private async claimWithinLimits(
+    runner: QueryRunner,
+    params: JobClaimParams,
+    limits: readonly TypeLimits[],
+    leaseToken: string,
+    leaseMs: number,
+  ): Promise<Row[]> {
+    for (const type of limits.map((limit) => limit.type).sort()) await runner.run(this.stmt('limitLock'), [type]);
+    const [{ now }] = (await runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
+    const budget = await this.limitBudget(runner, limits, now, true);
+    const candidates = await this.pickLimited(runner, params, budget, Math.min(params.limit * 4, 1_000), now);
+    const admitted = [];
+    for (const candidate of candidates) {
+      if (admitted.length >= params.limit) break;
+      if (budget.fits({ id: String(candidate.id), type: candidate.type, key: candidate.key })) admitted.push(candidate);
+    }
+    if (admitted.length === 0) return [];
+    const rated = rateLimitedTypes(limits);
+    const starts = admitted.filter((row) => rated.has(row.type));
+    if (starts.length > 0) {
+      await runner.run(this.stmt('limitStartsInsert'), [starts.map((row) => row.type), starts.map((row) => row.key), now]);
+    }
+    return runner.run(this.stmt('jobClaim.lease'), [params.workerId, leaseToken, leaseMs, now, admitted.map((row) => row.id)]);
+  }
+
+  /** What limited types use now, as a budget; `prune` drops starts no window reaches. */
+  private async limitBudget(runner: QueryRunner, limits: readonly TypeLimits[], now: Date, prune: boolean): Promise<LimitBudget> {
+    const types = limits.map((limit) => limit.type);
+    const windowMs = longestWindowMs(limits);
+    const since = new Date(now.getTime() - windowMs);
+    if (prune && windowMs > 0) await runner.run(this.stmt('limitStartsPrune'), [types, since]);
+    const running = (await runner.run(this.stmt('limitRunning'), [types])).map((row) => ({ type: row.type, key: row.key, n: Number(row.n) }));
+    const starts = windowMs > 0 ? (await runner.run(this.stmt('limitStarts'), [types, since])).map((row) => ({ type: row.type, key: row.key, at: Number(row.at) })) : [];
+    return new LimitBudget(limits, { running, starts }, now.getTime());
+  }
+
+  private async pickLimited(
+    runner: QueryRunner,
+    params: { types: readonly string[]; queues: readonly string[] | null },
+    budget: LimitBudget,
+    limit: number,
+    now: Date,
+  ): Promise<Row[]> {
+    const fullKeys = budget.fullKeys();
+    return runner.run(this.stmt('jobClaim.pickLimited'), [
+      [...params.types],
+      params.queues === null ? null : [...params.queues],
+      limit,
+      now,
+      budget.fullTypes(),
+      fullKeys.map(([type]) => type),
+      fullKeys.map(([, key]) => key),
+    ]);
+  }
+
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
     if (params.types.length === 0 || (params.queues !== null && params.queues.length === 0)) {
       return { hasClaimable: false, nextRunAt: null, nextRunInMs: null };
     }
     const values = [[...params.types], params.queues === null ? null : [...params.queues], params.now ?? null];
-    const [has] = await this.runner.run(this.stmt('jobClaimable'), values);
     const [next] = await this.runner.run(this.stmt('jobClaimable.nextRunAt'), values);
-    return { hasClaimable: has?.has_claimable === true, nextRunAt: next?.next_run_at ?? null, nextRunInMs: next?.next_run_in_ms ?? null };
+    const nextRunAt: Date | null = next?.next_run_at ?? null;
+    const limits = limitsOf(params);
+    if (limits.length === 0) {
+      const [has] = await this.runner.run(this.stmt('jobClaimable'), values);
+      return { hasClaimable: has?.has_claimable === true, nextRunAt, nextRunInMs: next?.next_run_in_ms ?? null };
+    }
+    // Anything left once what is full is taken out can start; a full rate window ends at a known time.
+    return this.runner.atomic(async (runner) => {
+      const [{ now }] = (await runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
+      const budget = await this.limitBudget(runner, limits, now, false);
+      const has = (await this.pickLimited(runner, params, budget, 1, now)).length > 0;
+      const slotInMs = budget.nextRateSlotInMs();
+      const runInMs: number | null = next?.next_run_in_ms ?? null;
+      const nextRunInMs = slotInMs === null ? runInMs : runInMs === null ? slotInMs : Math.min(runInMs, slotInMs);
+      return { hasClaimable: has, nextRunAt, nextRunInMs };
+    });
   }
 
   async jobProgressMany(params: JobProgressManyParams): Promise<string[]> {
@@ -412,6 +492,8 @@ export class PostgresExecutor implements StoreExecutor {
       // NULL for the whole batch when no job carries a trace context (the default, without
       // an OpenTelemetry SDK): unnest pads it with NULLs, so no per-job array is built.
       jobs.some((job) => job.traceContext) ? jobs.map((job) => job.traceContext ?? null) : null,
+      // Likewise NULL when no job has a limit key.
+      jobs.some((job) => job.limitKey) ? jobs.map((job) => job.limitKey ?? null) : null,
     ]);
     // Identity values follow the insert order, which is the input order (ORDER BY ord).
     rows.sort((a, b) => compareJobIds(a.id, b.id));

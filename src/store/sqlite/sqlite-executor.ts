@@ -57,6 +57,8 @@ import type {
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import { QueueCountDeltas } from './queue-count-deltas.js';
+import { LimitBudget, limitsOf, longestWindowMs, rateLimitedTypes } from '../limits.js';
+import type { TypeLimits } from '../limits.js';
 import { SqliteWriteEngine } from './write-engine.js';
 
 /** 1,000 rows per purge transaction: the write lock stays short. Matches job.sql's LIMIT. */
@@ -106,12 +108,15 @@ export class SqliteExecutor implements StoreExecutor {
     if (params.queues !== null && params.queues.length === 0) return [];
     const leaseToken = randomUUID();
     const claimedAt = nowMs(params.now);
+    const limits = limitsOf(params);
     const rows = await this.engine.write('bookkeeping', () => {
       const pick = { now: claimedAt, types: JSON.stringify(params.types), limit: params.limit };
       const picked =
-        params.queues === null
-          ? (this.engine.stmt('jobClaim.pick').all(pick) as Row[])
-          : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
+        limits.length > 0
+          ? this.pickWithinLimits(params, limits, claimedAt)
+          : params.queues === null
+            ? (this.engine.stmt('jobClaim.pick').all(pick) as Row[])
+            : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
       if (picked.length === 0) return [];
       const claimed = this.engine.stmt('jobClaim.lease').all({
         ids: JSON.stringify(picked.map((row) => row.id)),
@@ -130,19 +135,73 @@ export class SqliteExecutor implements StoreExecutor {
     return (rows as ClaimedRow[]).sort(compareClaimed).map((row) => claimedJob(row, lease));
   }
 
+  /**
+   * A claim's pick when some of its types are limited: the usage of those types, then the
+   * claim predicate less what is full, then each candidate admitted in claim order while it
+   * fits (store/limits.ts). Records the starts of rate-limited ones. Inside the claim's
+   * write transaction, so no other claim counts in between.
+   */
+  private pickWithinLimits(params: JobClaimParams, limits: readonly TypeLimits[], now: number): Row[] {
+    const budget = this.limitBudget(limits, now, true);
+    // Over-fetch: candidates of one key may not all fit, and the rest of the batch can come
+    // from other keys in the same pick.
+    const candidates = this.pickLimited(params, budget, Math.min(params.limit * 4, 1_000), now);
+    const admitted: Row[] = [];
+    for (const candidate of candidates) {
+      if (admitted.length >= params.limit) break;
+      if (budget.fits({ id: String(candidate.id), type: candidate.type, key: candidate.key })) admitted.push(candidate);
+    }
+    const rated = rateLimitedTypes(limits);
+    const starts = admitted.filter((row) => rated.has(row.type)).map((row) => [row.type, row.key]);
+    if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
+    return admitted;
+  }
+
+  /** What limited types use now, as a budget; `prune` drops starts no window reaches (writes only). */
+  private limitBudget(limits: readonly TypeLimits[], now: number, prune: boolean): LimitBudget {
+    const types = JSON.stringify(limits.map((limit) => limit.type));
+    const windowMs = longestWindowMs(limits);
+    if (prune && windowMs > 0) this.engine.stmt('limitStartsPrune').run({ types, before: now - windowMs });
+    const running = this.engine.stmt('limitRunning').all({ types }) as Array<{ type: string; key: string; n: number }>;
+    const starts = windowMs > 0 ? (this.engine.stmt('limitStarts').all({ types, since: now - windowMs }) as Array<{ type: string; key: string; at: number }>) : [];
+    return new LimitBudget(limits, { running, starts }, now);
+  }
+
+  private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Row[] {
+    return this.engine.stmt('jobClaim.pickLimited').all({
+      now,
+      types: JSON.stringify(params.types),
+      queues: params.queues === null ? null : JSON.stringify(params.queues),
+      fullTypes: JSON.stringify(budget.fullTypes()),
+      fullKeys: JSON.stringify(budget.fullKeys()),
+      limit,
+    }) as Row[];
+  }
+
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
     if (params.types.length === 0 || (params.queues !== null && params.queues.length === 0)) {
       return { hasClaimable: false, nextRunAt: null, nextRunInMs: null };
     }
+    const limits = limitsOf(params);
     return this.engine.read(() => {
       const values = {
         now: nowMs(params.now),
         types: JSON.stringify(params.types),
         queues: params.queues === null ? null : JSON.stringify(params.queues),
       };
-      const has = (this.engine.stmt('jobClaimable').get(values) as Row).has_claimable === 1;
       const next = this.engine.stmt('jobClaimable.nextRunAt').get(values) as Row;
-      return { hasClaimable: has, nextRunAt: optionalTimeOf(next.next_run_at), nextRunInMs: (next.next_run_in_ms as number | null) ?? null };
+      let nextRunInMs = (next.next_run_in_ms as number | null) ?? null;
+      let has: boolean;
+      if (limits.length === 0) {
+        has = (this.engine.stmt('jobClaimable').get(values) as Row).has_claimable === 1;
+      } else {
+        // Anything left once what is full is taken out can start; a full rate window ends at a known time.
+        const budget = this.limitBudget(limits, values.now, false);
+        has = this.pickLimited(params, budget, 1, values.now).length > 0;
+        const slotInMs = budget.nextRateSlotInMs();
+        if (slotInMs !== null) nextRunInMs = nextRunInMs === null ? slotInMs : Math.min(nextRunInMs, slotInMs);
+      }
+      return { hasClaimable: has, nextRunAt: optionalTimeOf(next.next_run_at), nextRunInMs };
     });
   }
 
@@ -433,6 +492,7 @@ export class SqliteExecutor implements StoreExecutor {
         eventId: event?.id ?? null,
         source: event?.source ?? null,
         traceContext: job.traceContext ?? null,
+        limitKey: job.limitKey ?? null,
         now: nowValue,
       }) as Row | undefined;
       if (row) {
@@ -465,6 +525,8 @@ export class SqliteExecutor implements StoreExecutor {
       event?.id ?? null,
       event?.source ?? null,
       job.traceContext ?? null,
+      // Only when there is one: the hot path's rows stay as short as before limits.
+      ...(job.limitKey ? [job.limitKey] : []),
     ]);
     const info = this.engine.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
     // An internal invariant, not a user error: the ids below are only right if all inserted.

@@ -16,7 +16,7 @@
 -- enqueueing into the same group wait until the first commits. Without it the lower id
 -- could commit after the higher one, and a claimer in between would run the higher one
 -- first and then both at once. (The InitPlan in WHERE runs once, before the first row.)
--- params: $1 queues, $2 types, $3 priorities, $4 payloads, $5 run_ats (null: now + delay), $6 delays_ms, $7 max_attempts, $8 keys, $9 group_keys, $10 event_id, $11 source, $12 now, $13 trace_contexts (null: none)
+-- params: $1 queues, $2 types, $3 priorities, $4 payloads, $5 run_ats (null: now + delay), $6 delays_ms, $7 max_attempts, $8 keys, $9 group_keys, $10 event_id, $11 source, $12 now, $13 trace_contexts (null: none), $14 limit_keys (null: none)
 WITH clock AS (SELECT coalesce($12::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 group_locks AS MATERIALIZED (
   SELECT pg_advisory_xact_lock(hashtextextended('mailroom.group.{{schema}}.' || g.group_key, 0))
@@ -24,13 +24,13 @@ group_locks AS MATERIALIZED (
         WHERE group_key IS NOT NULL ORDER BY group_key) AS g
 )
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
-                          key, group_key, event_id, source, trace_context, created_at)
+                          key, group_key, event_id, source, trace_context, limit_key, created_at)
 SELECT i.queue, i.type, 'pending', i.priority, i.payload,
        coalesce(i.run_at, clock.now + i.delay_ms * interval '1 millisecond'),
-       i.max_attempts, i.key, i.group_key, $10::bigint, $11::text, i.trace_context, clock.now
+       i.max_attempts, i.key, i.group_key, $10::bigint, $11::text, i.trace_context, i.limit_key, clock.now
 FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::timestamptz[],
-            $6::float8[], $7::integer[], $8::text[], $9::text[], $13::text[])
-       WITH ORDINALITY AS i(queue, type, priority, payload, run_at, delay_ms, max_attempts, key, group_key, trace_context, ord)
+            $6::float8[], $7::integer[], $8::text[], $9::text[], $13::text[], $14::text[])
+       WITH ORDINALITY AS i(queue, type, priority, payload, run_at, delay_ms, max_attempts, key, group_key, trace_context, limit_key, ord)
 CROSS JOIN clock
 WHERE (SELECT count(*) FROM group_locks) >= 0
 ORDER BY i.ord
@@ -126,6 +126,47 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
           (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
           (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
           (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
+
+-- name: jobClaim.pickLimited
+-- The pick of a claim whose types include limited ones (store/limits.ts), inside the
+-- transaction that holds limitLock for them: the claim predicate, less the types ($5) and
+-- (type, key) pairs ($6, $7) that are at a limit now, in claim order, row-locked (SKIP
+-- LOCKED: rows of unlimited types may be in other claims). The claim then admits
+-- candidates one by one against the limits and leases them with jobClaim.lease; the
+-- others' locks go at commit. Also how jobClaimable asks whether anything limited may start.
+-- params: $1 types, $2 queues (null: every queue), $3 limit, $4 now, $5 full types,
+--         $6 full pairs' types, $7 full pairs' keys
+WITH clock AS (SELECT $4::timestamptz AS now)
+SELECT j.id, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j, clock
+WHERE {{claimable}}
+  AND j.type = ANY($1::text[])
+  AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+  AND NOT (j.type = ANY($5::text[]))
+  AND NOT EXISTS (SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(type, key)
+                  WHERE f.type = j.type AND f.key = coalesce(j.limit_key, ''))
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT $3
+FOR UPDATE OF j SKIP LOCKED;
+
+-- name: jobClaim.lease
+-- The second half of a limited claim: leases the jobs jobClaim.pickLimited picked and the
+-- limits admitted, at the claim's $4 now, returning the same row as jobClaim.
+-- params: $1 worker_id, $2 lease_token, $3 lease_ms, $4 now, $5 ids
+UPDATE mailroom_job j
+SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token = $2,
+    lease_expires_at = $4::timestamptz + $3::float8 * interval '1 millisecond', started_at = $4::timestamptz
+WHERE j.id = ANY($5::bigint[]) AND j.status = 'pending'
+RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
+          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes,
+          (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
+          (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
+          (extract(epoch FROM $4::timestamptz) * 1000)::float8 AS started_at;
+
+-- name: claimClock
+-- The store's now for a claim that runs as several statements (a limited one): each of
+-- them uses this one instant, as the single-statement claim uses its clock CTE.
+-- params: $1 now (null: the server's)
+SELECT coalesce($1::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now;
 
 -- name: jobClaimable
 -- Whether anything is claimable now by the claim predicate (drained()); read-only.

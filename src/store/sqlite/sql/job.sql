@@ -6,24 +6,24 @@
 -- reads the existing job and compares payloads). Only the id comes back: the caller knows
 -- every other column, and RETURNING * would cost two thirds of the insert.
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
-                          key, group_key, event_id, source, trace_context, created_at)
+                          key, group_key, event_id, source, trace_context, limit_key, created_at)
 VALUES (@queue, @type, 'pending', @priority, @payload, @runAt, @maxAttempts,
-        @key, @group, @eventId, @source, @traceContext, @now)
+        @key, @group, @eventId, @source, @traceContext, @limitKey, @now)
 ON CONFLICT (key) WHERE key IS NOT NULL DO NOTHING
 RETURNING id;
 
 -- name: jobInsertMany.keyless
 -- Jobs without idempotency keys in one statement: @jobs is a JSON array of
 -- [queue, type, priority, payload text, run_at, max_attempts, group_key, event_id, source,
--- trace_context]
+-- trace_context, limit_key] (the last ones left out when null: `->>` of a missing index is NULL)
 -- in enqueue order (one enqueueMany, or every keyless enqueue and event of a group
 -- commit). Nothing can conflict, so every row inserts, in array order, and AUTOINCREMENT
 -- hands out consecutive ids under the write lock: the caller derives them from
 -- last_insert_rowid(). One statement for 1,000 jobs ran 4× faster than 1,000 statements.
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
-                          key, group_key, event_id, source, trace_context, created_at)
+                          key, group_key, event_id, source, trace_context, limit_key, created_at)
 SELECT value ->> 0, value ->> 1, 'pending', value ->> 2, value ->> 3, value ->> 4, value ->> 5,
-       NULL, value ->> 6, value ->> 7, value ->> 8, value ->> 9, @now
+       NULL, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, @now
 FROM json_each(@jobs)
 ORDER BY key;
 
@@ -88,6 +88,22 @@ SET status = 'running', attempts = attempts + 1, lease_owner = @workerId,
 WHERE id IN (SELECT value FROM json_each(@ids))
 RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, last_error, key, group_key, event_id, source, created_at,
           trace_context, snoozes;
+
+-- name: jobClaim.pickLimited
+-- The pick of a claim whose types include limited ones (store/limits.ts): the claim
+-- predicate, less the types (@fullTypes) and (type, key) pairs (@fullKeys, JSON [type,
+-- key]) that are at a limit now, in claim order. The claim then admits candidates one by
+-- one against the limits (several may share a key) and leases them with jobClaim.lease.
+-- Read-only, and also how jobClaimable asks whether anything limited may start.
+SELECT j.id, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j
+WHERE {{claimable}}
+  AND j.type IN (SELECT value FROM json_each(@types))
+  AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
+  AND j.type NOT IN (SELECT value FROM json_each(@fullTypes))
+  AND NOT EXISTS (SELECT 1 FROM json_each(@fullKeys) f
+                  WHERE f.value ->> 0 = j.type AND f.value ->> 1 = coalesce(j.limit_key, ''))
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT @limit;
 
 -- name: jobClaimable
 -- Whether anything is claimable now by the claim predicate (drained()).

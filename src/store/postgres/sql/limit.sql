@@ -1,0 +1,35 @@
+-- What the claim of a limited task type reads and writes (store/limits.ts holds the rule):
+-- the running jobs of limited types, and the recent starts of rate-limited ones. All of it
+-- runs inside one transaction after limitLock, so no two claims count at once.
+
+-- name: limitLock
+-- Serialises the claims of one limited type across every worker and process until the
+-- transaction ends (taken per type, in name order, so two claims never wait on each
+-- other crosswise). The key is the schema and the type: other schemas never contend.
+-- params: $1 type
+SELECT pg_advisory_xact_lock(hashtextextended('{{schema}}:' || $1::text, 0));
+
+-- name: limitRunning
+-- Running (and buffered: claimed is running) jobs of these types per limit key, read
+-- through the partial lease index: bounded by every worker's capacity, not the backlog.
+-- params: $1 types
+SELECT type, coalesce(limit_key, '') AS key, count(*) AS n FROM mailroom_job
+WHERE status = 'running' AND type = ANY($1::text[])
+GROUP BY type, coalesce(limit_key, '');
+
+-- name: limitStarts
+-- Starts of these types after $2 (the longest window the claim applies), as epoch ms.
+-- params: $1 types, $2 since
+SELECT type, limit_key AS key, (extract(epoch FROM started_at) * 1000)::float8 AS at FROM mailroom_limit_start
+WHERE type = ANY($1::text[]) AND started_at > $2::timestamptz;
+
+-- name: limitStartsPrune
+-- Starts no window reaches any more; each claim of a rate-limited type drops its own.
+-- params: $1 types, $2 before
+DELETE FROM mailroom_limit_start WHERE type = ANY($1::text[]) AND started_at <= $2::timestamptz;
+
+-- name: limitStartsInsert
+-- This claim's starts of rate-limited types.
+-- params: $1 types, $2 keys, $3 now
+INSERT INTO mailroom_limit_start (type, limit_key, started_at)
+SELECT t, k, $3::timestamptz FROM unnest($1::text[], $2::text[]) AS s(t, k);

@@ -1,0 +1,89 @@
+// Limits in the claim (store/limits.ts): per type and per limit key, concurrency (running
+// jobs, buffered ones included) and rate (starts in a sliding window on the store's
+// clock). A job over a limit stays pending and uncharged, jobClaimable says nothing can
+// start and when a rate window frees, and a slot frees when a job settles or its lease is
+// lost. The same rules on a second connection: the usage is the store's, not a worker's.
+
+import { describe, expect, it } from 'vitest';
+import type { TypeLimits } from '../../src/store/limits.js';
+import { MINUTE_MS, SECOND_MS, T0, at, claim, enqueueIds, idsOf, useStore } from './context.js';
+import { asDone } from '../harness/finishes.js';
+import type { StoreHarness } from '../harness/store-harness.js';
+
+const claimable = (store: Parameters<typeof claim>[0], limits: TypeLimits[], now: Date) =>
+  store.jobClaimable({ types: ['test_job'], queues: null, limits, now });
+
+export function limitsConformance(harness: StoreHarness): void {
+  describe('limits', () => {
+    const ctx = useStore(harness);
+
+    it('runs at most `concurrency` of a type anywhere, and a settled job frees its slot', async () => {
+      const ids = await enqueueIds(ctx.store, [{}, {}, {}, {}]);
+      const limits: TypeLimits[] = [{ type: 'test_job', concurrency: 2 }];
+      const first = await claim(ctx.store, { limits, now: T0 });
+      expect(idsOf(first)).toEqual(ids.slice(0, 2));
+      const elsewhere = await ctx.opened.openAnother();
+      expect(await claim(elsewhere, { limits, now: at(SECOND_MS) })).toEqual([]);
+      expect(await claimable(elsewhere, limits, at(SECOND_MS))).toMatchObject({ hasClaimable: false });
+      // Over the limit: still pending and uncharged.
+      expect((await ctx.store.jobGet({ id: ids[2]! }))!).toMatchObject({ status: 'pending', attempts: 0 });
+      await ctx.store.jobFinishMany({ finishes: asDone(first.slice(0, 1)), now: at(SECOND_MS) });
+      expect(idsOf(await claim(elsewhere, { limits, now: at(SECOND_MS) }))).toEqual([ids[2]]);
+      // Without limits the same worker would have taken everything.
+      expect(idsOf(await claim(ctx.store, { now: at(SECOND_MS) }))).toEqual([ids[3]]);
+    });
+
+    it('runs at most `perKey.concurrency` per limit key, taking other keys in the same claim', async () => {
+      const ids = await enqueueIds(ctx.store, [{ limitKey: 'a' }, { limitKey: 'a' }, { limitKey: 'b' }, { limitKey: 'a' }, { limitKey: 'c' }]);
+      const limits: TypeLimits[] = [{ type: 'test_job', perKey: { concurrency: 1 } }];
+      const first = await claim(ctx.store, { limits, now: T0 });
+      expect(idsOf(first)).toEqual([ids[0], ids[2], ids[4]]);
+      expect(await claim(ctx.store, { limits, now: T0 })).toEqual([]);
+      await ctx.store.jobFinishMany({ finishes: asDone(first.slice(0, 1)), now: at(SECOND_MS) });
+      expect(idsOf(await claim(ctx.store, { limits, now: at(SECOND_MS) }))).toEqual([ids[1]]);
+    });
+
+    it('frees the slot of a job whose lease was lost', async () => {
+      const [id] = await enqueueIds(ctx.store, [{}, {}]);
+      const limits: TypeLimits[] = [{ type: 'test_job', concurrency: 1 }];
+      expect(idsOf(await claim(ctx.store, { limits, leaseMs: 30 * SECOND_MS, now: T0 }))).toEqual([id]);
+      expect(await claim(ctx.store, { limits, now: at(SECOND_MS) })).toEqual([]);
+      await ctx.store.jobRescue({ now: at(MINUTE_MS) });
+      expect(await claim(ctx.store, { limits, now: at(MINUTE_MS) })).toHaveLength(1);
+    });
+
+    it('starts at most `rate.limit` in any window of intervalMs, and says when the window frees', async () => {
+      const ids = await enqueueIds(ctx.store, [{}, {}, {}, {}, {}]);
+      const limits: TypeLimits[] = [{ type: 'test_job', rate: { limit: 2, intervalMs: SECOND_MS } }];
+      const first = await claim(ctx.store, { limits, now: T0 });
+      expect(idsOf(first)).toEqual(ids.slice(0, 2));
+      // Finishing does not give a rate slot back: starts count, not running jobs.
+      await ctx.store.jobFinishMany({ finishes: asDone(first), now: at(100) });
+      expect(await claim(ctx.store, { limits, now: at(400) })).toEqual([]);
+      expect(await claimable(ctx.store, limits, at(400))).toMatchObject({ hasClaimable: false, nextRunInMs: 600 });
+      expect(idsOf(await claim(ctx.store, { limits, limit: 1, now: at(600) }))).toEqual([]);
+      // Sliding: at T0 + 1 s both starts have left the window; one more start at 1.2 s
+      // leaves room for exactly one until 2 s.
+      expect(idsOf(await claim(ctx.store, { limits, limit: 1, now: at(SECOND_MS) }))).toEqual([ids[2]]);
+      expect(idsOf(await claim(ctx.store, { limits, now: at(1_200) }))).toEqual([ids[3]]);
+      expect(await claim(ctx.store, { limits, now: at(1_900) })).toEqual([]);
+      expect(await claimable(ctx.store, limits, at(1_900))).toMatchObject({ hasClaimable: false, nextRunInMs: 100 });
+      expect(idsOf(await claim(ctx.store, { limits, now: at(2_000) }))).toEqual([ids[4]]);
+    });
+
+    it('keeps a rate per key apart from other keys', async () => {
+      const ids = await enqueueIds(ctx.store, [{ limitKey: 'smtp' }, { limitKey: 'smtp' }, { limitKey: 'sms' }, { limitKey: 'sms' }]);
+      const limits: TypeLimits[] = [{ type: 'test_job', perKey: { rate: { limit: 1, intervalMs: MINUTE_MS } } }];
+      expect(idsOf(await claim(ctx.store, { limits, now: T0 }))).toEqual([ids[0], ids[2]]);
+      expect(await claim(ctx.store, { limits, now: at(SECOND_MS) })).toEqual([]);
+      expect(idsOf(await claim(ctx.store, { limits, now: at(MINUTE_MS) }))).toEqual([ids[1], ids[3]]);
+    });
+
+    it('leaves types without limits to the plain claim in the same call', async () => {
+      const ids = await enqueueIds(ctx.store, [{}, {}, { type: 'other' }, { type: 'other' }]);
+      const limits: TypeLimits[] = [{ type: 'test_job', concurrency: 1 }];
+      const claimed = await claim(ctx.store, { types: ['test_job', 'other'], limits, now: T0 });
+      expect(idsOf(claimed)).toEqual([ids[0], ids[2], ids[3]]);
+    });
+  });
+}
