@@ -143,13 +143,23 @@ export function postSigned(url: string, deliveryId: string, agent: Agent, source
   });
 }
 
-/** Retry each delivery until it gets a 2xx (a webhook sender's retry loop), bounded by a deadline. */
-export async function retryUntilAcked(url: () => string, ids: readonly string[], agent: Agent, deadlineMs: number): Promise<PostResult[]> {
+/**
+ * Retry each delivery until it gets a 2xx (a webhook sender's retry loop), bounded by a
+ * deadline. `extraFor` gives a delivery's own data fields (see bodyFor); a delivery id may
+ * appear more than once (a provider's redelivery).
+ */
+export async function retryUntilAcked(
+  url: () => string,
+  ids: readonly string[],
+  agent: Agent,
+  deadlineMs: number,
+  extraFor: (deliveryId: string) => Record<string, unknown> = () => ({}),
+): Promise<PostResult[]> {
   const results: PostResult[] = [];
   let pending = [...ids];
   const deadline = Date.now() + deadlineMs;
   while (pending.length > 0) {
-    const round = await Promise.all(pending.map((id) => postSigned(url(), id, agent)));
+    const round = await Promise.all(pending.map((id) => postSigned(url(), id, agent, 's', 15_000, extraFor(id))));
     const failed = round.filter((r) => r.status < 200 || r.status >= 300);
     results.push(...round.filter((r) => r.status >= 200 && r.status < 300));
     pending = failed.map((r) => r.deliveryId);
