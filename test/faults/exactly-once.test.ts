@@ -184,7 +184,7 @@ describe.each(storeHarnesses)('exactly once under chaos on $name', (harness) => 
 
       const deliveries = paymentDeliveries();
       const agent = boundedAgent(32);
-      const acked = await retryUntilAcked(() => serve.url, deliveries, agent, 90_000, (id) => ({ orderId: orderOf(id) }));
+      const acked = await retryUntilAcked(() => serve.url, deliveries, agent, 120_000, (id) => ({ orderId: orderOf(id) }));
       agent.destroy();
       const ingestedAt = Date.now();
       await waitFor(
