@@ -12,6 +12,7 @@ import { leaseConformance } from './lease.js';
 import { listConformance } from './list.js';
 import { migrationsConformance } from './migrations.js';
 import { finishConformance } from './finish.js';
+import { finishedPerMinuteConformance } from './finished-per-minute.js';
 import { outcomeConformance } from './outcome.js';
 import { replayConformance } from './replay.js';
 import { retentionConformance } from './retention.js';
@@ -38,6 +39,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     cancelConformance(harness);
     retentionConformance(harness);
     statsConformance(harness);
+    finishedPerMinuteConformance(harness);
     eventsConformance(harness);
     listConformance(harness);
     transactionalEnqueueConformance(harness);

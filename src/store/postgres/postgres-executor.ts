@@ -8,7 +8,7 @@ import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
-import { attemptFromRow, doneAttemptFromJobRow, eventFromRow, eventSummaryFromRow, jobFromRow, replayFromRow } from '../rows.js';
+import { attemptFromRow, doneAttemptFromJobRow, eventFromRow, eventSummaryFromRow, finishedMinutesFromRows, finishedWindowMs, jobFromRow, replayFromRow } from '../rows.js';
 import { RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
@@ -37,11 +37,14 @@ import type {
   JobRescueParams,
   JobRescueResult,
   JobRetryNowParams,
+  JobFinishedPerMinuteParams,
+  JobFinishedPerMinuteResult,
   JobStatsParams,
   JobStatsResult,
   Lease,
   StoreExecutor,
 } from '../store.js';
+import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter, isJobId } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
@@ -288,6 +291,14 @@ export class PostgresExecutor implements StoreExecutor {
       }
     }
     return { jobs, events };
+  }
+
+  async jobFinishedPerMinute(params: JobFinishedPerMinuteParams): Promise<JobFinishedPerMinuteResult> {
+    const now = params.now ?? (await this.databaseNow());
+    const since = new Date(now.getTime() - finishedWindowMs(params.windowMs));
+    const jobRows = await this.runner.run(this.stmt('jobFinishedPerMinute'), [since, now]);
+    const attemptRows = await this.runner.run(this.stmt('jobFinishedPerMinute.failedAttempts'), [since, now, ATTEMPT_SCAN_LIMIT]);
+    return { ...finishedMinutesFromRows(jobRows, attemptRows, since, ATTEMPT_SCAN_LIMIT), now };
   }
 
   async jobStats(params: JobStatsParams): Promise<JobStatsResult> {

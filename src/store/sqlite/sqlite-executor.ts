@@ -15,6 +15,8 @@ import {
   doneAttemptFromJobRow,
   eventFromRow,
   eventSummaryFromRow,
+  finishedMinutesFromRows,
+  finishedWindowMs,
   jobFromRow,
   optionalTimeOf,
   replayFromRow,
@@ -46,10 +48,13 @@ import type {
   JobRescueParams,
   JobRescueResult,
   JobRetryNowParams,
+  JobFinishedPerMinuteParams,
+  JobFinishedPerMinuteResult,
   JobStatsParams,
   JobStatsResult,
   StoreExecutor,
 } from '../store.js';
+import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import { QueueCountDeltas } from './queue-count-deltas.js';
@@ -327,6 +332,16 @@ export class SqliteExecutor implements StoreExecutor {
       }
     }
     return { jobs, events };
+  }
+
+  async jobFinishedPerMinute(params: JobFinishedPerMinuteParams): Promise<JobFinishedPerMinuteResult> {
+    return this.engine.read(() => {
+      const now = nowMs(params.now);
+      const since = now - finishedWindowMs(params.windowMs);
+      const jobRows = this.engine.stmt('jobFinishedPerMinute').all({ since, now }) as Row[];
+      const attemptRows = this.engine.stmt('jobFinishedPerMinute.failedAttempts').all({ since, now, limit: ATTEMPT_SCAN_LIMIT }) as Row[];
+      return { ...finishedMinutesFromRows(jobRows, attemptRows, new Date(since), ATTEMPT_SCAN_LIMIT), now: new Date(now) };
+    });
   }
 
   async jobStats(params: JobStatsParams): Promise<JobStatsResult> {

@@ -425,3 +425,29 @@ oldest AS (
 )
 SELECT clock.now, o.queue, o.oldest
 FROM clock LEFT JOIN oldest o ON true;
+
+-- name: jobFinishedPerMinute
+-- Jobs done and dead per minute of finished_at over a recent window (the dashboard's
+-- chart), read from the finished index (status, finished_at) alone: one range per status,
+-- so its cost follows the jobs finished in the window, not the table. Minutes are UTC
+-- epoch minutes, whatever the session's time zone.
+-- params: $1 since, $2 now
+SELECT status, floor(extract(epoch FROM finished_at) / 60)::bigint * 60000 AS minute, count(*)::bigint AS n
+FROM mailroom_job
+WHERE status IN ('done', 'dead') AND finished_at >= $1::timestamptz AND finished_at <= $2::timestamptz
+GROUP BY status, 2;
+
+-- name: jobFinishedPerMinute.failedAttempts
+-- Failed attempts per minute, from a bounded tail of the attempt table's primary key
+-- (ATTEMPT_SCAN_LIMIT in store.ts says why not an index). Rows with a null minute carry
+-- the tail's size and oldest finish, which tell whether the window was cut short.
+-- params: $1 since, $2 now, $3 limit
+WITH tail AS MATERIALIZED (
+  SELECT finished_at, outcome FROM mailroom_attempt ORDER BY id DESC LIMIT $3
+)
+SELECT floor(extract(epoch FROM finished_at) / 60)::bigint * 60000 AS minute, count(*)::bigint AS n, NULL::timestamptz AS oldest
+FROM tail
+WHERE outcome IN ('failed', 'timeout', 'lost') AND finished_at >= $1::timestamptz AND finished_at <= $2::timestamptz
+GROUP BY 1
+UNION ALL
+SELECT NULL, count(*)::bigint, min(finished_at) FROM tail;
