@@ -22,9 +22,13 @@ export function fillMinutes(minutes: readonly FinishedMinute[], now: Date): Fini
   return filled;
 }
 
-/** Failed in the chart's sense: a job that died, or an attempt that failed and will be retried. */
+/**
+ * Failed in the chart's sense: attempts that failed, the last one of a job that died
+ * included (adding dead jobs too would count that failure twice). A cancelled job fails
+ * no attempt and shows only in the bar's tooltip.
+ */
 function failedOf(minute: FinishedMinute): number {
-  return minute.dead + minute.failedAttempts;
+  return minute.failedAttempts;
 }
 
 export function FinishedChart(props: { readonly minutes: readonly FinishedMinute[]; readonly now: Date }) {
@@ -33,6 +37,7 @@ export function FinishedChart(props: { readonly minutes: readonly FinishedMinute
   const scale = (n: number) => ((PLOT_BOTTOM - PLOT_TOP) * n) / peak;
   const totalDone = filled.reduce((sum, minute) => sum + minute.done, 0);
   const totalFailed = filled.reduce((sum, minute) => sum + failedOf(minute), 0);
+  const totalDead = filled.reduce((sum, minute) => sum + minute.dead, 0);
   return (
     <figure class="chart">
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`Last hour: ${totalDone} jobs done, ${totalFailed} failed`}>
@@ -55,7 +60,7 @@ export function FinishedChart(props: { readonly minutes: readonly FinishedMinute
         })}
       </svg>
       <figcaption>
-        <span class="key done" /> done ({totalDone}) <span class="key failed" /> failed: dead jobs and failed attempts ({totalFailed})
+        <span class="key done" /> jobs done ({totalDone}) <span class="key failed" /> failed attempts ({totalFailed}; {totalDead} jobs died)
       </figcaption>
     </figure>
   );

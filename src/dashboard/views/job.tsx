@@ -43,7 +43,7 @@ export function JobPage(props: {
           <Fact name="Finished">
             <Time at={job.finishedAt} />
           </Fact>
-          <Fact name="Lease">{job.leaseOwner ? `${job.leaseOwner} until ${job.leaseExpiresAt?.toISOString() ?? '-'}` : '-'}</Fact>
+          {job.status === 'running' ? <Fact name="Running on">{`${job.leaseOwner ?? '-'}, lease until ${job.leaseExpiresAt?.toISOString() ?? '-'}`}</Fact> : null}
           <Fact name="Last error">
             <span class="error-text">{job.lastError ?? '-'}</span>
           </Fact>
