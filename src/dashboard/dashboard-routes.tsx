@@ -18,6 +18,7 @@ import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, S
 import type { DashboardCredential } from './dashboard-auth.js';
 import { cookie, readForm, redirect, sendView, wantsHtml } from './dashboard-http.js';
 import { cursorEnqueuedBefore } from './enqueued-before.js';
+import { jobsPage } from './job-search.js';
 import { redactJson } from './redact.js';
 import { BASE, href } from './views/components.js';
 import { EventPage, EventsPage } from './views/event.js';
@@ -234,19 +235,9 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
         const cursor = await cursorEnqueuedBefore(mr.store, parseTime(query.before, 'before'));
         if (after === undefined || BigInt(cursor) < BigInt(after)) after = cursor;
       }
-      const rows = await mr.listJobs({
-        status: query.status as JobStatus | undefined,
-        type: query.type,
-        queue: query.queue,
-        source: query.source,
-        errorContains: query.error,
-        after,
-        descending: true,
-        limit: PAGE_SIZE + 1,
-      });
-      const jobs = rows.slice(0, PAGE_SIZE);
-      const nextAfter = rows.length > PAGE_SIZE ? jobs[jobs.length - 1]!.id : null;
-      sendView(request.res, 200, <JobsPage query={query} jobs={jobs} nextAfter={nextAfter} csrfToken={request.csrfToken} />, {
+      const filter = { status: query.status as JobStatus | undefined, type: query.type, queue: query.queue, source: query.source, errorContains: query.error };
+      const { jobs, nextAfter, searchStopped } = await jobsPage(mr, filter, after, PAGE_SIZE);
+      sendView(request.res, 200, <JobsPage query={query} jobs={jobs} nextAfter={nextAfter} searchStopped={searchStopped} csrfToken={request.csrfToken} />, {
         startedAt: request.startedAt,
       });
     }),
@@ -288,12 +279,12 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
     guarded(`${BASE}/replay`, READ, async (request) => {
       const filter = replayFilterOf(request.query);
       const sample = filter.queue
-        ? []
-        : await mr.listJobs({ status: 'dead', type: filter.type, source: filter.source, errorContains: filter.error, descending: true, limit: REPLAY_SAMPLE });
+        ? { jobs: [], nextAfter: null }
+        : await jobsPage(mr, { status: 'dead', type: filter.type, source: filter.source, errorContains: filter.error }, undefined, REPLAY_SAMPLE);
       sendView(
         request.res,
         200,
-        <ReplayConfirmPage filter={filter} sample={sample} more={sample.length === REPLAY_SAMPLE} csrfToken={request.csrfToken} />,
+        <ReplayConfirmPage filter={filter} sample={sample.jobs} more={sample.nextAfter !== null} csrfToken={request.csrfToken} />,
         { startedAt: request.startedAt },
       );
     }),

@@ -83,6 +83,13 @@ export interface ListPageParams {
   readonly after?: string;
   /** Newest first when true (dashboard, CLI); default ascending id. */
   readonly descending?: boolean;
+  /**
+   * Keyset bound on the far side: only rows before this id in the listing's order (id >
+   * until descending, id < until ascending). With `after`, a page reads one id range and
+   * no more, however rare its matches: the dashboard's error search, which no index
+   * serves, walks the table in such ranges.
+   */
+  readonly until?: string;
 }
 
 export interface JobListParams extends JobFilter, ListPageParams {}
@@ -284,7 +291,7 @@ export interface JobFinishedPerMinuteResult {
  * when they finish, so the newest ids are the newest finishes, and reading a bounded tail
  * of the primary key stays cheap at any table size.
  */
-export const ATTEMPT_SCAN_LIMIT = 20_000;
+export const ATTEMPT_SCAN_LIMIT = 10_000;
 
 export interface JobClaimableParams {
   readonly types: readonly string[];

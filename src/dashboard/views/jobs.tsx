@@ -25,6 +25,8 @@ export function JobsPage(props: {
   readonly jobs: readonly Job[];
   /** The cursor of the next page, or null on the last one. */
   readonly nextAfter: string | null;
+  /** The search stopped for time at `nextAfter` rather than filling the page. */
+  readonly searchStopped: boolean;
   readonly csrfToken: string | null;
 }) {
   const { query } = props;
@@ -69,7 +71,7 @@ export function JobsPage(props: {
         </p>
       ) : null}
       {props.jobs.length === 0 ? (
-        <p class="muted">No jobs match.</p>
+        <p class="muted">{props.searchStopped ? `No match among the newest jobs searched so far (down to id ${props.nextAfter}).` : 'No jobs match.'}</p>
       ) : (
         <table class="jobs">
           <thead>
@@ -111,7 +113,7 @@ export function JobsPage(props: {
       {props.nextAfter === null ? null : (
         <p>
           <a href={href('/jobs', { ...filters, after: props.nextAfter })} rel="next">
-            Older jobs →
+            {props.searchStopped ? `Search older jobs (below id ${props.nextAfter}) →` : 'Older jobs →'}
           </a>
         </p>
       )}

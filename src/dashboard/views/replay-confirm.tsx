@@ -17,7 +17,7 @@ export function ReplayConfirmPage(props: {
   readonly filter: ReplayFilterQuery;
   /** The first matching dead jobs, newest first. */
   readonly sample: readonly Job[];
-  /** True when more match than the sample shows. */
+  /** True when more may match than the sample shows (the sample is one bounded page). */
   readonly more: boolean;
   readonly csrfToken: string | null;
 }) {
@@ -37,7 +37,7 @@ export function ReplayConfirmPage(props: {
       ) : (
         <>
           <p>{`Every dead job${described.length === 0 ? '' : ` whose ${described.join(' and ')}`} goes back to pending with a fresh attempt budget. Cancelled jobs are left alone.`}</p>
-          <p>{props.sample.length === 0 ? 'No dead job matches now.' : `${props.more ? 'At least ' : ''}${props.sample.length} match, among them:`}</p>
+          <p>{props.sample.length === 0 ? (props.more ? 'None of the newest dead jobs match; older ones may.' : 'No dead job matches now.') : `${props.more ? 'At least ' : ''}${props.sample.length} match, among them:`}</p>
           <ul>
             {props.sample.slice(0, 10).map((job) => (
               <li>

@@ -457,6 +457,11 @@ export class PostgresExecutor implements StoreExecutor {
       values.push(String(page.after));
       clauses.push(page.descending ? `id < $${values.length}` : `id > $${values.length}`);
     }
+    if (page.until !== undefined) {
+      if (!isJobId(String(page.until))) return [];
+      values.push(String(page.until));
+      clauses.push(page.descending ? `id > $${values.length}` : `id < $${values.length}`);
+    }
     values.push(clampLimit(page.limit));
     const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
     const order = page.descending ? 'DESC' : 'ASC';

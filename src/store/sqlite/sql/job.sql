@@ -323,3 +323,10 @@ WHERE outcome IN ('failed', 'timeout', 'lost') AND finished_at >= @since AND fin
 GROUP BY minute
 UNION ALL
 SELECT NULL AS minute, count(*) AS n, min(finished_at) AS oldest FROM tail;
+
+-- name: jobList.matchEstimate
+-- How many jobs a status filter (and queue) matches, and how many jobs there are, from the
+-- counters: lets a list choose between the partial index and a walk in id order.
+SELECT coalesce(sum(CASE WHEN status = @status AND (@queue IS NULL OR queue = @queue) THEN n END), 0) AS matching,
+       coalesce(sum(n), 0) AS total
+FROM mailroom_queue_count;
