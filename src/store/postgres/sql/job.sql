@@ -429,13 +429,21 @@ FROM clock LEFT JOIN oldest o ON true;
 -- name: jobFinishedPerMinute
 -- Jobs done and dead per minute of finished_at over a recent window (the dashboard's
 -- chart), read from the finished index (status, finished_at) alone: one range per status,
--- so its cost follows the jobs finished in the window, not the table. Minutes are UTC
--- epoch minutes, whatever the session's time zone.
+-- so its cost follows the jobs finished in the window, not the table. One branch per
+-- status: with `status IN ('done', 'dead')` PostgreSQL drops the status test (the partial
+-- index's predicate implies it) and walks the whole index for the time range, 30–150 ms
+-- at a million jobs instead of under one. Minutes are UTC epoch minutes, whatever the
+-- session's time zone.
 -- params: $1 since, $2 now
-SELECT status, floor(extract(epoch FROM finished_at) / 60)::bigint * 60000 AS minute, count(*)::bigint AS n
+SELECT 'done' AS status, floor(extract(epoch FROM finished_at) / 60)::bigint * 60000 AS minute, count(*)::bigint AS n
 FROM mailroom_job
-WHERE status IN ('done', 'dead') AND finished_at >= $1::timestamptz AND finished_at <= $2::timestamptz
-GROUP BY status, 2;
+WHERE status = 'done' AND finished_at >= $1::timestamptz AND finished_at <= $2::timestamptz
+GROUP BY 2
+UNION ALL
+SELECT 'dead', floor(extract(epoch FROM finished_at) / 60)::bigint * 60000, count(*)::bigint
+FROM mailroom_job
+WHERE status = 'dead' AND finished_at >= $1::timestamptz AND finished_at <= $2::timestamptz
+GROUP BY 2;
 
 -- name: jobFinishedPerMinute.failedAttempts
 -- Failed attempts per minute, from a bounded tail of the attempt table's primary key
