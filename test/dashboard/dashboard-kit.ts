@@ -34,6 +34,16 @@ export interface ServedDashboard {
   fix(): void;
 }
 
+/** Serve a dashboard for `body`, and stop its server whatever happens. */
+export async function withDashboard(harness: StoreHarness, body: (d: ServedDashboard) => Promise<void>): Promise<void> {
+  const d = await serveDashboard(harness);
+  try {
+    await body(d);
+  } finally {
+    await d.server.stop({ timeoutMs: 1_000 });
+  }
+}
+
 export async function serveDashboard(harness: StoreHarness): Promise<ServedDashboard> {
   const { mr } = await openTestMailroom(harness);
   let fixed = false;

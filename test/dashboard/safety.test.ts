@@ -10,7 +10,7 @@ import { closeTestMailrooms } from '../harness/mailroom.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { send } from '../ingress/ingress-kit.js';
 import type { RawResponse } from '../ingress/ingress-kit.js';
-import { BODY_MARKUP, DEAD_ERROR, everyDashboardRoute, SECRET_HEADER_VALUE, serveDashboard, TOKEN } from './dashboard-kit.js';
+import { BODY_MARKUP, DEAD_ERROR, everyDashboardRoute, SECRET_HEADER_VALUE, TOKEN, withDashboard } from './dashboard-kit.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -41,9 +41,8 @@ async function csrfOf(url: string, cookie: string, path: string): Promise<string
 describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
   afterEach(async () => closeTestMailrooms(harness));
 
-  it.skipIf(!harness.isAvailable)('refuses every route without credentials, showing no data', async () => {
-    const d = await serveDashboard(harness);
-    try {
+  it.skipIf(!harness.isAvailable)('refuses every route without credentials, showing no data', () =>
+    withDashboard(harness, async (d) => {
       for (const route of everyDashboardRoute(d)) {
         for (const accept of ['application/json', 'text/html']) {
           const answer = await send(d.url, route.path, { method: route.method, headers: { ...FORM, accept }, body: route.body });
@@ -63,14 +62,10 @@ describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
       }
       expect((await d.mr.getJob(d.deadJobId))!.status).toBe('dead');
       expect((await d.mr.getJob(d.pendingJobId))!.status).toBe('pending');
-    } finally {
-      await d.server.stop({ timeoutMs: 1_000 });
-    }
-  });
+    }));
 
-  it.skipIf(!harness.isAvailable)('logs in with the token into a signed HttpOnly SameSite=Strict session, and refuses a wrong token or a forged login', async () => {
-    const d = await serveDashboard(harness);
-    try {
+  it.skipIf(!harness.isAvailable)('logs in with the token into a signed HttpOnly SameSite=Strict session, and refuses a wrong token or a forged login', () =>
+    withDashboard(harness, async (d) => {
       const { cookie, response } = await logIn(d.url);
       expect(response.status).toBe(303);
       expect(response.headers.location).toBe('/dashboard/jobs');
@@ -108,14 +103,10 @@ describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
         return { response: await send(d.url, '/dashboard/login', { headers: { ...FORM, cookie: `mailroom_login=${cookieFrom(again, 'mailroom_login')}` }, body: body.toString() }) };
       })();
       expect(elsewhere.headers.location).toBe('/dashboard');
-    } finally {
-      await d.server.stop({ timeoutMs: 1_000 });
-    }
-  });
+    }));
 
-  it.skipIf(!harness.isAvailable)('changes nothing on a POST without the CSRF token, with a wrong one, or from another origin', async () => {
-    const d = await serveDashboard(harness);
-    try {
+  it.skipIf(!harness.isAvailable)('changes nothing on a POST without the CSRF token, with a wrong one, or from another origin', () =>
+    withDashboard(harness, async (d) => {
       const { cookie } = await logIn(d.url);
       const csrf = await csrfOf(d.url, cookie, `/dashboard/jobs/${d.pendingJobId}`);
       const attempts: Array<Record<string, string>> = [
@@ -149,14 +140,10 @@ describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
       });
       expect(done.status).toBe(303);
       expect((await d.mr.getJob(d.pendingJobId))!.deadReason).toBe('cancelled');
-    } finally {
-      await d.server.stop({ timeoutMs: 1_000 });
-    }
-  });
+    }));
 
-  it.skipIf(!harness.isAvailable)('serves scripts with a bearer token, escapes stored text and hides secret-looking headers', async () => {
-    const d = await serveDashboard(harness);
-    try {
+  it.skipIf(!harness.isAvailable)('serves scripts with a bearer token, escapes stored text and hides secret-looking headers', () =>
+    withDashboard(harness, async (d) => {
       const bearer = { authorization: `Bearer ${TOKEN}`, accept: 'text/html' };
       const job = await send(d.url, `/dashboard/jobs/${d.deadJobId}`, { method: 'GET', headers: bearer });
       expect(job.status).toBe(200);
@@ -182,8 +169,5 @@ describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
       expect(replayed.status).toBe(200);
       expect(replayed.json).toEqual({ count: 1, ids: [d.deadJobId] });
       expect(DEAD_ERROR).toContain('SMTP');
-    } finally {
-      await d.server.stop({ timeoutMs: 1_000 });
-    }
-  });
+    }));
 });

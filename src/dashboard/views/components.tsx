@@ -69,3 +69,32 @@ export function Json(props: { readonly value: unknown; readonly maxChars?: numbe
   if (props.value === null || props.value === undefined) return <span class="muted">none</span>;
   return <Pre text={JSON.stringify(props.value, null, 2)} maxChars={props.maxChars} />;
 }
+
+/** A table's header row; a column named with `num` is right-aligned, for figures. */
+export function TableHead(props: { readonly columns: ReadonlyArray<string | { readonly num: string }> }) {
+  return (
+    <thead>
+      <tr>
+        {props.columns.map((column) => (typeof column === 'string' ? <th>{column}</th> : <th class="num">{column.num}</th>))}
+      </tr>
+    </thead>
+  );
+}
+
+/** A cell linking to one job or event by its id. */
+export function IdCell(props: { readonly kind: 'jobs' | 'events'; readonly id: string }) {
+  return (
+    <td class="num">
+      <a href={href(`/${props.kind}/${props.id}`)}>{props.id}</a>
+    </td>
+  );
+}
+
+/** One text field of a filter form, showing its current value. */
+export function FilterField(props: { readonly label: string; readonly name: string; readonly value: string | undefined; readonly placeholder?: string }) {
+  return (
+    <label>
+      {props.label} <input name={props.name} value={props.value ?? ''} placeholder={props.placeholder} />
+    </label>
+  );
+}

@@ -4,7 +4,8 @@
 import { renderBody } from '../../core/display-text.js';
 import type { EventSummary, InboundEvent, Job } from '../../core/types.js';
 import { visibleHeaders } from '../../providers/visible-headers.js';
-import { Clip, href, Pre, StatusBadge, Time } from './components.js';
+import { Clip, FilterField, href, IdCell, Pre, TableHead, Time } from './components.js';
+import { JobTable } from './jobs.js';
 import { Layout } from './layout.js';
 
 /** At most this much of a body is put in the page. */
@@ -46,35 +47,19 @@ export function EventsPage(props: {
     <Layout title="Events" section="events" csrfToken={props.csrfToken}>
       <h1>Inbound events</h1>
       <form method="get" action={href('/events')} class="filters">
-        <label>
-          Source <input name="source" value={query.source ?? ''} />
-        </label>
-        <label>
-          Type <input name="type" value={query.type ?? ''} />
-        </label>
+        <FilterField label="Source" name="source" value={query.source} />
+        <FilterField label="Type" name="type" value={query.type} />
         <button type="submit">Filter</button> <a href={href('/events')}>Clear</a>
       </form>
       {props.events.length === 0 ? (
         <p class="muted">No events match.</p>
       ) : (
         <table>
-          <thead>
-            <tr>
-              <th class="num">ID</th>
-              <th>Source</th>
-              <th>Type</th>
-              <th>Delivery id</th>
-              <th>Received</th>
-              <th class="num">Bytes</th>
-              <th class="num">Jobs</th>
-            </tr>
-          </thead>
+          <TableHead columns={[{ num: 'ID' }, 'Source', 'Type', 'Delivery id', 'Received', { num: 'Bytes' }, { num: 'Jobs' }]} />
           <tbody>
             {props.events.map((event) => (
               <tr>
-                <td class="num">
-                  <a href={href(`/events/${event.id}`)}>{event.id}</a>
-                </td>
+                <IdCell kind="events" id={event.id} />
                 <td>
                   <a href={href('/events', { source: event.source })}>{event.source}</a>
                 </td>
@@ -120,24 +105,7 @@ export function EventPage(props: { readonly event: InboundEvent; readonly jobs: 
       {props.jobs.length === 0 ? (
         <p class="muted">No task took this event.</p>
       ) : (
-        <table>
-          <tbody>
-            {props.jobs.map((job) => (
-              <tr>
-                <td class="num">
-                  <a href={href(`/jobs/${job.id}`)}>{job.id}</a>
-                </td>
-                <td>{job.type}</td>
-                <td>
-                  <StatusBadge status={job.status} deadReason={job.deadReason} />
-                </td>
-                <td class="error-text">
-                  <Clip text={job.lastError} max={100} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <JobTable jobs={props.jobs} />
       )}
     </Layout>
   );

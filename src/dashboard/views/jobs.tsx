@@ -3,7 +3,7 @@
 
 import { JOB_STATUSES } from '../../core/types.js';
 import type { Job } from '../../core/types.js';
-import { Clip, href, StatusBadge, Time } from './components.js';
+import { Clip, FilterField, href, IdCell, StatusBadge, TableHead, Time } from './components.js';
 import { Layout } from './layout.js';
 
 /** The list's filters as the query string carries them (every one optional). */
@@ -46,21 +46,13 @@ export function JobsPage(props: {
             ))}
           </select>
         </label>
-        <label>
-          Type <input name="type" value={query.type ?? ''} />
-        </label>
-        <label>
-          Queue <input name="queue" value={query.queue ?? ''} />
-        </label>
-        <label>
-          Source <input name="source" value={query.source ?? ''} />
-        </label>
+        <FilterField label="Type" name="type" value={query.type} />
+        <FilterField label="Queue" name="queue" value={query.queue} />
+        <FilterField label="Source" name="source" value={query.source} />
         <label>
           Error contains <input name="error" value={query.error ?? ''} type="search" />
         </label>
-        <label>
-          Enqueued before (UTC) <input name="before" value={query.before ?? ''} placeholder="2026-01-31T23:59" />
-        </label>
+        <FilterField label="Enqueued before (UTC)" name="before" value={query.before} placeholder="2026-01-31T23:59" />
         <button type="submit">Filter</button> <a href={href('/jobs')}>Clear</a>
       </form>
       {query.status === 'dead' ? (
@@ -73,42 +65,7 @@ export function JobsPage(props: {
       {props.jobs.length === 0 ? (
         <p class="muted">{props.searchStopped ? `No match among the newest jobs searched so far (down to id ${props.nextAfter}).` : 'No jobs match.'}</p>
       ) : (
-        <table class="jobs">
-          <thead>
-            <tr>
-              <th class="num">ID</th>
-              <th>Status</th>
-              <th>Queue</th>
-              <th>Type</th>
-              <th class="num">Attempts</th>
-              <th>Enqueued</th>
-              <th>Source</th>
-              <th>Last error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.jobs.map((job) => (
-              <tr>
-                <td class="num">
-                  <a href={href(`/jobs/${job.id}`)}>{job.id}</a>
-                </td>
-                <td>
-                  <StatusBadge status={job.status} deadReason={job.deadReason} />
-                </td>
-                <td>{job.queue}</td>
-                <td>{job.type}</td>
-                <td class="num">{`${job.attempts}/${job.maxAttempts}`}</td>
-                <td>
-                  <Time at={job.createdAt} />
-                </td>
-                <td>{job.source ?? '-'}</td>
-                <td class="error-text">
-                  <Clip text={job.lastError} max={100} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <JobTable jobs={props.jobs} />
       )}
       {props.nextAfter === null ? null : (
         <p>
@@ -118,5 +75,34 @@ export function JobsPage(props: {
         </p>
       )}
     </Layout>
+  );
+}
+
+/** Jobs as the list shows them, one row each, linking to each job's page. */
+export function JobTable(props: { readonly jobs: readonly Job[] }) {
+  return (
+    <table class="jobs">
+      <TableHead columns={[{ num: 'ID' }, 'Status', 'Queue', 'Type', { num: 'Attempts' }, 'Enqueued', 'Source', 'Last error']} />
+      <tbody>
+        {props.jobs.map((job) => (
+          <tr>
+            <IdCell kind="jobs" id={job.id} />
+            <td>
+              <StatusBadge status={job.status} deadReason={job.deadReason} />
+            </td>
+            <td>{job.queue}</td>
+            <td>{job.type}</td>
+            <td class="num">{`${job.attempts}/${job.maxAttempts}`}</td>
+            <td>
+              <Time at={job.createdAt} />
+            </td>
+            <td>{job.source ?? '-'}</td>
+            <td class="error-text">
+              <Clip text={job.lastError} max={100} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
