@@ -87,9 +87,14 @@ describe.each(storeHarnesses)('the dashboard in Chromium on $name', (harness) =>
       await page.fill('input[name=token]', TOKEN);
       await Promise.all([page.waitForURL(`${d.url}/dashboard`), page.click('button[type=submit]')]);
 
-      // The overview counts the dead job.
+      // The overview counts the dead job, and refreshes itself: a job enqueued now shows
+      // up in the pending count without a reload.
       await page.locator('.card.status-dead .count', { hasText: '1' }).waitFor();
       await shoot(page, 'overview', harness.name);
+      expect(await page.locator('.card.status-pending .count').textContent()).toBe('1');
+      await d.mr.enqueue('never_run' as never, {} as never);
+      await page.locator('.card.status-pending .count', { hasText: '2' }).waitFor({ timeout: 15_000 });
+      expect(await page.locator('#overview').getAttribute('data-refreshed-at')).not.toBeNull();
 
       // Search it by its error text.
       await page.click('nav >> text=Jobs');
