@@ -1,5 +1,6 @@
-// Copies the .sql files (statements and migrations) beside the compiled stores:
-// tsc only emits .js, and the stores load their SQL at run time from next to themselves.
+// Copies the .sql files (statements and migrations) beside the compiled stores, and the
+// dashboard's static assets (src/dashboard/assets/) beside its compiled routes: tsc only
+// emits .js from .ts, and both are loaded at run time from next to the code that uses them.
 import { cpSync, readdirSync, statSync, mkdirSync } from 'node:fs';
 import { join, relative, dirname } from 'node:path';
 
@@ -10,7 +11,7 @@ function walk(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path);
-    else if (name.endsWith('.sql')) {
+    else if (name.endsWith('.sql') || dir.endsWith(join('dashboard', 'assets'))) {
       const target = join(OUT, relative(SRC, path));
       mkdirSync(dirname(target), { recursive: true });
       cpSync(path, target);

@@ -40,6 +40,9 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // Whether the ledger exists, asked of the catalogue; PostgreSQL reads the ledger and
     // takes "undefined table" (42P01) for "none yet".
     'migrationList.hasLedger',
+    // SQLite plans without table statistics, so a status-filtered list reads the counters to
+    // choose between a partial index and a walk in id order; PostgreSQL's planner has statistics.
+    'jobList.matchEstimate',
   ]),
   postgres: new Set<string>([
     // The whole claim in one statement (see jobClaim.pick above).

@@ -7,7 +7,12 @@
 import type { Writable } from 'node:stream';
 import { JOB_STATUSES } from '../core/types.js';
 import type { Attempt, EventSummary, InboundEvent, Job, JobDetail, Replay, StatusCounts } from '../core/types.js';
-import { SECRET_HEADERS } from '../providers/index.js';
+import { visibleHeaders } from '../providers/visible-headers.js';
+
+import { bodyToJson, formatDurationMs, renderBody } from '../core/display-text.js';
+
+// Shared with the dashboard; the CLI's commands keep importing them from here.
+export { bodyToJson, formatDurationMs, renderBody, visibleHeaders };
 
 /** Writes one JSON document (pretty-printed, newline-terminated). */
 export function writeJson(out: Writable, value: unknown): void {
@@ -77,48 +82,6 @@ export function jobDetailToJson(job: JobDetail): Record<string, unknown> {
   };
 }
 
-/**
- * Ingress never stores a signature or credential header (`SECRET_HEADERS`, every
- * provider's spellings). A row stored before a spelling was on that list still must not
- * reach a terminal, so the CLI also hides any header whose name looks secret-bearing.
- */
-const SECRET_LOOKING_HEADER = /authorization|cookie|signature|hmac|secret|token|api[-_]?key|password/i;
-const KNOWN_SECRET_HEADERS = new Set(SECRET_HEADERS);
-
-function isSecretHeader(name: string): boolean {
-  return KNOWN_SECRET_HEADERS.has(name.toLowerCase()) || SECRET_LOOKING_HEADER.test(name);
-}
-
-/** Stored headers as the CLI shows them: sorted, secret-bearing values replaced. */
-export function visibleHeaders(headers: Record<string, string>): Record<string, string> {
-  const shown: Record<string, string> = {};
-  for (const name of Object.keys(headers).sort()) shown[name] = isSecretHeader(name) ? '[hidden]' : headers[name]!;
-  return shown;
-}
-
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/** A body as JSON output carries it: the text when it is valid UTF-8, else base64. */
-export function bodyToJson(body: Buffer): { body: string; bodyEncoding: 'utf8' | 'base64' } {
-  try {
-    return { body: UTF8.decode(body), bodyEncoding: 'utf8' };
-  } catch {
-    return { body: body.toString('base64'), bodyEncoding: 'base64' };
-  }
-}
-
-/** A body for people: indented JSON when it parses, else its text, else a note on the binary. */
-export function renderBody(body: Buffer): string {
-  const { body: text, bodyEncoding } = bodyToJson(body);
-  if (bodyEncoding === 'base64') return `(${body.length} bytes, not UTF-8 text; --json gives them in base64)`;
-  if (text === '') return '(empty)';
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
-}
-
 /** What every event's JSON starts with, listed or in full. */
 function eventIdentityToJson(event: EventSummary | InboundEvent): Record<string, unknown> {
   return { id: event.id, source: event.source, deliveryId: event.deliveryId, type: event.type, receivedAt: iso(event.receivedAt) };
@@ -185,21 +148,6 @@ export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly
       .join('  ')
       .trimEnd();
   return [format(columns.map((c) => c.header)), ...cells.map(format)].join('\n');
-}
-
-/** `1h 02m`, `3m 12s`, `4.2s`, `250ms`: an age or duration a person reads at a glance. */
-export function formatDurationMs(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return '-';
-  if (ms < 1_000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)}s`;
-  const totalSeconds = Math.floor(ms / 1_000);
-  const days = Math.floor(totalSeconds / 86_400);
-  const hours = Math.floor((totalSeconds % 86_400) / 3_600);
-  const minutes = Math.floor((totalSeconds % 3_600) / 60);
-  const seconds = totalSeconds % 60;
-  if (days > 0) return `${days}d ${String(hours).padStart(2, '0')}h`;
-  if (hours > 0) return `${hours}h ${String(minutes).padStart(2, '0')}m`;
-  return `${minutes}m ${String(seconds).padStart(2, '0')}s`;
 }
 
 /** Every line indented by two spaces, for a block under a heading. */

@@ -134,6 +134,17 @@ export interface ScheduleConfig {
   readonly maxAttempts?: number;
 }
 
+/** The operator dashboard at /dashboard (docs/dashboard.md). */
+export interface DashboardConfig {
+  /**
+   * The login token (and bearer token for scripts). `MAILROOM_DASHBOARD_TOKEN` wins over it;
+   * with neither, `mailroom serve` generates one and prints it once at start.
+   */
+  readonly token?: string;
+  /** Dot paths hidden in payloads, results and details on its pages (`card.number`, `*.email`). */
+  readonly redactPaths?: readonly string[];
+}
+
 export interface MailroomConfig {
   /** Store URL. `--db` and `MAILROOM_DB` win over it. @default 'sqlite:./data/mailroom.db' */
   readonly db?: string;
@@ -144,7 +155,7 @@ export interface MailroomConfig {
   /** Recurring jobs by name: enqueued once per cron slot by the processes that run workers. */
   readonly schedules?: Readonly<Record<string, ScheduleConfig>>;
   readonly endpoints?: { readonly allowlist?: readonly string[] };
-  readonly dashboard?: { readonly token?: string };
+  readonly dashboard?: DashboardConfig;
   readonly retention?: { readonly doneMs?: number; readonly deadMs?: number };
 }
 

@@ -96,9 +96,13 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
     config.endpoints = endpoints.allowlist === undefined ? {} : { allowlist: readStringArray(endpoints.allowlist, 'endpoints.allowlist') };
   }
   if (root.dashboard !== undefined) {
-    const dashboard = readObject(root.dashboard, 'dashboard', ['token']);
-    // An unset env var is the usual `token: process.env.X`: the dashboard is then off, not broken.
-    config.dashboard = dashboard.token === undefined ? {} : { token: readString(dashboard.token, 'dashboard.token') };
+    const dashboard = readObject(root.dashboard, 'dashboard', ['token', 'redactPaths']);
+    // An unset env var is the usual `token: process.env.X`: `serve` then generates a token
+    // and prints it, rather than refusing to start.
+    config.dashboard = {
+      ...(dashboard.token !== undefined ? { token: readString(dashboard.token, 'dashboard.token') } : {}),
+      ...(dashboard.redactPaths !== undefined ? { redactPaths: readStringArray(dashboard.redactPaths, 'dashboard.redactPaths') } : {}),
+    };
   }
   if (root.retention !== undefined) {
     const retention = readObject(root.retention, 'retention', ['doneMs', 'deadMs']);

@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   MR_ERR_REQUEST_MALFORMED: 'The request is not valid HTTP.',
   MR_ERR_NOT_FOUND: 'No route matches the request.',
   MR_ERR_UNAUTHORIZED: 'Credentials are missing or wrong.',
+  MR_ERR_CSRF_INVALID: 'A form was posted without the session\'s CSRF token, or from another site.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -243,6 +244,20 @@ export class MethodNotAllowedError extends MailroomError {
 export class RouteNotFoundError extends MailroomError {
   constructor(readonly path: string) {
     super('MR_ERR_NOT_FOUND', 'No route matches this path.', { httpStatus: 404 });
+  }
+}
+
+/** A dashboard request without a valid session or bearer token (HTTP 401). */
+export class UnauthorizedError extends MailroomError {
+  constructor(message = 'Log in at /dashboard/login, or send Authorization: Bearer <dashboard token>.') {
+    super('MR_ERR_UNAUTHORIZED', message, { httpStatus: 401 });
+  }
+}
+
+/** A dashboard POST whose CSRF token is missing or wrong, or that came from another site (HTTP 403). */
+export class CsrfError extends MailroomError {
+  constructor(message = 'The form\'s CSRF token is missing or wrong; reload the page and try again.') {
+    super('MR_ERR_CSRF_INVALID', message, { httpStatus: 403 });
   }
 }
 

@@ -5,6 +5,9 @@
 // that embeds Mailroom can call it the same way.
 
 import type { MailroomConfig } from '../config/define-config.js';
+import { generateDashboardToken } from '../dashboard/dashboard-auth.js';
+import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
+import { tenantPortalRoutes } from '../dashboard/tenant-portal.js';
 import { createIngressServer } from '../ingress/server.js';
 import type { IngressServer } from '../ingress/server.js';
 import type { Route } from '../ingress/route-table.js';
@@ -31,8 +34,20 @@ export interface MailroomServerOptions {
   readonly port?: number;
   /** Options of the worker started when tasks are registered (none is started without). */
   readonly worker?: WorkerOptions;
-  /** Routes mounted beside the built-in ones (the dashboard and tenant portal will be). */
+  /** Routes mounted beside the built-in ones. */
   readonly routes?: readonly Route[];
+  /**
+   * The operator dashboard at /dashboard, or false for none. Its token: this, else
+   * `config.dashboard.token`, else one generated now (read it from `server.dashboard`).
+   */
+  readonly dashboard?: { readonly token?: string } | false;
+}
+
+/** Where the dashboard is, and its token when the server generated it (to print once). */
+export interface DashboardMount {
+  readonly url: string;
+  /** Set only when no token was configured: the caller shows it to the operator once. */
+  readonly generatedToken: string | null;
 }
 
 /** A running server. */
@@ -42,6 +57,8 @@ export interface MailroomServer {
   /** The worker running the registered tasks, or null when none is registered. */
   readonly worker: Worker | null;
   readonly ingress: IngressServer;
+  /** The dashboard, or null when it was turned off. */
+  readonly dashboard: DashboardMount | null;
   /**
    * Stop gracefully: no new requests, in-flight ones finish, then the worker claims nothing
    * more, its running handlers get `timeoutMs`, and the rest go back uncharged.
@@ -64,7 +81,14 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
   const metrics = new MailroomMetrics(mr);
   const types = mr.taskTypes();
   warnAboutFanOut(config, types, log);
-  const ingress = createIngressServer({ mr, config, metrics, logger: log, routes: options.routes });
+  const configuredToken = options.dashboard === false ? undefined : (options.dashboard?.token ?? config.dashboard?.token);
+  const dashboardToken = options.dashboard === false ? null : (configuredToken ?? generateDashboardToken());
+  const routes = [
+    ...(dashboardToken === null ? [] : dashboardRoutes({ mr, token: dashboardToken, log, redactPaths: config.dashboard?.redactPaths })),
+    ...tenantPortalRoutes(),
+    ...(options.routes ?? []),
+  ];
+  const ingress = createIngressServer({ mr, config, metrics, logger: log, routes });
   // Listen first: a port that cannot be bound then leaves nothing started to stop.
   const url = await ingress.listen(options.port ?? config.server?.port ?? DEFAULT_PORT, options.host ?? config.server?.host ?? DEFAULT_HOST);
   const worker = types.length > 0 ? mr.work(options.worker) : null;
@@ -77,6 +101,7 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
     url,
     worker,
     ingress,
+    dashboard: dashboardToken === null ? null : { url: `${url}/dashboard`, generatedToken: configuredToken === undefined ? dashboardToken : null },
     stop,
     async stopOn(stopSignal, { timeoutMs, stopNowSignal }) {
       const signal = await stopSignal;

@@ -5,6 +5,7 @@
 // field readers absorb that, so a column added to a table is mapped in one place.
 
 import type { Attempt, DeadReason, EventSummary, InboundEvent, Job, PausedQueue, Replay } from '../core/types.js';
+import type { FinishedMinute } from './store.js';
 
 /** A row as a driver returns it: column name → value. */
 export type Row = Record<string, any>;
@@ -123,4 +124,43 @@ export function eventSummaryFromRow(row: Row): EventSummary {
 /** A mailroom_queue_pause row as a PausedQueue. */
 export function pausedQueueFromRow(row: Row): PausedQueue {
   return { queue: row.queue, reason: row.reason ?? null, pausedAt: timeOf(row.paused_at) };
+}
+
+/** One hour unless told; never more than a day, so the read stays a short index range. */
+export function finishedWindowMs(windowMs: number | undefined): number {
+  if (windowMs === undefined || !Number.isFinite(windowMs)) return 3_600_000;
+  return Math.max(60_000, Math.min(86_400_000, Math.floor(windowMs)));
+}
+
+/**
+ * jobFinishedPerMinute's two reads as minutes, oldest first. `attemptRows` has one row
+ * with a null minute: the tail's size and oldest finish, which say whether failed
+ * attempts older than the tail were left out.
+ */
+export function finishedMinutesFromRows(
+  jobRows: readonly Row[],
+  attemptRows: readonly Row[],
+  since: Date,
+  scanLimit: number,
+): { minutes: FinishedMinute[]; failedAttemptsTruncated: boolean } {
+  const byMinute = new Map<number, { done: number; dead: number; failedAttempts: number }>();
+  const entry = (minute: unknown) => {
+    const key = Number(minute);
+    let found = byMinute.get(key);
+    if (!found) byMinute.set(key, (found = { done: 0, dead: 0, failedAttempts: 0 }));
+    return found;
+  };
+  for (const row of jobRows) entry(row.minute)[row.status as 'done' | 'dead'] += Number(row.n);
+  let failedAttemptsTruncated = false;
+  for (const row of attemptRows) {
+    if (row.minute === null || row.minute === undefined) {
+      failedAttemptsTruncated = Number(row.n) >= scanLimit && row.oldest !== null && timeOf(row.oldest) >= since;
+    } else {
+      entry(row.minute).failedAttempts += Number(row.n);
+    }
+  }
+  const minutes = [...byMinute.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([minute, counts]) => ({ minute: new Date(minute), ...counts }));
+  return { minutes, failedAttemptsTruncated };
 }

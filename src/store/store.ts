@@ -87,6 +87,13 @@ export interface ListPageParams {
   readonly after?: string;
   /** Newest first when true (dashboard, CLI); default ascending id. */
   readonly descending?: boolean;
+  /**
+   * Keyset bound on the far side: only rows before this id in the listing's order (id >
+   * until descending, id < until ascending). With `after`, a page reads one id range and
+   * no more, however rare its matches: the dashboard's error search, which no index
+   * serves, walks the table in such ranges.
+   */
+  readonly until?: string;
 }
 
 export interface JobListParams extends JobFilter, ListPageParams {}
@@ -278,6 +285,44 @@ export interface QueueResumeParams {
   readonly queue: string;
 }
 
+export interface JobFinishedPerMinuteParams {
+  /** How far back from the store's now. @default 3600000 (one hour), at most one day */
+  readonly windowMs?: number;
+  readonly now?: Date;
+}
+
+/** Jobs that finished, and attempts that failed, in one minute (UTC, on the store's clock). */
+export interface FinishedMinute {
+  /** Start of the minute. */
+  readonly minute: Date;
+  /** Jobs that became `done` in the minute. */
+  readonly done: number;
+  /** Jobs that became `dead` in the minute (attempts exhausted, `Permanent`, cancelled). */
+  readonly dead: number;
+  /** Attempts that failed, timed out or were lost in the minute (retried or not). */
+  readonly failedAttempts: number;
+}
+
+export interface JobFinishedPerMinuteResult {
+  /** Minutes with anything in them, oldest first; quiet minutes are absent. */
+  readonly minutes: FinishedMinute[];
+  /** The store's now, the window's end. */
+  readonly now: Date;
+  /**
+   * True when more failed attempts fell in the window than the bounded read looks at
+   * (ATTEMPT_SCAN_LIMIT): `failedAttempts` then counts only the newest ones.
+   */
+  readonly failedAttemptsTruncated: boolean;
+}
+
+/**
+ * The newest attempt rows the per-minute read looks at. The attempt table has no index on
+ * finished_at (adding one would tax every attempt write for a chart); attempts are written
+ * when they finish, so the newest ids are the newest finishes, and reading a bounded tail
+ * of the primary key stays cheap at any table size.
+ */
+export const ATTEMPT_SCAN_LIMIT = 10_000;
+
 export interface JobClaimableParams {
   readonly types: readonly string[];
   readonly queues: readonly string[] | null;
@@ -377,6 +422,8 @@ export interface StoreExecutor {
    * fenced-off finish is left out.
    */
   jobFinishMany(params: JobFinishManyParams): Promise<string[]>;
+  /** Jobs done and dead, and failed attempts, per minute over a recent window (the dashboard's chart). */
+  jobFinishedPerMinute(params: JobFinishedPerMinuteParams): Promise<JobFinishedPerMinuteResult>;
   jobGet(params: JobGetParams): Promise<JobDetail | null>;
   /** Running jobs' progress, each fenced by its lease token; returns the ids written, in the caller's order. */
   jobProgressMany(params: JobProgressManyParams): Promise<string[]>;

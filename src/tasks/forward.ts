@@ -62,7 +62,10 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
       const tookMs = () => Math.round(performance.now() - startedAt);
       let response: Response;
       try {
-        response = await traceHttpCall('POST', config.url, headers, () => doFetch(config.url, { method: 'POST', body, headers, signal, redirect: 'manual' }));
+        // A Uint8Array view of the same bytes: fetch's DOM typing (pulled in by the
+        // dashboard's JSX types) takes an ArrayBuffer-backed view, not node's Buffer type.
+        const bytes = new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength);
+        response = await traceHttpCall('POST', config.url, headers, () => doFetch(config.url, { method: 'POST', body: bytes, headers, signal, redirect: 'manual' }));
       } catch (error) {
         ctx.setDetails({ durationMs: tookMs(), error: timeout.aborted ? 'timeout' : networkMessage(error) });
         if (ctx.signal.aborted) throw ctx.signal.reason ?? error;

@@ -13,6 +13,7 @@ import { limitsConformance } from './limits.js';
 import { listConformance } from './list.js';
 import { migrationsConformance } from './migrations.js';
 import { finishConformance } from './finish.js';
+import { finishedPerMinuteConformance } from './finished-per-minute.js';
 import { outcomeConformance } from './outcome.js';
 import { pauseConformance } from './pause.js';
 import { replayConformance } from './replay.js';
@@ -42,6 +43,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     cancelConformance(harness);
     retentionConformance(harness);
     statsConformance(harness);
+    finishedPerMinuteConformance(harness);
     eventsConformance(harness);
     listConformance(harness);
     transactionalEnqueueConformance(harness);

@@ -15,6 +15,21 @@ export function listConformance(harness: StoreHarness): void {
       expect(idsOf(await ctx.store.jobList({}))).toEqual(ids);
     });
 
+    it('reads one id range with after and until, in either order, and finds the same jobs whichever way it walks', async () => {
+      const ids = await enqueueIds(ctx.store, [{}, {}, {}, {}, {}, {}]);
+      // Newest first, strictly between the first and the last.
+      expect(idsOf(await ctx.store.jobList({ descending: true, after: ids[5], until: ids[0] }))).toEqual([ids[4], ids[3], ids[2], ids[1]]);
+      expect(idsOf(await ctx.store.jobList({ after: ids[0], until: ids[5] }))).toEqual([ids[1], ids[2], ids[3], ids[4]]);
+      expect(idsOf(await ctx.store.jobList({ descending: true, until: ids[3], limit: 1 }))).toEqual([ids[5]]);
+      expect(await ctx.store.jobList({ descending: true, after: ids[2], until: ids[1] })).toEqual([]);
+      expect(await ctx.store.jobList({ until: 'nope' })).toEqual([]);
+      // Many pending jobs of one queue among few others: a store may walk its index or the ids; the page is the same.
+      const more = await enqueueIds(ctx.store, Array.from({ length: 30 }, (_, i) => ({ queue: i % 3 === 0 ? 'other' : 'email' })));
+      const email = more.filter((_, i) => i % 3 !== 0).reverse();
+      expect(idsOf(await ctx.store.jobList({ status: 'pending', queue: 'email', descending: true, limit: 5 }))).toEqual(email.slice(0, 5));
+      expect(idsOf(await ctx.store.jobList({ status: 'pending', queue: 'email', descending: true, limit: 5, after: email[4] }))).toEqual(email.slice(5, 10));
+    });
+
     it('filters by status', async () => {
       const dead = await insertJob(ctx.store, { status: 'dead', now: T0 });
       const done = await insertJob(ctx.store, { status: 'done', now: T0 });

@@ -27,13 +27,13 @@ describe.each(storeHarnesses)('the serve process on $name', (harness) => {
       mr,
       config,
       port: 0,
-      routes: [{ path: '/dashboard', methods: ['GET'], handle: (_req, res) => sendJson(res, 200, { ok: true }) }],
+      routes: [{ path: '/extra', methods: ['GET'], handle: (_req, res) => sendJson(res, 200, { ok: true }) }],
     });
     const posted = await send(server.url, '/hooks/open', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'evt_1', n: 1 }) });
     expect(posted.status).toBe(202);
     await waitFor(() => seen.length === 1, { timeoutMs: 5_000 });
     expect(seen).toEqual([{ id: 'evt_1', n: 1 }]);
-    expect((await send(server.url, '/dashboard', { method: 'GET' })).json).toEqual({ ok: true });
+    expect((await send(server.url, '/extra', { method: 'GET' })).json).toEqual({ ok: true });
 
     let raise!: (signal: NodeJS.Signals) => void;
     const stopped = server.stopOn(new Promise<NodeJS.Signals>((resolve) => (raise = resolve)), { timeoutMs: 2_000 });

@@ -20,6 +20,8 @@ export interface ServeCliOptions {
   readonly shutdownTimeoutMs: number;
   /** null: retention off; undefined: the config's window, else 7 days. */
   readonly retentionMs?: number | null;
+  /** MAILROOM_DASHBOARD_TOKEN, which wins over the config's dashboard.token. */
+  readonly dashboardToken?: string;
 }
 
 /** 10 s: under Kubernetes' default 30 s grace period, with room for the hand-back writes. */
@@ -27,12 +29,14 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 const serve: CliCommand<ServeCliOptions> = {
   name: 'serve',
-  summary: 'Run the webhook ingress and a worker (plus /healthz, /readyz, /metrics)',
+  summary: 'Run the webhook ingress, a worker and the dashboard (plus /healthz, /readyz, /metrics)',
   usage: `Usage: mailroom serve [--host H] [--port N] [options]
 
 Receives webhooks at POST /hooks/<source> for the sources in the config file
 (mailroom.config.js/.mjs, or --config PATH), stores each event with the jobs it fans out
-to before answering, and runs those jobs. Binds 127.0.0.1:8080 unless told otherwise.
+to before answering, and runs those jobs. Serves the dashboard at /dashboard: its token
+is MAILROOM_DASHBOARD_TOKEN, else the config's dashboard.token, else one generated and
+printed at start. Binds 127.0.0.1:8080 unless told otherwise.
 On SIGTERM or SIGINT it stops accepting requests, lets running handlers finish within
 --shutdown-timeout, hands the rest back uncharged, and exits 0. A second signal hands back
 what is still running too, uncharged, at once, and exits 130.
@@ -69,6 +73,7 @@ Options:
       shutdownTimeoutMs:
         values['shutdown-timeout'] === undefined ? DEFAULT_SHUTDOWN_TIMEOUT_MS : parseDurationMs(values['shutdown-timeout'], '--shutdown-timeout'),
       retentionMs,
+      dashboardToken: nonEmpty(io.env.MAILROOM_DASHBOARD_TOKEN),
     };
   },
 
@@ -93,6 +98,7 @@ Options:
         host,
         port,
         worker: workerOptions(effective.worker, { concurrency: options.concurrency }),
+        dashboard: { token: options.dashboardToken },
       }).catch((error: unknown) => {
         throw listenProblem(error, host, port);
       });
@@ -101,7 +107,7 @@ Options:
         { url: server.url, store: describeDbUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: mr.taskTypes(), workerId: server.worker?.id ?? null },
         'mailroom serving',
       );
-      io.stdout.write(banner(server.url, sourceNames, options));
+      io.stdout.write(banner(server, sourceNames, options));
       await server.stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs, stopNowSignal: io.stopNowSignal });
       return 0;
     } finally {
@@ -117,7 +123,12 @@ Options:
  * The send-test line says `npx mailroom`: the binary is not on a newcomer's PATH, and npx
  * runs the one of the project in the working directory, this repository's own included.
  */
-function banner(url: string, sources: string[], options: ServeCliOptions): string {
+/**
+ * A generated dashboard token is printed here, once, and never logged: the log may be
+ * shipped elsewhere, the terminal of whoever started the server is where it belongs.
+ */
+function banner(server: MailroomServer, sources: string[], options: ServeCliOptions): string {
+  const { url, dashboard } = server;
   const lines = [
     '',
     `Mailroom is listening on ${url}`,
@@ -125,6 +136,12 @@ function banner(url: string, sources: string[], options: ServeCliOptions): strin
     `  health    ${url}/healthz   ready: ${url}/readyz`,
     `  metrics   ${url}/metrics`,
   ];
+  if (dashboard !== null) {
+    lines.push(`  dashboard ${dashboard.url}`);
+    if (dashboard.generatedToken !== null) {
+      lines.push(`            token: ${dashboard.generatedToken}`, '            (generated for this run; set MAILROOM_DASHBOARD_TOKEN or dashboard.token to keep one)');
+    }
+  }
   if (sources.length > 0) {
     const source = sources.includes('demo') ? 'demo' : sources[0]!;
     const args = [`send-test --source ${source}`];

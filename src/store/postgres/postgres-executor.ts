@@ -10,7 +10,17 @@ import { emptyStatusCounts } from '../../core/types.js';
 import type { ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
 import { LimitBudget, limitsOf, longestWindowMs, rateLimitedTypes } from '../limits.js';
 import type { TypeLimits } from '../limits.js';
-import { attemptFromRow, doneAttemptFromJobRow, eventFromRow, eventSummaryFromRow, jobFromRow, pausedQueueFromRow, replayFromRow } from '../rows.js';
+import {
+  attemptFromRow,
+  doneAttemptFromJobRow,
+  eventFromRow,
+  eventSummaryFromRow,
+  finishedMinutesFromRows,
+  finishedWindowMs,
+  jobFromRow,
+  pausedQueueFromRow,
+  replayFromRow,
+} from '../rows.js';
 import { RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
@@ -40,6 +50,8 @@ import type {
   JobRescueParams,
   JobRescueResult,
   JobRetryNowParams,
+  JobFinishedPerMinuteParams,
+  JobFinishedPerMinuteResult,
   JobStatsParams,
   JobStatsResult,
   QueuePauseParams,
@@ -47,6 +59,7 @@ import type {
   Lease,
   StoreExecutor,
 } from '../store.js';
+import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter, isJobId } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
@@ -385,6 +398,14 @@ export class PostgresExecutor implements StoreExecutor {
     return { jobs, events };
   }
 
+  async jobFinishedPerMinute(params: JobFinishedPerMinuteParams): Promise<JobFinishedPerMinuteResult> {
+    const now = params.now ?? (await this.databaseNow());
+    const since = new Date(now.getTime() - finishedWindowMs(params.windowMs));
+    const jobRows = await this.runner.run(this.stmt('jobFinishedPerMinute'), [since, now]);
+    const attemptRows = await this.runner.run(this.stmt('jobFinishedPerMinute.failedAttempts'), [since, now, ATTEMPT_SCAN_LIMIT]);
+    return { ...finishedMinutesFromRows(jobRows, attemptRows, since, ATTEMPT_SCAN_LIMIT), now };
+  }
+
   async jobStats(params: JobStatsParams): Promise<JobStatsResult> {
     const byQueue: Record<string, StatusCounts> = {};
     for (const row of await this.runner.run(this.stmt('jobStats'))) {
@@ -554,6 +575,11 @@ export class PostgresExecutor implements StoreExecutor {
       if (!isJobId(String(page.after))) return [];
       values.push(String(page.after));
       clauses.push(page.descending ? `id < $${values.length}` : `id > $${values.length}`);
+    }
+    if (page.until !== undefined) {
+      if (!isJobId(String(page.until))) return [];
+      values.push(String(page.until));
+      clauses.push(page.descending ? `id > $${values.length}` : `id < $${values.length}`);
     }
     values.push(clampLimit(page.limit));
     const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';

@@ -10,7 +10,12 @@ export interface BuiltJobFilter {
   readonly values: Record<string, unknown>;
 }
 
-export function buildJobFilter(input: JobFilter): BuiltJobFilter {
+/**
+ * `idOrder`: write status and queue as `+status`, `+queue`, which keeps SQLite off the
+ * partial indexes they would match, so a list walks the primary key in id order and stops
+ * at its LIMIT (sqlite-executor.ts says when that is cheaper).
+ */
+export function buildJobFilter(input: JobFilter, options: { readonly idOrder?: boolean } = {}): BuiltJobFilter {
   const clauses: string[] = [];
   const values: Record<string, unknown> = {};
   const equal = (column: string, name: keyof JobFilter) => {
@@ -19,9 +24,10 @@ export function buildJobFilter(input: JobFilter): BuiltJobFilter {
     clauses.push(`${column} = @${name}`);
     values[name] = value;
   };
-  equal('status', 'status');
+  const unindexed = options.idOrder ? '+' : '';
+  equal(`${unindexed}status`, 'status');
   equal('type', 'type');
-  equal('queue', 'queue');
+  equal(`${unindexed}queue`, 'queue');
   equal('source', 'source');
   equal('event_id', 'eventId');
   if (input.errorContains) {

@@ -325,3 +325,33 @@ GROUP BY queue;
 -- in the transaction that changed the jobs. (PostgreSQL does this with statement triggers.)
 INSERT INTO mailroom_queue_count (queue, status, n) VALUES (@queue, @status, @delta)
 ON CONFLICT (queue, status) DO UPDATE SET n = n + excluded.n;
+
+-- name: jobFinishedPerMinute
+-- Jobs done and dead per minute of finished_at over a recent window (the dashboard's
+-- chart), read from the finished index (status, finished_at) alone: one range per status,
+-- no table rows, so its cost follows the jobs finished in the window, not the table.
+SELECT status, (finished_at / 60000) * 60000 AS minute, count(*) AS n
+FROM mailroom_job
+WHERE status IN ('done', 'dead') AND finished_at >= @since AND finished_at <= @now
+GROUP BY status, minute;
+
+-- name: jobFinishedPerMinute.failedAttempts
+-- Failed attempts per minute, from a bounded tail of the attempt table's primary key
+-- (ATTEMPT_SCAN_LIMIT in store.ts says why not an index). Rows with a null minute carry
+-- the tail's size and oldest finish, which tell whether the window was cut short.
+WITH tail AS MATERIALIZED (
+  SELECT finished_at, outcome FROM mailroom_attempt ORDER BY id DESC LIMIT @limit
+)
+SELECT (finished_at / 60000) * 60000 AS minute, count(*) AS n, NULL AS oldest
+FROM tail
+WHERE outcome IN ('failed', 'timeout', 'lost') AND finished_at >= @since AND finished_at <= @now
+GROUP BY minute
+UNION ALL
+SELECT NULL AS minute, count(*) AS n, min(finished_at) AS oldest FROM tail;
+
+-- name: jobList.matchEstimate
+-- How many jobs a status filter (and queue) matches, and how many jobs there are, from the
+-- counters: lets a list choose between the partial index and a walk in id order.
+SELECT coalesce(sum(CASE WHEN status = @status AND (@queue IS NULL OR queue = @queue) THEN n END), 0) AS matching,
+       coalesce(sum(n), 0) AS total
+FROM mailroom_queue_count;

@@ -1,0 +1,40 @@
+// Text for people, shared by the CLI and the dashboard: a stored body as text (or a note
+// that it is binary), and ages and durations read at a glance. Pure functions, no I/O.
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A body as JSON output carries it: the text when it is valid UTF-8, else base64. */
+export function bodyToJson(body: Buffer): { body: string; bodyEncoding: 'utf8' | 'base64' } {
+  try {
+    return { body: UTF8.decode(body), bodyEncoding: 'utf8' };
+  } catch {
+    return { body: body.toString('base64'), bodyEncoding: 'base64' };
+  }
+}
+
+/** A body for people: indented JSON when it parses, else its text, else a note on the binary. */
+export function renderBody(body: Buffer): string {
+  const { body: text, bodyEncoding } = bodyToJson(body);
+  if (bodyEncoding === 'base64') return `(${body.length} bytes, not UTF-8 text; --json gives them in base64)`;
+  if (text === '') return '(empty)';
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** `1h 02m`, `3m 12s`, `4.2s`, `250ms`: an age or duration a person reads at a glance. */
+export function formatDurationMs(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  if (ms < 1_000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)}s`;
+  const totalSeconds = Math.floor(ms / 1_000);
+  const days = Math.floor(totalSeconds / 86_400);
+  const hours = Math.floor((totalSeconds % 86_400) / 3_600);
+  const minutes = Math.floor((totalSeconds % 3_600) / 60);
+  const seconds = totalSeconds % 60;
+  if (days > 0) return `${days}d ${String(hours).padStart(2, '0')}h`;
+  if (hours > 0) return `${hours}h ${String(minutes).padStart(2, '0')}m`;
+  return `${minutes}m ${String(seconds).padStart(2, '0')}s`;
+}

@@ -1,0 +1,75 @@
+// How the dashboard writes answers: server-rendered HTML with headers that keep the page
+// to its own origin (no inline script, no framing, no referrer leaks), redirects, and form
+// bodies read within a small bound. Errors are mapped by ingress/http-errors.ts like every
+// other answer of the server; this only chooses whether a person or a script reads them.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { VNode } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import { BodyBudget } from '../ingress/body-budget.js';
+import { finishResponse } from '../ingress/finish-response.js';
+import { readBody } from '../ingress/read-body.js';
+
+/**
+ * Scripts and styles from this origin only, no inline script, forms posting back here
+ * only, never inside a frame: a value that slipped through escaping still could not run.
+ */
+const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'same-origin',
+};
+
+/** 64 KiB of form: a reason and a few filters, never more. */
+const FORM_LIMIT_BYTES = 64 * 1024;
+/** Forms being read at once share 1 MiB, apart from the webhooks' budget. */
+const formBudget = new BodyBudget(1024 * 1024);
+
+/** True when the client reads HTML (a browser), so errors become pages and 401 a redirect to login. */
+export function wantsHtml(req: IncomingMessage): boolean {
+  return /\btext\/html\b/i.test(req.headers.accept ?? '');
+}
+
+/**
+ * Render `view` and send it. A whole page gets its doctype; a fragment (a refreshed panel)
+ * is sent as rendered. `startedAt` (performance.now()) becomes a Server-Timing header, the
+ * figure scripts/dashboard-timing.ts reads.
+ */
+export function sendView(
+  res: ServerResponse,
+  status: number,
+  view: VNode,
+  options: { readonly fragment?: boolean; readonly startedAt?: number; readonly headers?: Readonly<Record<string, string>> } = {},
+): void {
+  const html = `${options.fragment ? '' : '<!DOCTYPE html>'}${renderToString(view)}`;
+  const timing = options.startedAt === undefined ? {} : { 'server-timing': `app;dur=${(performance.now() - options.startedAt).toFixed(1)}` };
+  res.writeHead(status, { ...PAGE_HEADERS, 'content-length': Buffer.byteLength(html), ...timing, ...options.headers });
+  finishResponse(res, html);
+}
+
+/** 303 See Other to `location` (a path on this server), with any cookies to set. */
+export function redirect(res: ServerResponse, location: string, cookies: readonly string[] = []): void {
+  res.writeHead(303, { location, 'cache-control': 'no-store', 'content-length': 0, ...(cookies.length > 0 ? { 'set-cookie': [...cookies] } : {}) });
+  finishResponse(res, '');
+}
+
+/** A posted form (application/x-www-form-urlencoded), read within 64 KiB. */
+export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  const reservation = formBudget.reserve();
+  try {
+    const body = await readBody(req, { limitBytes: FORM_LIMIT_BYTES, budget: formBudget, reservation });
+    return new URLSearchParams(body.toString('utf8'));
+  } finally {
+    reservation.release();
+  }
+}
+
+/** A Set-Cookie value for the dashboard: HttpOnly, SameSite=Strict, Secure when the connection is TLS. */
+export function cookie(req: IncomingMessage, name: string, value: string, options: { readonly path: string; readonly maxAgeSeconds: number }): string {
+  const secure = (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';
+  return `${name}=${value}; Path=${options.path}; Max-Age=${options.maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
+}

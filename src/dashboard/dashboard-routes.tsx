@@ -1,0 +1,420 @@
+// The operator dashboard's routes, mounted by server/mailroom-server.ts beside the
+// webhooks. Every route but the login page and the static assets (files of the package,
+// no data) checks credentials before it reads anything; every POST is checked for the
+// session's CSRF token and a same-site origin before it changes anything. Reads go through
+// the Mailroom facade and the store's own list methods: a filter reaches SQL only as a
+// bound parameter of a column on the store's allow-list.
+
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CsrfError, InvalidArgumentError, JobNotFoundError, MailroomError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
+import { JOB_STATUSES } from '../core/types.js';
+import type { Job, JobStatus } from '../core/types.js';
+import { httpErrorFromError, sendHttpError, sendJson } from '../ingress/http-errors.js';
+import type { Route } from '../ingress/route-table.js';
+import type { Logger } from '../log.js';
+import type { Mailroom } from '../mailroom.js';
+import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS } from './dashboard-auth.js';
+import type { DashboardCredential } from './dashboard-auth.js';
+import { cookie, readForm, redirect, sendView, wantsHtml } from './dashboard-http.js';
+import { cursorEnqueuedBefore } from './enqueued-before.js';
+import { jobsPage } from './job-search.js';
+import { redactJson } from './redact.js';
+import { BASE, href } from './views/components.js';
+import { EventPage, EventsPage } from './views/event.js';
+import type { EventsQuery } from './views/event.js';
+import { JobPage } from './views/job.js';
+import { JobsPage } from './views/jobs.js';
+import type { JobsQuery } from './views/jobs.js';
+import { ErrorPage, LoginPage } from './views/layout.js';
+import { OverviewPage, OverviewPanel } from './views/overview.js';
+import type { OverviewData } from './views/overview.js';
+import { ReplayConfirmPage } from './views/replay-confirm.js';
+import type { ReplayFilterQuery } from './views/replay-confirm.js';
+
+export interface DashboardOptions {
+  readonly mr: Mailroom;
+  /** The login and bearer token. */
+  readonly token: string;
+  /** @default mr.log */
+  readonly log?: Logger;
+  /** Dot paths hidden in payloads, results and details (config `dashboard.redactPaths`). */
+  readonly redactPaths?: readonly string[];
+  /** The clock sessions are judged by (tests). @default Date.now */
+  readonly now?: () => number;
+}
+
+/** Rows on a list page. */
+const PAGE_SIZE = 50;
+/** Dead jobs shown on the replay confirmation page. */
+const REPLAY_SAMPLE = 100;
+/** The longest reason, filter or cursor a form or link may carry. */
+const MAX_FIELD_CHARS = 500;
+/** Who a replay from the dashboard is recorded as (`replays[].by`). */
+const REPLAYED_BY = 'dashboard';
+
+const READ = ['GET', 'HEAD'] as const;
+const WRITE = ['POST'] as const;
+
+/** Static files of the package, read once: the only assets the pages load. */
+const ASSETS: Readonly<Record<string, { readonly type: string; readonly body: Buffer }>> = {
+  'dashboard.css': { type: 'text/css; charset=utf-8', body: readAsset('dashboard.css') },
+  'dashboard.js': { type: 'text/javascript; charset=utf-8', body: readAsset('dashboard.js') },
+};
+
+/** What an action just did, by the code its redirect carries: the page never echoes free text. */
+const NOTICES: Readonly<Record<string, string>> = {
+  replayed: 'Replayed: the job is pending again with a fresh attempt budget.',
+  'ran-now': 'Made due now: a worker takes it on its next claim.',
+  cancelled: 'Cancelled.',
+};
+
+interface Request {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly query: URLSearchParams;
+  readonly params: Readonly<Record<string, string>>;
+  readonly credential: DashboardCredential;
+  /** The session's CSRF token for the page's forms; null for a bearer request. */
+  readonly csrfToken: string | null;
+  /** performance.now() when the request arrived, for Server-Timing. */
+  readonly startedAt: number;
+}
+
+/**
+ * The dashboard's routes: pages, a refreshable overview panel, actions, login and assets.
+ * @example
+ * const routes = dashboardRoutes({ mr, token: process.env.MAILROOM_DASHBOARD_TOKEN! });
+ * await startMailroomServer({ mr, config, routes });
+ */
+export function dashboardRoutes(options: DashboardOptions): Route[] {
+  const { mr } = options;
+  const log = options.log ?? mr.log;
+  const auth = new DashboardAuth(options.token);
+  const now = options.now ?? Date.now;
+  const redactPaths = options.redactPaths ?? [];
+
+  /** A route whose handler runs only for an authenticated request (and, for POST, a genuine form). */
+  const guarded = (path: string, methods: readonly string[], handler: (request: Request) => Promise<void>): Route => ({
+    path,
+    methods,
+    async handle(req, res, params) {
+      const startedAt = performance.now();
+      let credential: DashboardCredential | null = null;
+      try {
+        credential = auth.credentialOf(req, now());
+        if (credential === null) throw new UnauthorizedError();
+        const csrfToken = credential.kind === 'session' ? credential.csrfToken : null;
+        const query = new URL(req.url ?? '/', 'http://dashboard.invalid').searchParams;
+        await handler({ req, res, query, params, credential, csrfToken, startedAt });
+      } catch (error) {
+        answerError(req, res, error, credential);
+      }
+    },
+  });
+
+  /** Errors as a page for a browser, as the server's JSON error for a script; a browser without a session goes to login. */
+  function answerError(req: IncomingMessage, res: ServerResponse, error: unknown, credential: DashboardCredential | null): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (!(error instanceof MailroomError)) log.error({ err: error, path: pathOf(req) }, 'dashboard request failed');
+    if (error instanceof UnauthorizedError && wantsHtml(req) && req.method !== 'POST') {
+      redirect(res, href('/login', { next: pathOf(req) + searchOf(req) }));
+      return;
+    }
+    const answer = httpErrorFromError(error);
+    if (!wantsHtml(req)) {
+      sendHttpError(res, answer);
+      return;
+    }
+    const csrfToken = credential?.kind === 'session' ? credential.csrfToken : null;
+    sendView(res, answer.status, <ErrorPage status={answer.status} code={answer.code} message={answer.message} csrfToken={csrfToken} />, {
+      headers: answer.headers,
+    });
+  }
+
+  /** A POST's form, after proving it came from a dashboard page of this session (or a script with the token). */
+  async function genuineForm(request: Request): Promise<URLSearchParams> {
+    const { req, credential } = request;
+    // Read first: the answer, even a refusal, goes out only once the body is in (finish-response.ts).
+    const form = await readForm(req);
+    if (credential.kind === 'bearer') return form;
+    // Browsers say where a request came from; another site's page is refused before the token is even read.
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin') throw new CsrfError('The form was posted from another site.');
+    const origin = req.headers.origin;
+    if (origin !== undefined && hostOf(origin) !== req.headers.host) throw new CsrfError('The form was posted from another origin.');
+    if (!auth.isCsrfToken(credential.sessionId, form.get('csrf') ?? undefined)) throw new CsrfError();
+    return form;
+  }
+
+  /** After an action: a browser goes to `location`, a script gets `body` as JSON. */
+  function acted(request: Request, location: string, body: unknown): void {
+    if (wantsHtml(request.req)) redirect(request.res, location);
+    else sendJson(request.res, 200, body);
+  }
+
+  async function overviewData(): Promise<OverviewData> {
+    const [stats, finished] = await Promise.all([mr.stats(), mr.store.jobFinishedPerMinute({})]);
+    return { stats, finished };
+  }
+
+  const loginRoute: Route = {
+    path: `${BASE}/login`,
+    methods: ['GET', 'HEAD', 'POST'],
+    async handle(req, res) {
+      try {
+        const nowMs = now();
+        if (req.method !== 'POST') {
+          showLogin(req, res, safeNext(new URL(req.url ?? '/', 'http://dashboard.invalid').searchParams.get('next')), false, 200);
+          return;
+        }
+        const form = await readForm(req);
+        const next = safeNext(form.get('next'));
+        if (!auth.isLoginCsrfToken(cookiesOf(req)[LOGIN_COOKIE], form.get('csrf') ?? undefined, nowMs)) throw new CsrfError();
+        if (!auth.isToken(form.get('token') ?? '')) {
+          log.warn({ remote: req.socket.remoteAddress }, 'dashboard login with a wrong token');
+          showLogin(req, res, next, true, 401);
+          return;
+        }
+        redirect(res, next, [
+          cookie(req, SESSION_COOKIE, auth.newSession(nowMs), { path: BASE, maxAgeSeconds: SESSION_TTL_MS / 1_000 }),
+          cookie(req, LOGIN_COOKIE, '', { path: `${BASE}/login`, maxAgeSeconds: 0 }),
+        ]);
+      } catch (error) {
+        answerError(req, res, error, null);
+      }
+    },
+  };
+
+  function showLogin(req: IncomingMessage, res: ServerResponse, next: string, failed: boolean, status: number): void {
+    const login = auth.newLogin(now());
+    sendView(res, status, <LoginPage csrfToken={login.csrfToken} next={next} failed={failed} />, {
+      headers: { 'set-cookie': cookie(req, LOGIN_COOKIE, login.nonce, { path: `${BASE}/login`, maxAgeSeconds: LOGIN_TTL_MS / 1_000 }) },
+    });
+  }
+
+  const assetRoute: Route = {
+    path: `${BASE}/assets/:name`,
+    methods: READ,
+    handle(_req, res, params) {
+      const asset = Object.prototype.hasOwnProperty.call(ASSETS, params.name!) ? ASSETS[params.name!]! : null;
+      if (asset === null) {
+        sendHttpError(res, httpErrorFromError(new RouteNotFoundError(`${BASE}/assets/${params.name}`)));
+        return;
+      }
+      res.writeHead(200, {
+        'content-type': asset.type,
+        'content-length': asset.body.length,
+        'cache-control': 'public, max-age=300',
+        'x-content-type-options': 'nosniff',
+      });
+      res.end(asset.body);
+    },
+  };
+
+  return [
+    loginRoute,
+    assetRoute,
+
+    guarded(BASE, READ, async (request) => {
+      const data = await overviewData();
+      sendView(request.res, 200, <OverviewPage {...data} csrfToken={request.csrfToken} />, { startedAt: request.startedAt });
+    }),
+
+    guarded(`${BASE}/live/overview`, READ, async (request) => {
+      sendView(request.res, 200, <OverviewPanel {...await overviewData()} />, { fragment: true, startedAt: request.startedAt });
+    }),
+
+    guarded(`${BASE}/jobs`, READ, async (request) => {
+      const query = jobsQueryOf(request.query);
+      let after = query.after;
+      if (query.before !== undefined) {
+        const cursor = await cursorEnqueuedBefore(mr.store, parseTime(query.before, 'before'));
+        if (after === undefined || BigInt(cursor) < BigInt(after)) after = cursor;
+      }
+      const filter = { status: query.status as JobStatus | undefined, type: query.type, queue: query.queue, source: query.source, errorContains: query.error };
+      const { jobs, nextAfter, searchStopped } = await jobsPage(mr, filter, after, PAGE_SIZE);
+      sendView(request.res, 200, <JobsPage query={query} jobs={jobs} nextAfter={nextAfter} searchStopped={searchStopped} csrfToken={request.csrfToken} />, {
+        startedAt: request.startedAt,
+      });
+    }),
+
+    guarded(`${BASE}/jobs/:id`, READ, async (request) => {
+      const id = request.params.id!;
+      const job = await mr.getJob(id);
+      if (!job) throw new JobNotFoundError(id.slice(0, 40));
+      const event = job.eventId === null ? null : await mr.getEvent(job.eventId);
+      const shown = {
+        payload: redactJson(job.payload, redactPaths),
+        result: redactJson(job.result, redactPaths),
+        details: job.attemptsLog.map((attempt) => redactJson(attempt.details, redactPaths)),
+      };
+      const notice = NOTICES[request.query.get('done') ?? ''];
+      sendView(request.res, 200, <JobPage job={job} shown={shown} event={event} csrfToken={request.csrfToken} notice={notice} />, {
+        startedAt: request.startedAt,
+      });
+    }),
+
+    guarded(`${BASE}/events`, READ, async (request) => {
+      const query: EventsQuery = { source: field(request.query, 'source'), type: field(request.query, 'type'), after: cursorOf(request.query) };
+      const rows = await mr.listEvents({ ...query, descending: true, limit: PAGE_SIZE + 1 });
+      const events = rows.slice(0, PAGE_SIZE);
+      const nextAfter = rows.length > PAGE_SIZE ? events[events.length - 1]!.id : null;
+      sendView(request.res, 200, <EventsPage query={query} events={events} nextAfter={nextAfter} csrfToken={request.csrfToken} />, {
+        startedAt: request.startedAt,
+      });
+    }),
+
+    guarded(`${BASE}/events/:id`, READ, async (request) => {
+      const id = request.params.id!;
+      const event = await mr.getEvent(id);
+      if (!event) throw new RouteNotFoundError(`${BASE}/events/${id.slice(0, 40)}`);
+      const jobs: Job[] = await mr.listJobs({ eventId: event.id, limit: PAGE_SIZE });
+      sendView(request.res, 200, <EventPage event={event} jobs={jobs} csrfToken={request.csrfToken} />, { startedAt: request.startedAt });
+    }),
+
+    guarded(`${BASE}/replay`, READ, async (request) => {
+      const filter = replayFilterOf(request.query);
+      const sample = filter.queue
+        ? { jobs: [], nextAfter: null }
+        : await jobsPage(mr, { status: 'dead', type: filter.type, source: filter.source, errorContains: filter.error }, undefined, REPLAY_SAMPLE);
+      sendView(
+        request.res,
+        200,
+        <ReplayConfirmPage filter={filter} sample={sample.jobs} more={sample.nextAfter !== null} csrfToken={request.csrfToken} />,
+        { startedAt: request.startedAt },
+      );
+    }),
+
+    guarded(`${BASE}/actions/:action`, WRITE, async (request) => {
+      const form = await genuineForm(request);
+      switch (request.params.action) {
+        case 'replay': {
+          const id = required(form, 'id');
+          confirmed(form);
+          const result = await mr.replay({ id }, { reason: required(form, 'reason'), by: REPLAYED_BY, force: form.get('force') === '1' });
+          acted(request, href(`/jobs/${id}`, { done: 'replayed' }), result);
+          return;
+        }
+        case 'replay-filtered': {
+          confirmed(form);
+          const filter = replayFilterOf(form);
+          const result = await mr.replay(
+            { status: 'dead', type: filter.type, source: filter.source, errorContains: filter.error },
+            { reason: required(form, 'reason'), by: REPLAYED_BY },
+          );
+          log.info({ count: result.count, filter, by: REPLAYED_BY }, 'dashboard replayed a filtered set');
+          acted(request, href('/jobs', { status: 'pending', type: filter.type, source: filter.source }), result);
+          return;
+        }
+        case 'retry-now': {
+          const id = required(form, 'id');
+          const result = await mr.retryNow(id);
+          acted(request, href(`/jobs/${id}`, { done: 'ran-now' }), result);
+          return;
+        }
+        case 'cancel': {
+          const id = required(form, 'id');
+          const job = await mr.cancel(id, { reason: field(form, 'reason') });
+          acted(request, href(`/jobs/${id}`, { done: 'cancelled' }), { id: job.id, status: job.status });
+          return;
+        }
+        case 'logout':
+          // Sessions are signed, not stored: the cookie is dropped here; changing the token ends them all.
+          redirect(request.res, href('/login'), [cookie(request.req, SESSION_COOKIE, '', { path: BASE, maxAgeSeconds: 0 })]);
+          return;
+        default:
+          throw new RouteNotFoundError(`${BASE}/actions/${String(request.params.action).slice(0, 40)}`);
+      }
+    }),
+  ];
+}
+
+/** The jobs list's query, each value checked against its allow-list or bound. */
+function jobsQueryOf(query: URLSearchParams): JobsQuery {
+  const status = field(query, 'status');
+  if (status !== undefined && !JOB_STATUSES.includes(status as JobStatus)) {
+    throw new InvalidArgumentError(`status must be one of ${JOB_STATUSES.join(', ')}`);
+  }
+  return {
+    status,
+    type: field(query, 'type'),
+    queue: field(query, 'queue'),
+    source: field(query, 'source'),
+    error: field(query, 'error'),
+    before: field(query, 'before'),
+    after: cursorOf(query),
+  };
+}
+
+function replayFilterOf(values: URLSearchParams): ReplayFilterQuery {
+  return { type: field(values, 'type'), source: field(values, 'source'), error: field(values, 'error'), queue: field(values, 'queue') };
+}
+
+/** A non-empty value of at most 500 characters, or undefined. */
+function field(values: URLSearchParams, name: string): string | undefined {
+  const value = values.get(name)?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (value.length > MAX_FIELD_CHARS) throw new InvalidArgumentError(`${name} is longer than ${MAX_FIELD_CHARS} characters`);
+  return value;
+}
+
+function required(values: URLSearchParams, name: string): string {
+  const value = field(values, name);
+  if (value === undefined) throw new InvalidArgumentError(`${name} is required`);
+  return value;
+}
+
+/** Replays ask twice: the form's checkbox (a script sends confirm=yes). */
+function confirmed(form: URLSearchParams): void {
+  if (form.get('confirm') !== 'yes') throw new InvalidArgumentError('confirm=yes is required to replay');
+}
+
+/** The keyset cursor (`after`): a decimal id. */
+function cursorOf(query: URLSearchParams): string | undefined {
+  const after = field(query, 'after');
+  if (after !== undefined && !/^\d{1,19}$/.test(after)) throw new InvalidArgumentError('after must be a job or event id');
+  return after;
+}
+
+/** A time from the filter form: ISO 8601, or the form's `YYYY-MM-DDTHH:MM` taken as UTC. */
+function parseTime(text: string, name: string): Date {
+  const withZone = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text) ? `${text.length === 10 ? `${text}T00:00` : text}Z` : text;
+  const parsed = new Date(withZone);
+  if (Number.isNaN(parsed.getTime())) throw new InvalidArgumentError(`${name} must be a time such as 2026-01-31T23:59 (UTC)`);
+  return parsed;
+}
+
+/** Where to go after login: a dashboard path only, never another site (`//evil`, `/\evil`). */
+function safeNext(next: string | null): string {
+  if (next === null || !next.startsWith(BASE) || /^\/\/|\\/.test(next) || next.startsWith(`${BASE}/login`)) return BASE;
+  if (next.length > 2_000) return BASE;
+  return next;
+}
+
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  return (query === -1 ? url : url.slice(0, query)).slice(0, 500);
+}
+
+function searchOf(req: IncomingMessage): string {
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  return query === -1 ? '' : url.slice(query, query + 1_500);
+}
+
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return null;
+  }
+}
+
+function readAsset(name: string): Buffer {
+  return readFileSync(new URL(`./assets/${name}`, import.meta.url));
+}

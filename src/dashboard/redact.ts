@@ -1,0 +1,30 @@
+// What the dashboard hides inside payloads, results and details: the configured paths
+// (`dashboard.redactPaths`, dot paths such as `card.number`) and, at any depth, keys whose
+// name says they hold a secret, the same names the log redacts (log.ts REDACT_PATHS).
+// A copy is redacted; stored values are never changed.
+
+const SECRET_KEY = /^(secret|secrets|token|password|api[-_]?key)$/i;
+
+/** Shown in place of a hidden value. */
+export const REDACTED = '[redacted]';
+
+/**
+ * `value` with every configured path and every secret-named key replaced by `[redacted]`.
+ * @example redactJson({ card: { number: '4242' } }, ['card.number']) // { card: { number: '[redacted]' } }
+ */
+export function redactJson(value: unknown, paths: readonly string[] = []): unknown {
+  const split = paths.map((path) => path.split('.').filter((part) => part !== ''));
+  return walk(value, split);
+}
+
+function walk(value: unknown, paths: readonly string[][]): unknown {
+  if (Array.isArray(value)) return value.map((item) => walk(item, paths));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
+    const here = paths.filter((path) => path[0] === key || path[0] === '*');
+    if (SECRET_KEY.test(key) || here.some((path) => path.length === 1)) out[key] = REDACTED;
+    else out[key] = walk(inner, here.map((path) => path.slice(1)));
+  }
+  return out;
+}

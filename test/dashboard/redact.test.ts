@@ -1,0 +1,35 @@
+// What the dashboard hides in payloads, results and details: configured dot paths (with
+// `*` for any key) and, at any depth, keys named like a secret; the stored value is untouched.
+
+import { describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/validate-config.js';
+import { REDACTED, redactJson } from '../../src/dashboard/redact.js';
+
+describe('redactJson', () => {
+  it('hides configured paths and secret-named keys at any depth, in a copy', () => {
+    const payload = {
+      card: { number: '4242424242424242', brand: 'visa' },
+      customers: [{ email: 'a@example.com', name: 'A' }],
+      nested: { deeper: { apiKey: 'k', password: 'p', keep: 1 } },
+      token: 't',
+    };
+    const shown = redactJson(payload, ['card.number', 'customers.email', '*.deeper.keep']);
+    expect(shown).toEqual({
+      card: { number: REDACTED, brand: 'visa' },
+      customers: [{ email: REDACTED, name: 'A' }],
+      nested: { deeper: { apiKey: REDACTED, password: REDACTED, keep: REDACTED } },
+      token: REDACTED,
+    });
+    expect(payload.card.number).toBe('4242424242424242');
+  });
+
+  it('passes scalars and null through', () => {
+    expect(redactJson(null)).toBeNull();
+    expect(redactJson('text', ['x'])).toBe('text');
+  });
+
+  it('takes dashboard.redactPaths from the config, and names a bad one', () => {
+    expect(validateConfig({ dashboard: { redactPaths: ['card.number'] } }).dashboard).toEqual({ redactPaths: ['card.number'] });
+    expect(() => validateConfig({ dashboard: { redactPaths: 'card.number' } })).toThrow(/dashboard\.redactPaths/);
+  });
+});

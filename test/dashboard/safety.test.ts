@@ -1,0 +1,173 @@
+// The dashboard's safety model over real HTTP, on both stores: no route but login and the
+// static assets answers without credentials (a browser is sent to login, a script gets
+// 401, neither sees data); a bearer token works for scripts; a session comes only from
+// the login form (with its own CSRF token) and is a signed id, not the token; a POST with
+// a session needs the session's CSRF token and a same-origin request; values are escaped
+// and secret-looking headers hidden.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeTestMailrooms } from '../harness/mailroom.js';
+import { storeHarnesses } from '../harness/stores.js';
+import { send } from '../ingress/ingress-kit.js';
+import type { RawResponse } from '../ingress/ingress-kit.js';
+import { BODY_MARKUP, DEAD_ERROR, everyDashboardRoute, SECRET_HEADER_VALUE, TOKEN, withDashboard } from './dashboard-kit.js';
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** Logs in through the form as a browser would; returns the session cookie. */
+async function logIn(url: string): Promise<{ cookie: string; response: RawResponse }> {
+  const form = await send(url, '/dashboard/login', { method: 'GET', headers: { accept: 'text/html' } });
+  const nonce = cookieFrom(form, 'mailroom_login');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!;
+  const response = await send(url, '/dashboard/login', {
+    headers: { ...FORM, accept: 'text/html', cookie: `mailroom_login=${nonce}` },
+    body: new URLSearchParams({ csrf, token: TOKEN, next: '/dashboard/jobs' }).toString(),
+  });
+  return { cookie: `mailroom_session=${cookieFrom(response, 'mailroom_session')}`, response };
+}
+
+function cookieFrom(response: RawResponse, name: string): string {
+  const cookies = ([] as string[]).concat(response.headers['set-cookie'] ?? []);
+  const line = cookies.find((candidate) => candidate.startsWith(`${name}=`));
+  if (!line) throw new Error(`no ${name} cookie in ${JSON.stringify(response.headers)}`);
+  return line.slice(name.length + 1).split(';')[0]!;
+}
+
+async function csrfOf(url: string, cookie: string, path: string): Promise<string> {
+  const page = await send(url, path, { method: 'GET', headers: { accept: 'text/html', cookie } });
+  return /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
+}
+
+describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
+  afterEach(async () => closeTestMailrooms(harness));
+
+  it.skipIf(!harness.isAvailable)('refuses every route without credentials, showing no data', () =>
+    withDashboard(harness, async (d) => {
+      for (const route of everyDashboardRoute(d)) {
+        for (const accept of ['application/json', 'text/html']) {
+          const answer = await send(d.url, route.path, { method: route.method, headers: { ...FORM, accept }, body: route.body });
+          const where = `${route.method} ${route.path} (${accept})`;
+          if (accept === 'text/html' && route.method === 'GET') {
+            expect(answer.status, where).toBe(303);
+            expect(answer.headers.location, where).toMatch(/^\/dashboard\/login\?next=/);
+          } else {
+            expect(answer.status, where).toBe(401);
+          }
+          expect(answer.text, where).not.toContain('SMTP');
+          expect(answer.text, where).not.toContain('send_email');
+        }
+        // A wrong bearer token is refused the same way.
+        const wrong = await send(d.url, route.path, { method: route.method, headers: { ...FORM, authorization: 'Bearer nope' }, body: route.body });
+        expect(wrong.status).toBe(401);
+      }
+      expect((await d.mr.getJob(d.deadJobId))!.status).toBe('dead');
+      expect((await d.mr.getJob(d.pendingJobId))!.status).toBe('pending');
+    }));
+
+  it.skipIf(!harness.isAvailable)('logs in with the token into a signed HttpOnly SameSite=Strict session, and refuses a wrong token or a forged login', () =>
+    withDashboard(harness, async (d) => {
+      const { cookie, response } = await logIn(d.url);
+      expect(response.status).toBe(303);
+      expect(response.headers.location).toBe('/dashboard/jobs');
+      const setCookie = ([] as string[]).concat(response.headers['set-cookie'] ?? []).find((line) => line.startsWith('mailroom_session='))!;
+      expect(setCookie).toMatch(/; HttpOnly/);
+      expect(setCookie).toMatch(/; SameSite=Strict/);
+      expect(setCookie).toMatch(/; Path=\/dashboard/);
+      expect(setCookie).not.toContain(TOKEN);
+      const page = await send(d.url, '/dashboard', { method: 'GET', headers: { accept: 'text/html', cookie } });
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('Overview');
+
+      // A tampered session is no session.
+      const tampered = cookie.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+      expect((await send(d.url, '/dashboard', { method: 'GET', headers: { cookie: tampered } })).status).toBe(401);
+
+      // The wrong token: 401 and the form again, no cookie.
+      const form = await send(d.url, '/dashboard/login', { method: 'GET', headers: { accept: 'text/html' } });
+      const nonce = cookieFrom(form, 'mailroom_login');
+      const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!;
+      const wrong = await send(d.url, '/dashboard/login', {
+        headers: { ...FORM, accept: 'text/html', cookie: `mailroom_login=${nonce}` },
+        body: new URLSearchParams({ csrf, token: 'not-the-token' }).toString(),
+      });
+      expect(wrong.status).toBe(401);
+      expect(String(wrong.headers['set-cookie'] ?? '')).not.toContain('mailroom_session=');
+      // The right token without the form's CSRF pair (a login forged by another site): refused.
+      const forged = await send(d.url, '/dashboard/login', { headers: { ...FORM, accept: 'text/html' }, body: `token=${TOKEN}` });
+      expect(forged.status).toBe(403);
+      expect(String(forged.headers['set-cookie'] ?? '')).not.toContain('mailroom_session=');
+      // Login never sends anyone to another site.
+      const { response: elsewhere } = await (async () => {
+        const again = await send(d.url, '/dashboard/login', { method: 'GET', headers: { accept: 'text/html' } });
+        const body = new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(again.text)![1]!, token: TOKEN, next: '//evil.example/dashboard' });
+        return { response: await send(d.url, '/dashboard/login', { headers: { ...FORM, cookie: `mailroom_login=${cookieFrom(again, 'mailroom_login')}` }, body: body.toString() }) };
+      })();
+      expect(elsewhere.headers.location).toBe('/dashboard');
+    }));
+
+  it.skipIf(!harness.isAvailable)('changes nothing on a POST without the CSRF token, with a wrong one, or from another origin', () =>
+    withDashboard(harness, async (d) => {
+      const { cookie } = await logIn(d.url);
+      const csrf = await csrfOf(d.url, cookie, `/dashboard/jobs/${d.pendingJobId}`);
+      const attempts: Array<Record<string, string>> = [
+        {},
+        { csrf: 'forged' },
+        { csrf: `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` },
+      ];
+      for (const extra of attempts) {
+        const answer = await send(d.url, '/dashboard/actions/cancel', {
+          headers: { ...FORM, cookie },
+          body: new URLSearchParams({ id: d.pendingJobId, ...extra }).toString(),
+        });
+        expect(answer.status).toBe(403);
+        expect(answer.json.error.code).toBe('MR_ERR_CSRF_INVALID');
+      }
+      // The right token, but the browser says another site's page sent it.
+      const foreign: Array<Record<string, string>> = [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'http://evil.example' }];
+      for (const headers of foreign) {
+        const answer = await send(d.url, '/dashboard/actions/cancel', {
+          headers: { ...FORM, cookie, ...headers },
+          body: new URLSearchParams({ id: d.pendingJobId, csrf }).toString(),
+        });
+        expect(answer.status).toBe(403);
+      }
+      expect((await d.mr.getJob(d.pendingJobId))!.status).toBe('pending');
+
+      // With everything right, the action happens.
+      const done = await send(d.url, '/dashboard/actions/cancel', {
+        headers: { ...FORM, accept: 'text/html', cookie, 'sec-fetch-site': 'same-origin' },
+        body: new URLSearchParams({ id: d.pendingJobId, csrf, reason: 'not needed' }).toString(),
+      });
+      expect(done.status).toBe(303);
+      expect((await d.mr.getJob(d.pendingJobId))!.deadReason).toBe('cancelled');
+    }));
+
+  it.skipIf(!harness.isAvailable)('serves scripts with a bearer token, escapes stored text and hides secret-looking headers', () =>
+    withDashboard(harness, async (d) => {
+      const bearer = { authorization: `Bearer ${TOKEN}`, accept: 'text/html' };
+      const job = await send(d.url, `/dashboard/jobs/${d.deadJobId}`, { method: 'GET', headers: bearer });
+      expect(job.status).toBe(200);
+      expect(job.text).toContain('SMTP 554: mailbox unavailable for &lt;b>ops@example.com&lt;/b>');
+      expect(job.text).not.toContain('<b>ops@example.com</b>');
+      expect(job.text).not.toContain(SECRET_HEADER_VALUE);
+      expect(job.text).toContain('x-internal-token');
+      expect(job.headers['content-security-policy']).toContain("script-src 'self'");
+      const event = await send(d.url, `/dashboard/events/${d.eventId}`, { method: 'GET', headers: bearer });
+      expect(event.text).not.toContain(BODY_MARKUP);
+      expect(event.text).toContain('&lt;img src=x onerror=alert(1)>');
+      expect(event.text).not.toContain(SECRET_HEADER_VALUE);
+      const search = await send(d.url, '/dashboard/jobs?error=MAILBOX%20unavailable', { method: 'GET', headers: bearer });
+      expect(search.text).toContain(`/dashboard/jobs/${d.deadJobId}`);
+      // A status outside the allow-list is refused, not passed on.
+      expect((await send(d.url, "/dashboard/jobs?status=dead'--", { method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(400);
+      // A script replays with the bearer token alone (no CSRF: no browser sends it on its own).
+      d.fix();
+      const replayed = await send(d.url, '/dashboard/actions/replay', {
+        headers: { ...FORM, authorization: `Bearer ${TOKEN}` },
+        body: new URLSearchParams({ id: d.deadJobId, reason: 'fixed SMTP', confirm: 'yes' }).toString(),
+      });
+      expect(replayed.status).toBe(200);
+      expect(replayed.json).toEqual({ count: 1, ids: [d.deadJobId] });
+      expect(DEAD_ERROR).toContain('SMTP');
+    }));
+});
