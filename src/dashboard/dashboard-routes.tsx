@@ -51,7 +51,7 @@ const REPLAY_SAMPLE = 100;
 /** The longest reason, filter or cursor a form or link may carry. */
 const MAX_FIELD_CHARS = 500;
 /** Who a replay from the dashboard is recorded as (`replays[].by`). */
-const REPLAYED_BY = 'dashboard';
+const REPLAYED_BY = 'dashboard'; // who an action is recorded as (replays, pause and resume logs)
 
 const READ = ['GET', 'HEAD'] as const;
 const WRITE = ['POST'] as const;
@@ -225,7 +225,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
     }),
 
     guarded(`${BASE}/live/overview`, READ, async (request) => {
-      sendView(request.res, 200, <OverviewPanel {...await overviewData()} />, { fragment: true, startedAt: request.startedAt });
+      sendView(request.res, 200, <OverviewPanel {...await overviewData()} csrfToken={request.csrfToken} />, { fragment: true, startedAt: request.startedAt });
     }),
 
     guarded(`${BASE}/jobs`, READ, async (request) => {
@@ -320,6 +320,20 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
           const id = required(form, 'id');
           const job = await mr.cancel(id, { reason: field(form, 'reason') });
           acted(request, href(`/jobs/${id}`, { done: 'cancelled' }), { id: job.id, status: job.status });
+          return;
+        }
+        case 'pause-queue': {
+          const queue = required(form, 'queue');
+          const changed = await mr.pauseQueue(queue, { reason: field(form, 'reason') });
+          log.info({ queue, reason: field(form, 'reason'), by: REPLAYED_BY }, 'dashboard paused a queue');
+          acted(request, href('', { done: 'paused' }), { queue, paused: true, changed });
+          return;
+        }
+        case 'resume-queue': {
+          const queue = required(form, 'queue');
+          const changed = await mr.resumeQueue(queue);
+          log.info({ queue, by: REPLAYED_BY }, 'dashboard resumed a queue');
+          acted(request, href('', { done: 'resumed' }), { queue, paused: false, changed });
           return;
         }
         case 'logout':

@@ -70,7 +70,7 @@ async function shoot(page: Page, name: string, harnessName: string): Promise<voi
 describe.each(storeHarnesses)('the dashboard in Chromium on $name', (harness) => {
   afterEach(async () => closeTestMailrooms(harness));
 
-  it.skipIf(!harness.isAvailable)('finds a dead job by its error, replays it and sees it done; a forged post changes nothing; nothing leaves 127.0.0.1', async () => {
+  it.skipIf(!harness.isAvailable)('finds a dead job by its error, replays it and sees it done; pauses a queue and sees nothing claimed; a forged post changes nothing; nothing leaves 127.0.0.1', async () => {
     const d = await serveDashboard(harness);
     const context = await browser.newContext({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
     const hosts = new Set<string>();
@@ -124,6 +124,22 @@ describe.each(storeHarnesses)('the dashboard in Chromium on $name', (harness) =>
       expect(text).toContain('SMTP credentials rotated');
       expect(text).toContain('msg-1');
       await shoot(page, 'job-done', harness.name);
+
+      // Pause the queue from the overview: a job enqueued into it waits while one in another
+      // queue, enqueued after it, runs; resume lets it run.
+      await page.goto(`${d.url}/dashboard`);
+      await page.fill('input[aria-label="reason to pause default"]', 'SMTP provider down');
+      await Promise.all([page.waitForURL(/done=paused/), page.click('form:has(input[aria-label="reason to pause default"]) button[type=submit]')]);
+      expect(await page.locator('.paused-note').textContent()).toContain('default');
+      expect(await page.locator('body').textContent()).toContain('SMTP provider down');
+      const held = await d.mr.enqueue('send_email', { to: 'held@example.com' });
+      const other = await d.mr.enqueue('send_email', { to: 'other@example.com' }, { queue: 'urgent' });
+      await waitFor(async () => (await d.mr.getJob(other.id))?.status === 'done', { timeoutMs: 10_000, description: 'the other queue to run' });
+      expect((await d.mr.getJob(held.id))!.status).toBe('pending');
+      await shoot(page, 'paused', harness.name);
+      await page.reload();
+      await Promise.all([page.waitForURL(/done=resumed/), page.click('form[action$="/actions/resume-queue"] button[type=submit]')]);
+      await waitFor(async () => (await d.mr.getJob(held.id))?.status === 'done', { timeoutMs: 10_000, description: 'the resumed queue to run' });
 
       // A page on another origin posts a cancel with a guessed token: refused, nothing changes.
       const attack = await context.newPage();

@@ -83,6 +83,8 @@ export function everyDashboardRoute(d: ServedDashboard): Array<{ method: 'GET' |
     { method: 'POST', path: '/dashboard/actions/replay-filtered', body: 'reason=x&confirm=yes' },
     { method: 'POST', path: '/dashboard/actions/retry-now', body: `id=${d.pendingJobId}` },
     { method: 'POST', path: '/dashboard/actions/cancel', body: `id=${d.pendingJobId}` },
+    { method: 'POST', path: '/dashboard/actions/pause-queue', body: 'queue=default&reason=x' },
+    { method: 'POST', path: '/dashboard/actions/resume-queue', body: 'queue=default' },
     { method: 'POST', path: '/dashboard/actions/logout', body: '' },
   ];
 }

@@ -1,5 +1,6 @@
 // The first page an operator opens: how much is where, how late the oldest waiting job
-// is, how many are dead, and the last hour's finishes and failures. The panel is also
+// is, how many are dead, which queues are paused (and the forms to pause and resume
+// them), and the last hour's finishes and failures. The panel is also
 // served alone (/dashboard/live/overview) so the page refreshes it without a reload.
 
 import { formatDurationMs } from '../../core/display-text.js';
@@ -7,7 +8,8 @@ import { JOB_STATUSES } from '../../core/types.js';
 import type { MailroomStats } from '../../mailroom.js';
 import type { JobFinishedPerMinuteResult } from '../../store/store.js';
 import { FinishedChart } from './chart.js';
-import { href } from './components.js';
+import { ActionForm, href, Time } from './components.js';
+import type { PausedQueue } from '../../core/types.js';
 import { Layout } from './layout.js';
 
 export interface OverviewData {
@@ -18,8 +20,10 @@ export interface OverviewData {
 /** How often the page asks for a fresh panel. */
 export const OVERVIEW_REFRESH_MS = 5_000;
 
-export function OverviewPanel({ stats, finished }: OverviewData) {
-  const queues = Object.keys(stats.byQueue).sort();
+export function OverviewPanel({ stats, finished, csrfToken }: OverviewData & { readonly csrfToken: string | null }) {
+  const paused = new Map(stats.paused.map((p) => [p.queue, p]));
+  // A paused queue shows even with no jobs yet: its pause is what the operator looks for.
+  const queues = [...new Set([...Object.keys(stats.byQueue), ...paused.keys()])].sort();
   return (
     <div>
       <section class="cards">
@@ -40,7 +44,7 @@ export function OverviewPanel({ stats, finished }: OverviewData) {
         <p class="muted">Failed attempts count only the newest attempts; more failed this hour than the chart reads.</p>
       ) : null}
       <h2>Queues</h2>
-      {/* Paused queues join this table once queue pausing (issue 14) lands in the facade. */}
+      {paused.size > 0 ? <p class="paused-note">Paused: {[...paused.keys()].join(', ')}. Nothing claims their jobs until they are resumed.</p> : null}
       {queues.length === 0 ? (
         <p class="muted">No jobs yet.</p>
       ) : (
@@ -52,6 +56,7 @@ export function OverviewPanel({ stats, finished }: OverviewData) {
                 <th class="num">{status}</th>
               ))}
               <th class="num">oldest due pending</th>
+              <th>state</th>
             </tr>
           </thead>
           <tbody>
@@ -66,6 +71,9 @@ export function OverviewPanel({ stats, finished }: OverviewData) {
                   </td>
                 ))}
                 <td class="num">{stats.oldestPendingAgeMsByQueue[queue] === undefined ? '-' : formatDurationMs(stats.oldestPendingAgeMsByQueue[queue]!)}</td>
+                <td>
+                  <QueueState queue={queue} paused={paused.get(queue)} csrfToken={csrfToken} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -75,12 +83,34 @@ export function OverviewPanel({ stats, finished }: OverviewData) {
   );
 }
 
+/** Running or paused (since when, why), with the form that flips it. */
+function QueueState(props: { readonly queue: string; readonly paused: PausedQueue | undefined; readonly csrfToken: string | null }) {
+  const { queue, paused, csrfToken } = props;
+  if (paused) {
+    return (
+      <span>
+        <span class="status status-paused">paused</span> <Time at={paused.pausedAt} />
+        {paused.reason ? <span class="muted"> {paused.reason}</span> : null}{' '}
+        <ActionForm action="resume-queue" csrfToken={csrfToken} fields={{ queue }}>
+          <button type="submit">Resume</button>
+        </ActionForm>
+      </span>
+    );
+  }
+  return (
+    <ActionForm action="pause-queue" csrfToken={csrfToken} fields={{ queue }}>
+      <input type="text" name="reason" placeholder="reason" aria-label={`reason to pause ${queue}`} />
+      <button type="submit">Pause</button>
+    </ActionForm>
+  );
+}
+
 export function OverviewPage(props: OverviewData & { readonly csrfToken: string | null }) {
   return (
     <Layout title="Overview" section="overview" csrfToken={props.csrfToken}>
       <h1>Overview</h1>
       <div id="overview" data-refresh="/dashboard/live/overview" data-refresh-ms={String(OVERVIEW_REFRESH_MS)}>
-        <OverviewPanel stats={props.stats} finished={props.finished} />
+        <OverviewPanel stats={props.stats} finished={props.finished} csrfToken={props.csrfToken} />
       </div>
     </Layout>
   );
