@@ -118,7 +118,7 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
 
   let body: unknown;
   try {
-    body = parseBody(req.headers, rawBody, source.fanOut);
+    body = parseBody(req.headers, rawBody, source.fanOut, verified.parsedBody);
   } catch (error) {
     refuse(httpErrorFromError(error));
     return;
@@ -159,9 +159,10 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
 /**
  * The parsed body when something needs it (a JSON content type, which must parse, or a
  * group path), else undefined. Non-JSON bodies (form-encoded, binary) are stored as they are.
+ * `parsedBody` is the provider's parse of the same bytes, if it made one: used, not redone.
  * @throws BodyMalformedError when the content type says JSON and the body is not UTF-8 or does not parse.
  */
-function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly FanOutRule[]): unknown {
+function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly FanOutRule[], parsedBody: unknown): unknown {
   const contentType = headers['content-type'];
   const mime = (typeof contentType === 'string' ? contentType : '').split(';', 1)[0]!.trim().toLowerCase();
   const isJson = mime === 'application/json' || mime.endsWith('+json');
@@ -170,6 +171,7 @@ function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly Fan
     // so the handler would see other text than the bytes stored and forwarded, and a
     // receiver that verifies the forward over decoded text gets another signature.
     if (!isUtf8(rawBody)) throw new BodyMalformedError('The body is not valid UTF-8, but its Content-Type says JSON.');
+    if (parsedBody !== undefined) return parsedBody;
     try {
       return JSON.parse(rawBody.toString('utf8'));
     } catch {
@@ -177,6 +179,7 @@ function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly Fan
     }
   }
   if (!rules.some((rule) => rule.groupPath !== null)) return undefined;
+  if (parsedBody !== undefined) return parsedBody;
   try {
     return JSON.parse(rawBody.toString('utf8'));
   } catch {

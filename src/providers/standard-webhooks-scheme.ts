@@ -136,7 +136,8 @@ export function verifyStandardWebhook(
   const outside = checkTimestampWindow(signed.signedAtSeconds, input.now, input.options.toleranceMs, `The ${signed.names.timestamp} header`);
   if (outside) return outside;
   // What identify would read, from the parse already made.
-  return { ok: true, deliveryId: signed.id, eventType: eventTypeOf(parseJsonBody(input.rawBody)), timestamp: new Date(signed.signedAtSeconds * 1000) };
+  const parsedBody = parseJsonBody(input.rawBody);
+  return { ok: true, deliveryId: signed.id, eventType: eventTypeOf(parsedBody), timestamp: new Date(signed.signedAtSeconds * 1000), parsedBody };
 }
 
 /** What the headers of a Standard Webhooks request already refuse, whatever its body. */
