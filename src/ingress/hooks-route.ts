@@ -124,14 +124,17 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
     return;
   }
 
+  // Not `verified` past the await below: it holds the parsed body, which would then live
+  // through the commit and be copied by every young-generation GC on the way.
+  const { deliveryId, eventType } = verified;
   try {
-    const jobs = fanOut(source.fanOut, verified.eventType, body);
+    const jobs = fanOut(source.fanOut, eventType, body);
     // ingest() builds the jobs by enqueue's rules, commits the event and its jobs together, then wakes this process's workers.
     const result = await deps.mr.ingest({
       event: {
         source: source.name,
-        deliveryId: verified.deliveryId,
-        type: verified.eventType,
+        deliveryId,
+        type: eventType,
         headers: storableHeaders(req.headers, source.provider.secretHeaders),
         rawBody,
       },
@@ -143,7 +146,7 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
     deps.onAnswer(source.name, status);
     // One info line per accepted event, like an access log: success must not be silent.
     deps.log.info(
-      { source: source.name, status, eventId: result.event.id, deliveryId: verified.deliveryId, type: verified.eventType, jobs: result.jobs.length, duplicate: result.isDuplicate },
+      { source: source.name, status, eventId: result.event.id, deliveryId, type: eventType, jobs: result.jobs.length, duplicate: result.isDuplicate },
       result.isDuplicate ? 'webhook redelivered: already stored' : 'webhook stored',
     );
   } catch (error) {
