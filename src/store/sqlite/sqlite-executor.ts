@@ -420,18 +420,13 @@ export class SqliteExecutor implements StoreExecutor {
   private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number): Job[] {
     if (rows.length === 0) return [];
     const runAts = rows.map(({ job }) => runAtMs(job, nowValue));
-    const values = rows.map(({ job, event }, index) => [
-      job.queue,
-      job.type,
-      job.priority,
-      job.payloadJson,
-      runAts[index],
-      job.maxAttempts,
-      job.group,
-      event?.id ?? null,
-      event?.source ?? null,
-      job.traceContext ?? null,
-    ]);
+    const values = rows.map(({ job, event }, index) => {
+      const row: unknown[] = [job.queue, job.type, job.priority, job.payloadJson, runAts[index], job.maxAttempts, job.group, event?.id ?? null, event?.source ?? null];
+      // Left out when absent (`value ->> 9` reads NULL): untraced, the usual case, every
+      // row would carry a null that SQLite parses back out of the JSON for nothing.
+      if (job.traceContext != null) row.push(job.traceContext);
+      return row;
+    });
     const info = this.engine.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
     // An internal invariant, not a user error: the ids below are only right if all inserted.
     if (info.changes !== rows.length) {
