@@ -2,7 +2,7 @@
 // of --runs runs; JSON under bench/results/ and a Markdown table on stdout.
 //
 //   node src/run.mjs [--n 20000] [--runs 3] [--only mailroom-sqlite,plainjob]
-//                    [--workloads enqueue1,enqueue100,batch,process-c1,process-c10,latency,history,ingress]
+//                    [--workloads enqueue1,enqueue100,batch,process-c1,process-c10,latency,history,ingress,tracing]
 //                    [--cap-s 8] [--latency-s 10] [--rate 200]
 
 import { spawn, execSync } from 'node:child_process';
@@ -13,10 +13,11 @@ import { fileURLToPath } from 'node:url';
 import { SYSTEMS } from './systems.mjs';
 import { fresh, drop, cleanupAll, seedHistory } from './stores.mjs';
 import { runIngress } from './ingress.mjs';
+import { runTracing } from './tracing.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = join(here, '..');
-const ALL_WORKLOADS = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'latency', 'history', 'ingress'];
+const ALL_WORKLOADS = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'latency', 'history', 'ingress', 'tracing'];
 
 function parseArgs(argv) {
   const o = { n: 20_000, runs: 3, only: null, workloads: ALL_WORKLOADS, capS: 8, latencyS: 10, rate: 200 };
@@ -260,6 +261,21 @@ function ingressTable(ing) {
   return lines.join('\n') + '\n';
 }
 
+// The no-SDK cost of each traced entry point, and its share of what the work it wraps
+// costs in this run (a webhook: 1 / ingest-only req/s; a job: 1 / SQLite process c=10 rate).
+function tracingTable(tracing, ingress, med) {
+  if (!tracing) return '';
+  const ingestRps = ingress?.targets?.['mailroom serve, ingest only (SQLite, FULL)']?.rps;
+  const jobRate = med?.['process-c10']?.['mailroom-sqlite']?.rate;
+  const share = (ns, perSecond) => (perSecond ? `${((ns * perSecond) / 1e7).toFixed(2)} %` : 'n/a');
+  const lines = ['', '| tracing, no OpenTelemetry SDK (in process) | direct (ns) | traced (ns) | cost (ns per call) | share of the work |', '|---|---:|---:|---:|---:|'];
+  for (const [k, v] of Object.entries(tracing)) {
+    const of = k.startsWith('ingress') ? share(v.costNs, ingestRps) : k.startsWith('attempt') ? share(v.costNs, jobRate) : share(v.costNs, ingestRps);
+    lines.push(`| ${k} | ${v.directNs.toFixed(0)} | ${v.tracedNs.toFixed(0)} | ${v.costNs.toFixed(0)} | ${of} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -269,12 +285,13 @@ async function main() {
   const templates = new Map();
   const runs = [];
   const ingressRuns = [];
+  const tracingRuns = [];
   try {
     for (let r = 0; r < opts.runs; r++) {
       const res = {};
       runs.push(res);
       for (const w of opts.workloads) {
-        if (w === 'ingress') continue;
+        if (w === 'ingress' || w === 'tracing') continue;
         res[w] = {};
         for (const name of systems) {
           if (SYSTEMS[name].workloads && !SYSTEMS[name].workloads.includes(w)) {
@@ -309,6 +326,11 @@ async function main() {
         ingressRuns.push(ing);
         log(`run ${r + 1}/${opts.runs} ingress: ${ing.skipped ?? Object.entries(ing.targets).map(([k, v]) => `${k} ${fmtRate(v.rps)}/s`).join(', ')}`);
       }
+      if (opts.workloads.includes('tracing') && (!opts.only || opts.only.some((s) => s.startsWith('mailroom')))) {
+        const t = await runTracing();
+        tracingRuns.push(t);
+        log(`run ${r + 1}/${opts.runs} tracing: ${Object.entries(t).map(([k, v]) => `${k} +${v.costNs.toFixed(0)} ns`).join(', ')}`);
+      }
     }
   } finally {
     for (const loc of templates.values()) await drop(loc).catch(() => {});
@@ -329,6 +351,14 @@ async function main() {
       ingress.settings = ok[0].settings;
     }
   }
+  let tracing = null;
+  if (tracingRuns.length) {
+    tracing = {};
+    for (const k of Object.keys(tracingRuns[0])) {
+      const vs = tracingRuns.map((x) => x[k]);
+      tracing[k] = { directNs: median(vs.map((v) => v.directNs)), tracedNs: median(vs.map((v) => v.tracedNs)), costNs: median(vs.map((v) => v.costNs)) };
+    }
+  }
   const meta = {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGB: Math.round(os.totalmem() / 2 ** 30), platform: `${os.platform()} ${os.release()}` },
@@ -341,7 +371,7 @@ async function main() {
   };
   mkdirSync(join(benchDir, 'results'), { recursive: true });
   const file = join(benchDir, 'results', `${meta.date.replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ meta, medians: med, ingress, runs, ingressRuns }, null, 2));
+  writeFileSync(file, JSON.stringify({ meta, medians: med, ingress, runs, ingressRuns, tracing, tracingRuns }, null, 2));
 
   const out = [];
   out.push(`## Mailroom vs peers — medians of ${opts.runs} run(s), N = ${opts.n}, ${meta.machine.cpus} cores (${meta.machine.cpuModel}), Node ${process.version}`);
@@ -350,6 +380,7 @@ async function main() {
   out.push('');
   out.push('Ratios in parentheses: Mailroom ÷ the best peer on the same store in the same run (SQLite rows vs plainjob/liteque, PostgreSQL rows vs graphile-worker/pg-boss). `*` = capped at ' + `${opts.capS} s (rate over the jobs finished by then). n/a = not offered by that library. Latency: enqueue → handler start at ${opts.rate} jobs/s for ${opts.latencyS} s.`);
   out.push(ingressTable(ingress));
+  out.push(tracingTable(tracing, ingress, med));
   out.push(`Durability and settings per row:`);
   for (const s of systems) out.push(`- **${s}** — ${SYSTEMS[s].durability}; ${SYSTEMS[s].settings}`);
   out.push('');

@@ -30,18 +30,36 @@ export class BodyBudget {
 
   /** A reservation for one request's body. */
   reserve(): BodyReservation {
-    let taken = 0;
-    return {
-      take: (bytes) => {
-        if (!Number.isSafeInteger(bytes) || bytes < 0 || this.held + bytes > this.limitBytes) return false;
-        this.held += bytes;
-        taken += bytes;
-        return true;
-      },
-      release: () => {
-        this.held -= taken;
-        taken = 0;
-      },
-    };
+    return new Reservation(this);
+  }
+
+  /** Take `bytes` for a reservation; false (taking nothing) when they do not fit. */
+  take(bytes: number): boolean {
+    if (!Number.isSafeInteger(bytes) || bytes < 0 || this.held + bytes > this.limitBytes) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  /** Give back `bytes` a reservation took. */
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+}
+
+// A class rather than an object of two closures: one is made for every request.
+class Reservation implements BodyReservation {
+  private taken = 0;
+
+  constructor(private readonly budget: BodyBudget) {}
+
+  take(bytes: number): boolean {
+    if (!this.budget.take(bytes)) return false;
+    this.taken += bytes;
+    return true;
+  }
+
+  release(): void {
+    this.budget.give(this.taken);
+    this.taken = 0;
   }
 }

@@ -17,7 +17,7 @@ export interface HeaderRefusal {
 
 /** The refusal the headers of `req` already earn for `source` at `now`, or null to read the body. */
 export function checkHeaders(req: IncomingMessage, source: IngressSource, now: Date): HeaderRefusal | null {
-  const repeated = findRepeatedHeader(req, source.provider.routingHeaders);
+  const repeated = findRepeatedHeader(req.rawHeaders, source.provider.routingHeaders);
   if (repeated !== null) return { error: httpErrorFromError(new AmbiguousHeaderError(repeated)), detail: { header: repeated } };
   const failure = source.provider.verifyHeaders({ headers: req.headers, now });
   if (failure !== null) return { error: httpErrorFromVerifyFailure(failure), detail: { reason: failure.reason } };
@@ -25,12 +25,19 @@ export function checkHeaders(req: IncomingMessage, source: IngressSource, now: D
 }
 
 /**
- * The first of `names` the request carries more than once. `req.headers` joins repeats
- * into one `a, b` string, so the distinct values are read instead.
+ * The first of `names` (lower-cased) the request carries more than once. `req.headers`
+ * joins repeats into one `a, b` string (or, for a few names, keeps only the first), so
+ * the names as sent are counted instead. Not `req.headersDistinct`: it builds a new object
+ * of arrays for every header on each read, which cost more than the rest of this check.
  */
-function findRepeatedHeader(req: IncomingMessage, names: readonly string[]): string | null {
+function findRepeatedHeader(rawHeaders: readonly string[], names: readonly string[]): string | null {
   for (const name of names) {
-    if ((req.headersDistinct[name]?.length ?? 0) > 1) return name;
+    let seen = 0;
+    // Names and values alternate; a name is compared only when its length matches.
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const sent = rawHeaders[i]!;
+      if (sent.length === name.length && (sent === name || sent.toLowerCase() === name) && ++seen > 1) return name;
+    }
   }
   return null;
 }

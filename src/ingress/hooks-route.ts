@@ -118,20 +118,23 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
 
   let body: unknown;
   try {
-    body = parseBody(req.headers, rawBody, source.fanOut);
+    body = parseBody(req.headers, rawBody, source.fanOut, verified.parsedBody);
   } catch (error) {
     refuse(httpErrorFromError(error));
     return;
   }
 
+  // Not `verified` past the await below: it holds the parsed body, which would then live
+  // through the commit and be copied by every young-generation GC on the way.
+  const { deliveryId, eventType } = verified;
   try {
-    const jobs = fanOut(source.fanOut, verified.eventType, body);
+    const jobs = fanOut(source.fanOut, eventType, body);
     // ingest() builds the jobs by enqueue's rules, commits the event and its jobs together, then wakes this process's workers.
     const result = await deps.mr.ingest({
       event: {
         source: source.name,
-        deliveryId: verified.deliveryId,
-        type: verified.eventType,
+        deliveryId,
+        type: eventType,
         headers: storableHeaders(req.headers, source.provider.secretHeaders),
         rawBody,
       },
@@ -143,7 +146,7 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
     deps.onAnswer(source.name, status);
     // One info line per accepted event, like an access log: success must not be silent.
     deps.log.info(
-      { source: source.name, status, eventId: result.event.id, deliveryId: verified.deliveryId, type: verified.eventType, jobs: result.jobs.length, duplicate: result.isDuplicate },
+      { source: source.name, status, eventId: result.event.id, deliveryId, type: eventType, jobs: result.jobs.length, duplicate: result.isDuplicate },
       result.isDuplicate ? 'webhook redelivered: already stored' : 'webhook stored',
     );
   } catch (error) {
@@ -159,9 +162,10 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
 /**
  * The parsed body when something needs it (a JSON content type, which must parse, or a
  * group path), else undefined. Non-JSON bodies (form-encoded, binary) are stored as they are.
+ * `parsedBody` is the provider's parse of the same bytes, if it made one: used, not redone.
  * @throws BodyMalformedError when the content type says JSON and the body is not UTF-8 or does not parse.
  */
-function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly FanOutRule[]): unknown {
+function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly FanOutRule[], parsedBody: unknown): unknown {
   const contentType = headers['content-type'];
   const mime = (typeof contentType === 'string' ? contentType : '').split(';', 1)[0]!.trim().toLowerCase();
   const isJson = mime === 'application/json' || mime.endsWith('+json');
@@ -170,6 +174,7 @@ function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly Fan
     // so the handler would see other text than the bytes stored and forwarded, and a
     // receiver that verifies the forward over decoded text gets another signature.
     if (!isUtf8(rawBody)) throw new BodyMalformedError('The body is not valid UTF-8, but its Content-Type says JSON.');
+    if (parsedBody !== undefined) return parsedBody;
     try {
       return JSON.parse(rawBody.toString('utf8'));
     } catch {
@@ -177,6 +182,7 @@ function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly Fan
     }
   }
   if (!rules.some((rule) => rule.groupPath !== null)) return undefined;
+  if (parsedBody !== undefined) return parsedBody;
   try {
     return JSON.parse(rawBody.toString('utf8'));
   } catch {
@@ -197,7 +203,9 @@ function fanOut(rules: readonly FanOutRule[], eventType: string | null, body: un
 /** Request headers as stored: one string per name, signatures and credentials dropped. */
 function storableHeaders(headers: RequestHeaders, secretHeaders: ReadonlySet<string>): Record<string, string> {
   const stored: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
+  // Names only, then one lookup each: Object.entries made a pair array per header.
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
     if (value === undefined || secretHeaders.has(name)) continue;
     stored[name] = Array.isArray(value) ? value.join(', ') : value;
   }

@@ -36,11 +36,10 @@ export interface ReadBodyLimits {
  *   hold it; RequestAbortedError when the client left.
  */
 export function readBody(req: IncomingMessage, { limitBytes, budget, reservation }: ReadBodyLimits): Promise<Buffer> {
-  const busy = () => new IngressBusyError(budget.limitBytes, BUSY_RETRY_AFTER_MS);
   const declaredText = req.headers['content-length'];
   const declared = declaredText === undefined ? null : Number(declaredText);
   if (declared !== null && declared > limitBytes) return Promise.reject(new PayloadTooLargeError(limitBytes));
-  if (declared !== null && !reservation.take(declared)) return Promise.reject(busy());
+  if (declared !== null && !reservation.take(declared)) return Promise.reject(busyError(budget));
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -60,7 +59,7 @@ export function readBody(req: IncomingMessage, { limitBytes, budget, reservation
       received += chunk.length;
       if (received > limitBytes) return stop(new PayloadTooLargeError(limitBytes));
       // A declared length was reserved whole; node's parser never delivers more than it.
-      if (declared === null && !reservation.take(chunk.length)) return stop(busy());
+      if (declared === null && !reservation.take(chunk.length)) return stop(busyError(budget));
       chunks.push(chunk);
     };
     const onEnd = () => {
@@ -82,4 +81,8 @@ export function readBody(req: IncomingMessage, { limitBytes, budget, reservation
     req.on('error', onError);
     req.on('close', onClose);
   });
+}
+
+function busyError(budget: BodyBudget): IngressBusyError {
+  return new IngressBusyError(budget.limitBytes, BUSY_RETRY_AFTER_MS);
 }

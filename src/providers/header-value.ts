@@ -10,14 +10,20 @@ import type { RequestHeaders } from './provider.js';
  * repeat and rejects it rather than picking one copy silently.
  */
 export function readHeader(headers: RequestHeaders, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  let value = headers[lower];
+  // Providers ask with lower-case constants and node:http keys are lower-case: look the
+  // name up as given first, and lower-case only on a miss (a lookup that runs for every
+  // header of every request).
+  let value = headers[name];
   if (value === undefined) {
+    const lower = name.toLowerCase();
+    value = headers[lower];
     // Callers other than node:http (tests, adapters) may not lower-case names.
-    for (const key of Object.keys(headers)) {
-      if (key.toLowerCase() === lower) {
-        value = headers[key];
-        break;
+    if (value === undefined) {
+      for (const key of Object.keys(headers)) {
+        if (key.toLowerCase() === lower) {
+          value = headers[key];
+          break;
+        }
       }
     }
   }

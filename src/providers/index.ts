@@ -141,7 +141,9 @@ export function configureProvider(
   const name = config.provider as ProviderName;
   const options = provider.parseOptions(config.options, `${keyPrefix}.options`);
   // Unchecked (a read-only CLI command's config), it is bound to no secret: verify refuses all.
-  const secrets = checkSecrets ? validateProviderSecrets(name, config.secrets, `${keyPrefix}.secrets`) : [];
+  // A frozen copy: a later change to the config's array cannot reach this binding, so a
+  // provider may keep what it derives from these secrets for as long as the array lives.
+  const secrets = Object.freeze(checkSecrets ? [...validateProviderSecrets(name, config.secrets, `${keyPrefix}.secrets`)] : []);
   return {
     name,
     options,

@@ -39,6 +39,12 @@ export interface VerifySuccess {
   readonly eventType: string | null;
   /** The signed timestamp, for schemes that sign one. */
   readonly timestamp?: Date;
+  /**
+   * The body as `JSON.parse` of its UTF-8 text, when the provider parsed it to identify
+   * the event (absent when it did not, or the body is not JSON), so the ingress need not
+   * parse it again. Read it, never change it.
+   */
+  readonly parsedBody?: unknown;
 }
 
 /** A request that did not verify. `message` names headers and numbers, never secrets or signatures. */

@@ -45,10 +45,12 @@ export type StandardKeyDerivation = (secret: string) => Buffer | null;
 
 /** The dialect a request uses: `webhook-*` when any of those is present, else `svix-*`. */
 function headerNamesOf(headers: RequestHeaders): HeaderNames {
-  const hasStandard = Object.values(STANDARD_HEADERS).some((name) => readHeader(headers, name) !== undefined);
-  if (hasStandard) return STANDARD_HEADERS;
-  const hasSvix = Object.values(SVIX_HEADERS).some((name) => readHeader(headers, name) !== undefined);
-  return hasSvix ? SVIX_HEADERS : STANDARD_HEADERS;
+  if (hasAnyHeader(headers, STANDARD_HEADERS)) return STANDARD_HEADERS;
+  return hasAnyHeader(headers, SVIX_HEADERS) ? SVIX_HEADERS : STANDARD_HEADERS;
+}
+
+function hasAnyHeader(headers: RequestHeaders, names: HeaderNames): boolean {
+  return readHeader(headers, names.id) !== undefined || readHeader(headers, names.timestamp) !== undefined || readHeader(headers, names.signature) !== undefined;
 }
 
 function standardSignature(key: Uint8Array, id: string, timestampText: string, rawBody: Buffer): Buffer {
@@ -64,8 +66,12 @@ interface StandardSignedHeaders {
   readonly received: readonly (Buffer | null)[];
 }
 
-/** The id, timestamp and signature headers' parts, or the failure a missing or malformed one is. */
-function readSignedHeaders(headers: RequestHeaders): StandardSignedHeaders | VerifyFailure {
+/**
+ * The id, timestamp and signature headers' parts, or the failure a missing or malformed
+ * one is. `decode` false leaves `received` empty: the check before the body needs only
+ * the syntax, and the signatures are decoded once, in verify.
+ */
+function readSignedHeaders(headers: RequestHeaders, decode: boolean): StandardSignedHeaders | VerifyFailure {
   const names = headerNamesOf(headers);
   const id = readHeader(headers, names.id);
   const timestampText = readHeader(headers, names.timestamp);
@@ -76,18 +82,35 @@ function readSignedHeaders(headers: RequestHeaders): StandardSignedHeaders | Ver
   const signedAtSeconds = parseUnixSeconds(timestampText);
   if (signedAtSeconds === null) return verifyFailure('malformed_header', `The ${names.timestamp} header is not a Unix timestamp.`);
 
-  const entries = signatureList.split(' ').filter((entry) => entry !== '');
-  const parsed = entries.map((entry) => {
+  // One pass over the space-separated entries, with no array per step: this runs on
+  // every request, before the body and again in verify.
+  const received: (Buffer | null)[] = [];
+  let hasEntry = false;
+  for (const entry of signatureList.split(' ')) {
     const comma = entry.indexOf(',');
-    return comma > 0 ? { version: entry.slice(0, comma), text: entry.slice(comma + 1) } : null;
-  });
-  if (parsed.every((entry) => entry === null)) {
-    return verifyFailure('malformed_header', `The ${names.signature} header has no "version,signature" entry.`);
+    if (comma <= 0) continue;
+    hasEntry = true;
+    if (decode && comma === 2 && entry.startsWith('v1')) received.push(decodeSignature(entry.slice(3), 'base64'));
   }
-  const received = parsed
-    .filter((entry) => entry !== null && entry.version === 'v1')
-    .map((entry) => decodeSignature(entry!.text, 'base64'));
+  if (!hasEntry) return verifyFailure('malformed_header', `The ${names.signature} header has no "version,signature" entry.`);
   return { names, id, timestampText, signedAtSeconds, received };
+}
+
+// The keys of a source's secrets, per derivation: a source's bound secrets are one array
+// for its lifetime, and deriving (a base64 check and decode per secret) on every request
+// cost more than the header parse. Weak, so a dropped source takes its keys with it.
+const derivedKeys = new WeakMap<StandardKeyDerivation, WeakMap<readonly string[], Buffer[] | VerifyFailure>>();
+
+function keysOf(secrets: readonly string[], deriveKey: StandardKeyDerivation): Buffer[] | VerifyFailure {
+  let bySecrets = derivedKeys.get(deriveKey);
+  if (bySecrets === undefined) derivedKeys.set(deriveKey, (bySecrets = new WeakMap()));
+  let keys = bySecrets.get(secrets);
+  if (keys === undefined) {
+    const usable = usableSecrets(secrets);
+    keys = Array.isArray(usable) ? usable.map(deriveKey).filter((key): key is Buffer => key !== null && key.length > 0) : usable;
+    bySecrets.set(secrets, keys);
+  }
+  return keys;
 }
 
 /**
@@ -98,12 +121,11 @@ export function verifyStandardWebhook(
   input: VerifyInput<TimestampOptions>,
   deriveKey: StandardKeyDerivation,
 ): VerifyResult {
-  const secrets = usableSecrets(input.secrets);
-  if (!Array.isArray(secrets)) return secrets;
-  const keys = secrets.map(deriveKey).filter((key): key is Buffer => key !== null && key.length > 0);
+  const keys = keysOf(input.secrets, deriveKey);
+  if (!Array.isArray(keys)) return keys;
   if (keys.length === 0) return verifyFailure('missing_secret', 'None of the source secrets is a usable Standard Webhooks key.');
 
-  const signed = readSignedHeaders(input.headers);
+  const signed = readSignedHeaders(input.headers, true);
   if (isVerifyFailure(signed)) return signed;
   const matches = keys.some((key) => {
     const expected = standardSignature(key, signed.id, signed.timestampText, input.rawBody);
@@ -113,12 +135,14 @@ export function verifyStandardWebhook(
 
   const outside = checkTimestampWindow(signed.signedAtSeconds, input.now, input.options.toleranceMs, `The ${signed.names.timestamp} header`);
   if (outside) return outside;
-  return { ok: true, ...identifyStandardWebhook(input), timestamp: new Date(signed.signedAtSeconds * 1000) };
+  // What identify would read, from the parse already made.
+  const parsedBody = parseJsonBody(input.rawBody);
+  return { ok: true, deliveryId: signed.id, eventType: eventTypeOf(parsedBody), timestamp: new Date(signed.signedAtSeconds * 1000), parsedBody };
 }
 
 /** What the headers of a Standard Webhooks request already refuse, whatever its body. */
 export function verifyStandardWebhookHeaders(input: HeaderCheckInput<TimestampOptions>): VerifyFailure | null {
-  const signed = readSignedHeaders(input.headers);
+  const signed = readSignedHeaders(input.headers, false);
   if (isVerifyFailure(signed)) return signed;
   return checkTimestampWindow(signed.signedAtSeconds, input.now, input.options.toleranceMs, `The ${signed.names.timestamp} header`);
 }
@@ -139,8 +163,12 @@ export function identifyStandardWebhook(input: IdentifyInput<unknown>): EventIde
   const names = headerNamesOf(input.headers);
   return {
     deliveryId: readHeader(input.headers, names.id) ?? null,
-    eventType: idText(ownField(parseJsonBody(input.rawBody), 'type')),
+    eventType: eventTypeOf(parseJsonBody(input.rawBody)),
   };
+}
+
+function eventTypeOf(body: unknown): string | null {
+  return idText(ownField(body, 'type'));
 }
 
 /** `webhook-*` headers that make `rawBody` verify under `key`. */

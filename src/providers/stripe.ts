@@ -5,7 +5,7 @@ import { hmacDigest } from './hmac-digest.js';
 import { readHeader } from './header-value.js';
 import { ownField, parseJsonBody } from './json-body.js';
 import { idText } from './json-path.js';
-import { isVerifyFailure, verifyFailure, type Provider, type RequestHeaders, type VerifyFailure, type VerifyResult } from './provider.js';
+import { isVerifyFailure, verifyFailure, type EventIdentity, type Provider, type RequestHeaders, type VerifyFailure, type VerifyResult } from './provider.js';
 import { readTimestampOptions, type TimestampOptions } from './provider-options.js';
 import { decodeSignature } from './signature-encoding.js';
 import { timingSafeEqual } from './timing-safe-equal.js';
@@ -60,6 +60,11 @@ function stripeSignature(secret: string, timestampText: string, rawBody: Buffer)
   return hmacDigest('sha256', secret, [`${timestampText}.`, rawBody]);
 }
 
+/** A Stripe event's id and type, from its parsed body. */
+function identityOf(body: unknown): EventIdentity {
+  return { deliveryId: idText(ownField(body, 'id')), eventType: idText(ownField(body, 'type')) };
+}
+
 /**
  * The `stripe` provider. Signature first, then timestamp: a stale but correctly signed
  * request is reported as `stale_timestamp` (a replay), unsigned garbage as `bad_signature`.
@@ -98,7 +103,8 @@ export const stripeProvider: Provider<StripeOptions> = {
 
     const outside = checkTimestampWindow(parsed.signedAtSeconds, input.now, input.options.toleranceMs, STRIPE_TIMESTAMP_NAME);
     if (outside) return outside;
-    return { ok: true, ...stripeProvider.identify(input), timestamp: new Date(parsed.signedAtSeconds * 1000) };
+    const parsedBody = parseJsonBody(input.rawBody);
+    return { ok: true, ...identityOf(parsedBody), timestamp: new Date(parsed.signedAtSeconds * 1000), parsedBody };
   },
 
   verifyHeaders(input) {
@@ -108,8 +114,7 @@ export const stripeProvider: Provider<StripeOptions> = {
   },
 
   identify(input) {
-    const body = parseJsonBody(input.rawBody);
-    return { deliveryId: idText(ownField(body, 'id')), eventType: idText(ownField(body, 'type')) };
+    return identityOf(parseJsonBody(input.rawBody));
   },
 
   hasDeliveryId() {

@@ -204,6 +204,17 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
   });
 
+  it.skipIf(!harness.isAvailable)('refuses an event header sent twice in two spellings as ambiguous with 400', async () => {
+    const { url, harnessStore } = await setup();
+    const body = json({ ref: 'refs/heads/main' });
+    // Raw, because node's client merges header names that differ only in case.
+    const headers = { ...(githubHeaders(body) as Record<string, string>), 'X-GitHub-Event': 'ping' };
+    const response = await exchangeRaw(url, requestHead('/hooks/github', headers, body.length) + body.toString());
+    expect(response.status, response.text).toBe(400);
+    expect(response.json).toEqual({ error: { code: 'MR_ERR_HEADER_AMBIGUOUS', message: expect.stringContaining('x-github-event') } });
+    expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
   it.skipIf(!harness.isAvailable)('routes a signed GitHub delivery with one event header as before', async () => {
     const { mr, url } = await setup();
     const body = json({ ref: 'refs/heads/main' });

@@ -532,20 +532,15 @@ export class SqliteExecutor implements StoreExecutor {
   private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number): Job[] {
     if (rows.length === 0) return [];
     const runAts = rows.map(({ job }) => runAtMs(job, nowValue));
-    const values = rows.map(({ job, event }, index) => [
-      job.queue,
-      job.type,
-      job.priority,
-      job.payloadJson,
-      runAts[index],
-      job.maxAttempts,
-      job.group,
-      event?.id ?? null,
-      event?.source ?? null,
-      job.traceContext ?? null,
-      // Only when there is one: the hot path's rows stay as short as before limits.
-      ...(job.limitKey ? [job.limitKey] : []),
-    ]);
+    const values = rows.map(({ job, event }, index) => {
+      const row: unknown[] = [job.queue, job.type, job.priority, job.payloadJson, runAts[index], job.maxAttempts, job.group, event?.id ?? null, event?.source ?? null];
+      // The trailing trace context and limit key are left out when absent (`value ->> n`
+      // reads NULL): untraced and unlimited, the usual case, every row would carry nulls
+      // that SQLite parses back out of the JSON for nothing.
+      if (job.traceContext != null || job.limitKey != null) row.push(job.traceContext ?? null);
+      if (job.limitKey != null) row.push(job.limitKey);
+      return row;
+    });
     const info = this.engine.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
     // An internal invariant, not a user error: the ids below are only right if all inserted.
     if (info.changes !== rows.length) {
