@@ -187,6 +187,20 @@ describe('SQLite WAL checkpoints', () => {
     expect((await store.jobList({ type: 'test_job', limit: 2000 })).length).toBe(1000);
   });
 
+  it('checkpoints inside a commit when a caller that never lets the event loop turn has starved the scheduled one', async () => {
+    const store = await openStore({ synchronous: 'normal' });
+    let checkpoints = 0;
+    const pragma = store.database.pragma.bind(store.database);
+    store.database.pragma = ((source: string, options?: Database.PragmaOptions) => {
+      if (source.startsWith('wal_checkpoint')) checkpoints++;
+      return pragma(source, options);
+    }) as typeof store.database.pragma;
+    // A chain of awaited enqueues: microtasks only, so a checkpoint left for the next turn
+    // of the event loop cannot run until the chain ends. Counted before anything yields.
+    for (let i = 0; i < 1_200; i++) await enqueueOne(store);
+    expect(checkpoints).toBeGreaterThanOrEqual(2);
+  });
+
   it("leaves SQLite's default checkpointing alone on a handle the application shares", async () => {
     const database = new Database(tempPath());
     opened.push(database);
