@@ -162,9 +162,12 @@ describe.each(storeHarnesses)('ctx.complete on $name', (harness) => {
     // The lease is taken over behind the worker's back (its heartbeat has not noticed):
     // the rescue of a far-future sweep expires it, and the job is pending again.
     expect((await mr.store.jobRescue({ now: new Date(Date.now() + 10 * 60_000) })).requeued).toEqual([id]);
-    await mr.retryNow(id); // the rescue's far-future clock made it due then
     release();
+    await waitFor(() => outcomes.length === 1, { description: 'the first run to try ctx.complete' });
+    expect(outcomes).toEqual(['MR_ERR_LEASE_LOST']);
+    await mr.retryNow(id); // the rescue's far-future clock made it due then
     const job = await settled(mr, id, 'done');
+    await waitFor(() => outcomes.length === 2, { description: 'the second run to commit' });
     expect(outcomes).toEqual(['MR_ERR_LEASE_LOST', 'committed']);
     expect(await orders.read(9)).toEqual({ status: 'paid', paid_count: 1 });
     expect(job.attemptsLog.map((a) => a.outcome)).toEqual(['lost', 'done']);
