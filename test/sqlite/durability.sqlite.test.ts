@@ -161,25 +161,31 @@ describe('SQLite write lock held by another connection', () => {
 describe('SQLite WAL checkpoints', () => {
   const WAL_PAGE_BYTES = 4096;
 
+  /** Counts the checkpoints the store runs on its handle (its pragma calls, watched). */
+  function countCheckpoints(store: SqliteStore): { count: number } {
+    const counter = { count: 0 };
+    const pragma = store.database.pragma.bind(store.database);
+    store.database.pragma = ((source: string, options?: Database.PragmaOptions) => {
+      if (source.startsWith('wal_checkpoint')) counter.count++;
+      return pragma(source, options);
+    }) as typeof store.database.pragma;
+    return counter;
+  }
+
   it('checkpoints its own commits on a later turn, keeping the WAL far below the backstop threshold', async () => {
     const store = await openStore({ synchronous: 'normal' });
     const backstopPages = store.database.pragma('wal_autocheckpoint', { simple: true }) as number;
     expect(backstopPages).toBeGreaterThan(1000);
-    let checkpoints = 0;
-    const pragma = store.database.pragma.bind(store.database);
-    store.database.pragma = ((source: string, options?: Database.PragmaOptions) => {
-      if (source.startsWith('wal_checkpoint')) checkpoints++;
-      return pragma(source, options);
-    }) as typeof store.database.pragma;
+    const checkpoints = countCheckpoints(store);
     // One enqueue per turn of the event loop, as separate HTTP requests would arrive.
     for (let i = 0; i < 1000; i++) {
       await new Promise((resolve) => setImmediate(resolve));
-      const before = checkpoints;
+      const before = checkpoints.count;
       await enqueueOne(store);
       // Never inside the caller's own write: its answer comes first.
-      expect(checkpoints).toBe(before);
+      expect(checkpoints.count).toBe(before);
     }
-    expect(checkpoints).toBeGreaterThanOrEqual(5);
+    expect(checkpoints.count).toBeGreaterThanOrEqual(5);
     const walBytes = statSync(`${store.database.name}-wal`).size;
     // About five pages a commit: without the store's checkpoints the WAL reaches the
     // backstop (4,000 pages, 16 MB); with them it stays near 128 commits' worth.
@@ -189,16 +195,11 @@ describe('SQLite WAL checkpoints', () => {
 
   it('checkpoints inside a commit when a caller that never lets the event loop turn has starved the scheduled one', async () => {
     const store = await openStore({ synchronous: 'normal' });
-    let checkpoints = 0;
-    const pragma = store.database.pragma.bind(store.database);
-    store.database.pragma = ((source: string, options?: Database.PragmaOptions) => {
-      if (source.startsWith('wal_checkpoint')) checkpoints++;
-      return pragma(source, options);
-    }) as typeof store.database.pragma;
+    const checkpoints = countCheckpoints(store);
     // A chain of awaited enqueues: microtasks only, so a checkpoint left for the next turn
     // of the event loop cannot run until the chain ends. Counted before anything yields.
     for (let i = 0; i < 1_200; i++) await enqueueOne(store);
-    expect(checkpoints).toBeGreaterThanOrEqual(2);
+    expect(checkpoints.count).toBeGreaterThanOrEqual(2);
   });
 
   it("leaves SQLite's default checkpointing alone on a handle the application shares", async () => {
