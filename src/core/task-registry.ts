@@ -94,6 +94,8 @@ export interface RegisteredTask {
 
 export class TaskRegistry {
   private readonly tasks = new Map<string, RegisteredTask>();
+  /** limits(), kept until the next register(): every claim asks for it. */
+  private limitsCache: TypeLimits[] | null = null;
 
   register<P>(type: string, definition: TaskDefinition<P> | TaskHandler<P>): RegisteredTask {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('task type must be a non-empty string');
@@ -109,6 +111,7 @@ export class TaskRegistry {
       limitKey: def.limits?.key as ((payload: unknown) => string | number) | undefined,
     };
     this.tasks.set(type, task);
+    this.limitsCache = null;
     return task;
   }
 
@@ -122,7 +125,7 @@ export class TaskRegistry {
 
   /** The limits of every limited type, for claims (empty when none is limited). */
   limits(): TypeLimits[] {
-    return [...this.tasks.values()].flatMap((task) => (task.limits ? [task.limits] : []));
+    return (this.limitsCache ??= [...this.tasks.values()].flatMap((task) => (task.limits ? [task.limits] : [])));
   }
 }
 

@@ -37,8 +37,8 @@ export interface LimitUsage {
   readonly starts: ReadonlyArray<{ readonly type: string; readonly key: string; readonly at: number }>;
 }
 
+/** A picked job as the limits see it: its type and limit key. */
 export interface Candidate {
-  readonly id: string;
   readonly type: string;
   readonly key: string;
 }
@@ -57,9 +57,12 @@ export function longestWindowMs(limits: readonly TypeLimits[]): number {
   return longest;
 }
 
-/** Types whose claims record their starts (a rate limit at either level). */
-export function rateLimitedTypes(limits: readonly TypeLimits[]): Set<string> {
-  return new Set(limits.filter((l) => l.rate !== undefined || l.perKey?.rate !== undefined).map((l) => l.type));
+/**
+ * How many candidates a limited claim picks for `limit` slots: candidates of one key may
+ * not all fit, and the rest of the batch can come from other keys in the same pick.
+ */
+export function candidatesFor(limit: number): number {
+  return Math.min(limit * 4, 1_000);
 }
 
 /**
@@ -108,6 +111,30 @@ export class LimitBudget {
       if (perKey && !this.keyHasRoom(perKey, pair)) full.push([type, key]);
     }
     return full;
+  }
+
+  /**
+   * The candidates (in claim order) that may start now, at most `limit` of them, each
+   * counted as started; and the [type, key] starts of the admitted rate-limited ones, for
+   * the store to record.
+   */
+  admit<C extends Candidate>(candidates: readonly C[], limit: number): { admitted: C[]; starts: Array<[string, string]> } {
+    const admitted: C[] = [];
+    for (const candidate of candidates) {
+      if (admitted.length >= limit) break;
+      if (this.fits(candidate)) admitted.push(candidate);
+    }
+    const starts = admitted
+      .filter((c) => this.byType.get(c.type)?.rate !== undefined || this.byType.get(c.type)?.perKey?.rate !== undefined)
+      .map((c): [string, string] => [c.type, c.key]);
+    return { admitted, starts };
+  }
+
+  /** The sleep a claim should end at: the earlier of the next delayed job and a rate window's end. */
+  wakeInMs(nextRunInMs: number | null): number | null {
+    const slotInMs = this.nextRateSlotInMs();
+    if (slotInMs === null) return nextRunInMs;
+    return nextRunInMs === null ? slotInMs : Math.min(nextRunInMs, slotInMs);
   }
 
   /** Whether the candidate may start now; if so it is counted as started. */

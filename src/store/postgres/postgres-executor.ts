@@ -8,8 +8,8 @@ import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
-import { LimitBudget, limitsOf, longestWindowMs, rateLimitedTypes } from '../limits.js';
-import type { TypeLimits } from '../limits.js';
+import { LimitBudget, candidatesFor, limitsOf, longestWindowMs } from '../limits.js';
+import type { Candidate, TypeLimits } from '../limits.js';
 import {
   attemptFromRow,
   doneAttemptFromJobRow,
@@ -141,17 +141,11 @@ export class PostgresExecutor implements StoreExecutor {
     for (const type of limits.map((limit) => limit.type).sort()) await runner.run(this.stmt('limitLock'), [type]);
     const [{ now }] = (await runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(runner, limits, now, true);
-    const candidates = await this.pickLimited(runner, params, budget, Math.min(params.limit * 4, 1_000), now);
-    const admitted = [];
-    for (const candidate of candidates) {
-      if (admitted.length >= params.limit) break;
-      if (budget.fits({ id: String(candidate.id), type: candidate.type, key: candidate.key })) admitted.push(candidate);
-    }
+    const candidates = await this.pickLimited(runner, params, budget, candidatesFor(params.limit), now);
+    const { admitted, starts } = budget.admit(candidates as Array<Row & Candidate>, params.limit);
     if (admitted.length === 0) return [];
-    const rated = rateLimitedTypes(limits);
-    const starts = admitted.filter((row) => rated.has(row.type));
     if (starts.length > 0) {
-      await runner.run(this.stmt('limitStartsInsert'), [starts.map((row) => row.type), starts.map((row) => row.key), now]);
+      await runner.run(this.stmt('limitStartsInsert'), [starts.map(([type]) => type), starts.map(([, key]) => key), now]);
     }
     return runner.run(this.stmt('jobClaim.lease'), [params.workerId, leaseToken, leaseMs, now, admitted.map((row) => row.id)]);
   }
@@ -203,10 +197,7 @@ export class PostgresExecutor implements StoreExecutor {
       const [{ now }] = (await runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
       const budget = await this.limitBudget(runner, limits, now, false);
       const has = (await this.pickLimited(runner, params, budget, 1, now)).length > 0;
-      const slotInMs = budget.nextRateSlotInMs();
-      const runInMs: number | null = next?.next_run_in_ms ?? null;
-      const nextRunInMs = slotInMs === null ? runInMs : runInMs === null ? slotInMs : Math.min(runInMs, slotInMs);
-      return { hasClaimable: has, nextRunAt, nextRunInMs };
+      return { hasClaimable: has, nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
     });
   }
 

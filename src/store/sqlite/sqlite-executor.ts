@@ -62,8 +62,8 @@ import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import { QueueCountDeltas } from './queue-count-deltas.js';
-import { LimitBudget, limitsOf, longestWindowMs, rateLimitedTypes } from '../limits.js';
-import type { TypeLimits } from '../limits.js';
+import { LimitBudget, candidatesFor, limitsOf, longestWindowMs } from '../limits.js';
+import type { Candidate, TypeLimits } from '../limits.js';
 import { SqliteWriteEngine } from './write-engine.js';
 
 /** 1,000 rows per purge transaction: the write lock stays short. Matches job.sql's LIMIT. */
@@ -151,16 +151,7 @@ export class SqliteExecutor implements StoreExecutor {
    */
   private pickWithinLimits(params: JobClaimParams, limits: readonly TypeLimits[], now: number): Row[] {
     const budget = this.limitBudget(limits, now, true);
-    // Over-fetch: candidates of one key may not all fit, and the rest of the batch can come
-    // from other keys in the same pick.
-    const candidates = this.pickLimited(params, budget, Math.min(params.limit * 4, 1_000), now);
-    const admitted: Row[] = [];
-    for (const candidate of candidates) {
-      if (admitted.length >= params.limit) break;
-      if (budget.fits({ id: String(candidate.id), type: candidate.type, key: candidate.key })) admitted.push(candidate);
-    }
-    const rated = rateLimitedTypes(limits);
-    const starts = admitted.filter((row) => rated.has(row.type)).map((row) => [row.type, row.key]);
+    const { admitted, starts } = budget.admit(this.pickLimited(params, budget, candidatesFor(params.limit), now) as Array<Row & Candidate>, params.limit);
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
     return admitted;
   }
@@ -206,8 +197,7 @@ export class SqliteExecutor implements StoreExecutor {
         // Anything left once what is full is taken out can start; a full rate window ends at a known time.
         const budget = this.limitBudget(limits, values.now, false);
         has = this.pickLimited(params, budget, 1, values.now).length > 0;
-        const slotInMs = budget.nextRateSlotInMs();
-        if (slotInMs !== null) nextRunInMs = nextRunInMs === null ? slotInMs : Math.min(nextRunInMs, slotInMs);
+        nextRunInMs = budget.wakeInMs(nextRunInMs);
       }
       return { hasClaimable: has, nextRunAt: optionalTimeOf(next.next_run_at), nextRunInMs };
     });
