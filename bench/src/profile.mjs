@@ -1,7 +1,7 @@
 // `npm run profile` (in bench/): a `node --cpu-prof` profile of Mailroom's processing run
-// (N pre-enqueued no-op jobs, one worker process, c=10) and a summary of the top self-time
+// (N pre-enqueued no-op jobs, one worker process, c=10 unless --concurrency says) and a summary of the top self-time
 // functions, for docs/benchmarks.md "Where the time goes".
-//   node src/profile.mjs [--system mailroom-sqlite] [--n 20000] [--top 25]
+//   node src/profile.mjs [--system mailroom-sqlite] [--n 20000] [--concurrency 10] [--top 25]
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -20,6 +20,7 @@ const arg = (name, dflt) => {
 const system = arg('system', 'mailroom-sqlite');
 const n = Number(arg('n', 20000));
 const top = Number(arg('top', 25));
+const concurrency = Number(arg('concurrency', 10));
 const env = { ...process.env, MAILROOM_LOG_LEVEL: 'warn' };
 
 const loc = await fresh(SYSTEMS[system].store);
@@ -31,7 +32,7 @@ try {
     return JSON.parse(r.stdout.split('\n').find((l) => l.startsWith('RESULT ')).slice(7));
   };
   run([], { system, mode: 'prepare', n, loc });
-  const res = run(['--cpu-prof', '--cpu-prof-dir', dir], { system, mode: 'process', concurrency: 10, n, loc, capMs: 120_000 });
+  const res = run(['--cpu-prof', '--cpu-prof-dir', dir], { system, mode: 'process', concurrency, n, loc, capMs: 120_000 });
   const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')));
   const prof = JSON.parse(readFileSync(file, 'utf8'));
   const dt = new Map(); // node id -> sampled µs
@@ -48,7 +49,7 @@ try {
     byFn.set(key, (byFn.get(key) ?? 0) + us);
   }
   const rows = [...byFn.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
-  console.log(`${system}: ${n} no-op jobs, c=10, ${res.rate.toFixed(0)} jobs/s under the profiler; ${(total / 1000).toFixed(0)} ms sampled; profile ${file}\n`);
+  console.log(`${system}: ${n} no-op jobs, c=${concurrency}, ${res.rate.toFixed(0)} jobs/s under the profiler; ${(total / 1000).toFixed(0)} ms sampled; profile ${file}\n`);
   console.log('| self % | self ms | function | where |\n|---:|---:|---|---|');
   for (const [key, us] of rows) {
     const sp = key.lastIndexOf(' ');

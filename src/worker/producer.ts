@@ -38,8 +38,8 @@ export interface ProducerOptions {
   readonly leaseMs: number;
   /** Longest idle wait between claims when nothing wakes the loop. */
   readonly pollMs: number;
-  /** Claims wait until this many slots are free, so they come in batches. */
-  readonly claimBatch: number;
+  /** Claims wait until this many slots are free, so they come in batches (it moves with an adaptive prefetch). */
+  readonly claimBatch: () => number;
   readonly changes: ChangeSignal;
   readonly pacer: YieldPacer;
 }
@@ -119,8 +119,8 @@ export class Producer {
     while (!this.isStopping) {
       // While buffered work remains, wait until half the capacity is free: claiming one job
       // per freed slot would cost a transaction per job.
-      if (!this.hasSlots(claimBatch)) {
-        await this.waitForSlot(claimBatch);
+      if (!this.hasSlots(claimBatch())) {
+        await this.waitForSlot(claimBatch());
         continue;
       }
       const free = this.target.freeSlots();
@@ -185,7 +185,7 @@ export class Producer {
       if (this.isStopping) break;
       if (claimedCount > 0 && claimedCount >= free) {
         // A full batch: more may be waiting. Claim again once enough slots free up.
-        await this.waitForSlot(claimBatch);
+        await this.waitForSlot(claimBatch());
         continue;
       }
       if (this.wakePending) continue;

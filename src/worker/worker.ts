@@ -30,6 +30,7 @@ import type { LeaseGoneReason } from './lease-keeper.js';
 import { Producer } from './producer.js';
 import { ChangeSignal } from './change-signal.js';
 import { YieldPacer } from './yield-pacer.js';
+import { PrefetchWindow } from './prefetch-window.js';
 import { startRescue } from '../maintenance/rescue.js';
 import type { MaintenanceRunner, MaintenanceTask } from '../maintenance/maintenance-runner.js';
 
@@ -44,8 +45,10 @@ export interface WorkerOptions {
   readonly leaseMs?: number;
   /**
    * Jobs claimed ahead of free slots, so claims come in batches instead of one per job
-   * (charged at claim, handed back uncharged on stop). For many short jobs a larger value
-   * (hundreds) means fewer, larger claims: see docs/operating.md. @default 4 × concurrency, at least 8
+   * (charged at claim, handed back uncharged on stop). Left unset, it adapts to the
+   * measured completion rate: about 250 ms of work, from 4 × concurrency (at least 8) up to
+   * 50 per slot (500 at most); a number is used as it is. See docs/operating.md §8.
+   * @default adaptive
    */
   readonly prefetch?: number;
   /** How this worker signs its leases and attempts. @default host:pid:random */
@@ -90,10 +93,10 @@ interface Running {
 const DEFAULT_CONCURRENCY = 10;
 const DEFAULT_POLL_MS = 500;
 /**
- * Default prefetch per concurrency slot. Claims come when half the capacity is free, so
- * this sets the batch size, and every claim is a round trip: on PostgreSQL over loopback
- * on two cores, c=10 drained 12k jobs/s at 2 per slot and 14k/s at 4 (and 20k/s with
- * `prefetch: 500`, the throughput setting in docs/operating.md).
+ * The adaptive prefetch's floor per concurrency slot (prefetch-window.ts). Claims come when
+ * half the capacity is free, so this sets the smallest batch, and every claim is a round
+ * trip: on PostgreSQL over loopback on two cores, c=10 drained 12k jobs/s at 2 per slot
+ * and 14k/s at 4 (and 20k/s at 500, where the adaptive prefetch's cap came from).
  */
 const DEFAULT_PREFETCH_PER_SLOT = 4;
 /** A floor for small concurrency: at c=1, 8 instead of 4 took a drain 13k -> 16k jobs/s on SQLite, 3k -> 5k on PostgreSQL. */
@@ -124,9 +127,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly queues: readonly string[] | null;
   readonly leaseMs: number;
   readonly pollMs: number;
-  readonly prefetch: number;
-  /** Claims wait until this many slots are free (half the capacity), so they come in batches. */
-  private readonly claimBatch: number;
+  /** Claimed jobs held beyond the running ones: the user's number, or adapted to the completion rate. */
+  private readonly prefetchWindow: PrefetchWindow;
 
   private readonly store: Store;
   private readonly registry: TaskRegistry;
@@ -173,8 +175,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : null;
     this.pollMs = positiveInt(options.pollMs ?? DEFAULT_POLL_MS, 'pollMs');
     this.leaseMs = Math.max(MIN_LEASE_MS, options.leaseMs ?? DEFAULT_LEASE_MS);
-    this.prefetch = Math.max(0, Math.floor(options.prefetch ?? Math.max(MIN_DEFAULT_PREFETCH, DEFAULT_PREFETCH_PER_SLOT * this.concurrency)));
-    this.claimBatch = Math.ceil((this.concurrency + this.prefetch) / 2);
+    this.prefetchWindow = new PrefetchWindow(
+      options.prefetch === undefined ? undefined : Math.max(0, Math.floor(options.prefetch)),
+      Math.max(MIN_DEFAULT_PREFETCH, DEFAULT_PREFETCH_PER_SLOT * this.concurrency),
+      this.concurrency,
+    );
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.log = deps.log.child({ workerId: this.id });
     this.isDebug = this.log.isLevelEnabled('debug');
@@ -190,7 +195,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         limits: () => this.registry.limits(),
         leaseMs: this.leaseMs,
         pollMs: this.pollMs,
-        claimBatch: this.claimBatch,
+        claimBatch: () => this.claimBatch(),
         changes: this.changes,
         pacer: this.pacer,
       },
@@ -298,6 +303,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await stopping;
   }
 
+  /** Claimed jobs this worker may hold beyond the ones it runs, now (it adapts unless set). */
+  get prefetch(): number {
+    return this.prefetchWindow.current();
+  }
+
+  /** Whether the prefetch adapts to the completion rate (none was set). */
+  get isPrefetchAdaptive(): boolean {
+    return this.prefetchWindow.isAdaptive;
+  }
+
+  /** Claims wait until this many slots are free (half the capacity), so they come in batches. */
+  private claimBatch(): number {
+    return Math.ceil((this.concurrency + this.prefetchWindow.current()) / 2);
+  }
+
   get isRunning(): boolean {
     return this.producer.isStarted && !this.isStopping;
   }
@@ -379,6 +399,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async settle(entry: Running, outcome: Outcome): Promise<void> {
     const { job } = entry;
     entry.isSettled = true;
+    this.prefetchWindow.settled();
     this.leaseKeeper.release(job.id);
     const durationMs = Date.now() - entry.startedAtMs;
     // The outcome is written in the background: the slot is free as soon as the handler
@@ -647,7 +668,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Jobs this worker may still take on: its capacity less what it runs, holds or abandoned. */
   private freeSlots(): number {
-    return this.concurrency + this.prefetch - this.running.size - this.abandoned.size - this.buffer.length;
+    return this.concurrency + this.prefetchWindow.current() - this.running.size - this.abandoned.size - this.buffer.length;
   }
 }
 

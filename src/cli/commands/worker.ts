@@ -40,8 +40,8 @@ Options:
   --queues a,b               queues to work (default: the config's worker.queues, else all)
   --all-queues               every queue, whatever the config's worker.queues says
   --concurrency N            handlers at once (default 10)
-  --prefetch N               jobs claimed ahead of free slots (default 4 x concurrency,
-                             at least 8; hundreds for many short jobs, see docs/operating.md)
+  --prefetch N               jobs claimed ahead of free slots (default: adapts to the
+                             completion rate, 4 to 50 per slot; see docs/operating.md)
   --poll DURATION            longest idle wait between claims (default 500ms)
   --lease DURATION           job lease, extended while a handler runs (default 60s)
   --shutdown-timeout DURATION  deadline for running handlers on stop (default 10s)
@@ -102,7 +102,7 @@ Options:
           store: describeDbUrl(db),
           queues: workerHandle.queues ?? 'all',
           concurrency: workerHandle.concurrency,
-          prefetch: workerHandle.prefetch,
+          prefetch: workerHandle.isPrefetchAdaptive ? 'adaptive' : workerHandle.prefetch,
           types: mr.taskTypes(),
           retentionMs: retentionMs === null ? 'off' : (retentionMs ?? 'default'),
         },
