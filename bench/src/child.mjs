@@ -96,7 +96,7 @@ async function main() {
     }
     case 'prepare': {
       // Fill the store with n pending jobs, the fastest way the library offers.
-      const p = await sys.producer(loc);
+      const p = await sys.producer(loc, { limits: args.limits });
       if (p.enqueueBatch) {
         for (let i = 0; i < n; i += 1000) {
           await p.enqueueBatch(Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({ i: i + k })));
@@ -119,7 +119,7 @@ async function main() {
       const handler = () => {
         if (++count % 64 === 0 && performance.now() - t0 > capMs) w.halt?.();
       };
-      const w = await sys.worker(loc, { concurrency: args.concurrency, handler });
+      const w = await sys.worker(loc, { concurrency: args.concurrency, handler, limits: args.limits });
       const stopMonitor = loopMonitor();
       t0 = performance.now();
       await w.start();

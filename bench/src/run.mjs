@@ -2,7 +2,7 @@
 // of --runs runs; JSON under bench/results/ and a Markdown table on stdout.
 //
 //   node src/run.mjs [--n 20000] [--runs 3] [--only mailroom-sqlite,plainjob]
-//                    [--workloads enqueue1,enqueue100,batch,process-c1,process-c10,latency,history,ingress,tracing]
+//                    [--workloads enqueue1,enqueue100,batch,process-c1,process-c10,latency,history,limits-key,limits-rate,ingress,tracing]
 //                    [--cap-s 8] [--latency-s 10] [--rate 200]
 
 import { spawn, execSync } from 'node:child_process';
@@ -17,7 +17,9 @@ import { runTracing } from './tracing.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = join(here, '..');
-const ALL_WORKLOADS = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'latency', 'history', 'ingress', 'tracing'];
+const ALL_WORKLOADS = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'latency', 'history', 'limits-key', 'limits-rate', 'ingress', 'tracing'];
+/** The limits workloads: 10,000 jobs at c=10 with the limits of systems.mjs BENCH_LIMITS. */
+const LIMITS_N = 10_000;
 
 function parseArgs(argv) {
   const o = { n: 20_000, runs: 3, only: null, workloads: ALL_WORKLOADS, capS: 8, latencyS: 10, rate: 200 };
@@ -92,6 +94,12 @@ async function measure(workload, name, templates) {
         await child({ ...base, mode: 'prepare', loc });
         const concurrency = workload === 'process-c1' ? 1 : 10;
         return await child({ ...base, mode: 'process', concurrency, loc });
+      }
+      case 'limits-key':
+      case 'limits-rate': {
+        const limited = { ...base, n: LIMITS_N, limits: workload.slice('limits-'.length), loc };
+        await child({ ...limited, mode: 'prepare' });
+        return await child({ ...limited, mode: 'process', concurrency: 10 });
       }
       case 'latency': {
         const l = { ...base, mode: 'latency-inproc', loc, rate: opts.rate, seconds: opts.latencyS };
@@ -251,6 +259,29 @@ function table(med) {
   return lines.join('\n');
 }
 
+// Limits (Mailroom rows only): what a limit costs next to the same run's unlimited c=10.
+function limitsTable(med) {
+  const shown = ['limits-key', 'limits-rate'].filter((w) => opts.workloads.includes(w));
+  if (shown.length === 0) return '';
+  const lines = [
+    '',
+    `| limits, ${LIMITS_N.toLocaleString('en')} jobs, c=10 | ${shown.includes('limits-key') ? 'concurrency 1 per key, 100 keys (jobs/s) | ' : ''}${shown.includes('limits-rate') ? 'rate 5,000/s (jobs/s, share of the limit) | ' : ''}`,
+    `|---|${shown.map(() => '---:|').join('')}`,
+  ];
+  for (const name of systems) {
+    if (!SYSTEMS[name].limits) continue;
+    const cells = shown.map((w) => {
+      const m = med[name][w];
+      if (!m || m.skipped) return '—';
+      const plain = med[name]['process-c10']?.rate;
+      if (w === 'limits-rate') return `${fmtRate(m.rate)} (${((100 * m.rate) / 5_000).toFixed(0)} %)`;
+      return `${fmtRate(m.rate)}${plain ? ` [${((100 * m.rate) / plain).toFixed(0)}% of unlimited]` : ''}`;
+    });
+    lines.push(`| ${name} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
 function ingressTable(ing) {
   if (!ing) return '';
   if (ing.skipped) return `\nIngress: skipped — ${ing.skipped}\n`;
@@ -296,6 +327,10 @@ async function main() {
         for (const name of systems) {
           if (SYSTEMS[name].workloads && !SYSTEMS[name].workloads.includes(w)) {
             res[w][name] = { skipped: 'not measured for this row' };
+            continue;
+          }
+          if (w.startsWith('limits-') && !SYSTEMS[name].limits) {
+            res[w][name] = { skipped: 'no store-enforced limits' };
             continue;
           }
           if (w === 'history' && !SYSTEMS[name].history) {
@@ -379,6 +414,7 @@ async function main() {
   out.push(table(med));
   out.push('');
   out.push('Ratios in parentheses: Mailroom ÷ the best peer on the same store in the same run (SQLite rows vs plainjob/liteque, PostgreSQL rows vs graphile-worker/pg-boss). `*` = capped at ' + `${opts.capS} s (rate over the jobs finished by then). n/a = not offered by that library. Latency: enqueue → handler start at ${opts.rate} jobs/s for ${opts.latencyS} s.`);
+  out.push(limitsTable(med));
   out.push(ingressTable(ingress));
   out.push(tracingTable(tracing, ingress, med));
   out.push(`Durability and settings per row:`);

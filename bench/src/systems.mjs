@@ -16,7 +16,8 @@ export const SYSTEMS = {
     settings: "Mailroom.open({ db, synchronous: 'full' }); mr.work({ concurrency }) with default prefetch/pollMs",
     latency: 'in-process',
     history: true,
-    producer: (loc) => mailroomProducer(loc, { synchronous: 'full' }),
+    limits: true,
+    producer: (loc, opts) => mailroomProducer(loc, { synchronous: 'full' }, opts),
     worker: (loc, opts) => mailroomWorker(loc, { synchronous: 'full' }, opts),
   },
   'mailroom-sqlite-normal': {
@@ -36,7 +37,8 @@ export const SYSTEMS = {
     settings: 'Mailroom.open({ db: postgres://… }); mr.work({ concurrency }); worker in its own process (LISTEN/NOTIFY wake-ups)',
     latency: 'separate-worker',
     history: true,
-    producer: (loc) => mailroomProducer(loc, {}),
+    limits: true,
+    producer: (loc, opts) => mailroomProducer(loc, {}, opts),
     worker: (loc, opts) => mailroomWorker(loc, {}, opts),
   },
   'mailroom-pg-tuned': {
@@ -105,14 +107,26 @@ export const SYSTEMS = {
 
 // ---------------------------------------------------------------- Mailroom
 
+/**
+ * The limits of the limits workloads (Mailroom rows only; the peers here have no
+ * store-enforced per-key or rate limits in their open editions). `key`: one job at a time
+ * per customer over 100 customers (payload.i % 100); `rate`: 5,000 starts a second.
+ */
+export const BENCH_LIMITS = {
+  key: { key: (p) => p.i % 100, perKey: { concurrency: 1 } },
+  rate: { rate: { limit: 5_000, intervalMs: 1_000 } },
+};
+
 async function openMailroom(loc, extra) {
   const { Mailroom } = await import('mailroom');
   const db = loc.path ? `sqlite:${loc.path}` : loc.url;
   return Mailroom.open({ db, ...extra });
 }
 
-async function mailroomProducer(loc, extra) {
+async function mailroomProducer(loc, extra, { limits } = {}) {
   const mr = await openMailroom(loc, extra);
+  // A limit key is computed at enqueue, from the task's limits: register them here too.
+  if (limits) mr.task(TYPE, { limits: BENCH_LIMITS[limits], run() {} });
   return {
     enqueue: (payload) => mr.enqueue(TYPE, payload),
     enqueueBatch: (payloads) => mr.enqueueMany(payloads.map((payload) => ({ type: TYPE, payload }))),
@@ -121,9 +135,9 @@ async function mailroomProducer(loc, extra) {
   };
 }
 
-async function mailroomWorker(loc, extra, { concurrency, handler, shared }, workOptions = {}) {
+async function mailroomWorker(loc, extra, { concurrency, handler, shared, limits }, workOptions = {}) {
   const mr = shared?.mr ?? (await openMailroom(loc, extra));
-  mr.task(TYPE, { run: (payload) => handler(payload) });
+  mr.task(TYPE, { ...(limits ? { limits: BENCH_LIMITS[limits] } : {}), run: (payload) => handler(payload) });
   let worker;
   return {
     start() {

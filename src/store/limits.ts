@@ -114,15 +114,20 @@ export class LimitBudget {
   }
 
   /**
-   * The candidates (in claim order) that may start now, at most `limit` of them, each
-   * counted as started; and the [type, key] starts of the admitted rate-limited ones, for
-   * the store to record.
+   * The candidates (in claim order) that may start now, at most `limit` of them and at
+   * most `limitedLimit` of limited types, each counted as started; and the [type, key]
+   * starts of the admitted rate-limited ones, for the store to record.
    */
-  admit<C extends Candidate>(candidates: readonly C[], limit: number): { admitted: C[]; starts: Array<[string, string]> } {
+  admit<C extends Candidate>(candidates: readonly C[], limit: number, limitedLimit = limit): { admitted: C[]; starts: Array<[string, string]> } {
     const admitted: C[] = [];
+    let limited = 0;
     for (const candidate of candidates) {
       if (admitted.length >= limit) break;
-      if (this.fits(candidate)) admitted.push(candidate);
+      const isLimited = this.byType.has(candidate.type);
+      if (isLimited && limited >= limitedLimit) continue;
+      if (!this.fits(candidate)) continue;
+      admitted.push(candidate);
+      if (isLimited) limited++;
     }
     const starts = admitted
       .filter((c) => this.byType.get(c.type)?.rate !== undefined || this.byType.get(c.type)?.perKey?.rate !== undefined)

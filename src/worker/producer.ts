@@ -16,6 +16,8 @@ export interface ClaimTarget {
   freeSlots(): number;
   /** Claimed jobs waiting for a slot. */
   bufferedCount(): number;
+  /** Jobs the worker could start at once: the most a claim may take of limited types. */
+  startableSlots(): number;
   /** Jobs just claimed by a claim sent at `claimSentAtMs` (monotonic): hold, buffer, start. */
   accept(jobs: ClaimedJob[], claimSentAtMs: number): void;
   /** Jobs a claim returned after stop began: back to pending, uncharged. */
@@ -148,6 +150,7 @@ export class Producer {
               types: this.options.types(),
               queues: this.options.queues,
               limits: this.options.limits(),
+              limitedLimit: this.target.startableSlots(),
               limit: free,
               leaseMs: this.options.leaseMs,
             });

@@ -31,6 +31,7 @@ import { Producer } from './producer.js';
 import { ChangeSignal } from './change-signal.js';
 import { YieldPacer } from './yield-pacer.js';
 import { PrefetchWindow } from './prefetch-window.js';
+import type { TypeLimits } from '../store/limits.js';
 import { startRescue } from '../maintenance/rescue.js';
 import type { MaintenanceRunner, MaintenanceTask } from '../maintenance/maintenance-runner.js';
 
@@ -201,6 +202,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       {
         freeSlots: () => this.freeSlots(),
+        startableSlots: () => Math.max(0, this.concurrency - this.running.size - this.abandoned.size - this.buffer.length),
         bufferedCount: () => this.buffer.length,
         accept: (jobs, claimSentAtMs) => this.accept(jobs, claimSentAtMs),
         handBack: (jobs) => this.handBack(jobs),
@@ -408,6 +410,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const recording = this.record(entry, outcome, durationMs).finally(() => {
       this.recordings.delete(recording);
       this.changes.notify();
+      // Its outcome written, a job under a concurrency limit no longer holds its slot: a
+      // claim that came back short on that limit may fill it now, not at the next poll.
+      const limits = this.registry.get(job.type)?.limits;
+      if (limits && hasConcurrencyLimit(limits)) this.wake();
     });
     this.recordings.add(recording);
     // A handler that outlived its timeout keeps its slot until it really settles.
@@ -675,6 +681,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
 /** A ref'd timer on purpose: a stopping worker keeps its process alive until its deadline. */
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+function hasConcurrencyLimit(limits: TypeLimits): boolean {
+  return limits.concurrency !== undefined || limits.perKey?.concurrency !== undefined;
 }
 
 function delay(ms: number): Promise<void> {

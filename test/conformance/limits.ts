@@ -43,6 +43,18 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(idsOf(await claim(ctx.store, { limits, now: at(SECOND_MS) }))).toEqual([ids[1]]);
     });
 
+    it('takes at most `limitedLimit` jobs of limited types and fills the rest of the claim with unlimited ones', async () => {
+      // A worker passes the jobs it can start now: a limited job waiting in its buffer would
+      // hold its limit's slot idle.
+      const ids = await enqueueIds(ctx.store, [{ limitKey: 'a' }, { limitKey: 'b' }, { type: 'other_job' }, { limitKey: 'c' }, { type: 'other_job' }]);
+      const limits: TypeLimits[] = [{ type: 'test_job', perKey: { concurrency: 1 } }];
+      const types = ['test_job', 'other_job'];
+      const first = await claim(ctx.store, { types, limits, limit: 4, limitedLimit: 1, now: T0 });
+      expect(idsOf(first)).toEqual([ids[0], ids[2], ids[4]]);
+      expect(idsOf(await claim(ctx.store, { types, limits, limit: 4, limitedLimit: 0, now: T0 }))).toEqual([]);
+      expect(idsOf(await claim(ctx.store, { types, limits, limit: 4, now: T0 }))).toEqual([ids[1], ids[3]]);
+    });
+
     it('frees the slot of a job whose lease was lost', async () => {
       const [id] = await enqueueIds(ctx.store, [{}, {}]);
       const limits: TypeLimits[] = [{ type: 'test_job', concurrency: 1 }];

@@ -142,7 +142,7 @@ export class PostgresExecutor implements StoreExecutor {
     const [{ now }] = (await runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(runner, limits, now, true);
     const candidates = await this.pickLimited(runner, params, budget, candidatesFor(params.limit), now);
-    const { admitted, starts } = budget.admit(candidates as Array<Row & Candidate>, params.limit);
+    const { admitted, starts } = budget.admit(candidates as Array<Row & Candidate>, params.limit, params.limitedLimit);
     if (admitted.length === 0) return [];
     if (starts.length > 0) {
       await runner.run(this.stmt('limitStartsInsert'), [starts.map(([type]) => type), starts.map(([, key]) => key), now]);

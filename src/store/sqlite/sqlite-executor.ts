@@ -151,7 +151,7 @@ export class SqliteExecutor implements StoreExecutor {
    */
   private pickWithinLimits(params: JobClaimParams, limits: readonly TypeLimits[], now: number): Row[] {
     const budget = this.limitBudget(limits, now, true);
-    const { admitted, starts } = budget.admit(this.pickLimited(params, budget, candidatesFor(params.limit), now) as Array<Row & Candidate>, params.limit);
+    const { admitted, starts } = budget.admit(this.pickLimited(params, budget, candidatesFor(params.limit), now) as Array<Row & Candidate>, params.limit, params.limitedLimit);
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
     return admitted;
   }

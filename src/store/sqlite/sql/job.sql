@@ -94,14 +94,16 @@ RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, la
 -- predicate, less the types (@fullTypes) and (type, key) pairs (@fullKeys, JSON [type,
 -- key]) that are at a limit now, in claim order. The claim then admits candidates one by
 -- one against the limits (several may share a key) and leases them with jobClaim.lease.
--- Read-only, and also how jobClaimable asks whether anything limited may start.
+-- Read-only, and also how jobClaimable asks whether anything limited may start. The full
+-- pairs are an uncorrelated NOT IN, built into an index once per statement: as a
+-- correlated NOT EXISTS, json_each re-read the whole list for every row scanned (28 ms a
+-- claim with 100 keys at their limit).
 SELECT j.id, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j
 WHERE {{claimable}}
   AND j.type IN (SELECT value FROM json_each(@types))
   AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
   AND j.type NOT IN (SELECT value FROM json_each(@fullTypes))
-  AND NOT EXISTS (SELECT 1 FROM json_each(@fullKeys) f
-                  WHERE f.value ->> 0 = j.type AND f.value ->> 1 = coalesce(j.limit_key, ''))
+  AND (j.type, coalesce(j.limit_key, '')) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f)
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT @limit;
 
