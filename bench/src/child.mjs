@@ -129,6 +129,25 @@ async function main() {
       await w.stop();
       return result({ jobs, handled: count, ms, rate: (jobs / ms) * 1000, loopMaxMs, capped: left > 0 });
     }
+    case 'process-share': {
+      // One of several worker processes on one store (the scale-out workload): set up, say
+      // READY, start on GO (a line on stdin, so every process starts together), and stop
+      // once the store has nothing left; the parent takes the rate from the wall clock.
+      let count = 0;
+      const w = await sys.worker(loc, { concurrency: args.concurrency, handler: () => void count++ });
+      process.stdout.write('READY\n');
+      await new Promise((resolve) => process.stdin.once('data', resolve));
+      const startedAt = Date.now();
+      await w.start();
+      let left = await w.remaining();
+      while (left > 0 && Date.now() - startedAt < capMs) {
+        await new Promise((r) => setTimeout(r, 5));
+        left = await w.remaining();
+      }
+      const endedAt = Date.now();
+      await w.stop();
+      return result({ handled: count, left, startedAt, endedAt });
+    }
     case 'latency-worker':
     case 'latency-inproc': {
       const lat = [];

@@ -2,7 +2,7 @@
 // of --runs runs; JSON under bench/results/ and a Markdown table on stdout.
 //
 //   node src/run.mjs [--n 20000] [--runs 3] [--only mailroom-sqlite,plainjob]
-//                    [--workloads enqueue1,enqueue100,batch,process-c1,process-c10,latency,history,limits-key,limits-rate,ingress,tracing]
+//                    [--workloads enqueue1,enqueue100,batch,process-c1,process-c10,latency,history,limits-key,limits-rate,scale2,scale4,outgoing,ingress,tracing]
 //                    [--cap-s 8] [--latency-s 10] [--rate 200]
 
 import { spawn, execSync } from 'node:child_process';
@@ -14,10 +14,11 @@ import { SYSTEMS } from './systems.mjs';
 import { fresh, drop, cleanupAll, seedHistory } from './stores.mjs';
 import { runIngress } from './ingress.mjs';
 import { runTracing } from './tracing.mjs';
+import { runOutgoing } from './outgoing.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = join(here, '..');
-const ALL_WORKLOADS = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'latency', 'history', 'limits-key', 'limits-rate', 'ingress', 'tracing'];
+const ALL_WORKLOADS = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'latency', 'history', 'limits-key', 'limits-rate', 'scale2', 'scale4', 'outgoing', 'ingress', 'tracing'];
 /** The limits workloads: 10,000 jobs at c=10 with the limits of systems.mjs BENCH_LIMITS. */
 const LIMITS_N = 10_000;
 
@@ -48,10 +49,10 @@ function log(msg) {
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 }
 
-/** Run one child measurement; resolves with its RESULT object. `onReady` fires on READY. */
+/** Run one child measurement; resolves with its RESULT object. `onReady(proc)` fires on READY. */
 function child(args, { timeoutMs = 120_000, onReady } = {}) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [join(here, 'child.mjs'), JSON.stringify(args)], { cwd: benchDir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [join(here, 'child.mjs'), JSON.stringify(args)], { cwd: benchDir, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     let buf = '';
@@ -63,7 +64,7 @@ function child(args, { timeoutMs = 120_000, onReady } = {}) {
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
-        if (line === 'READY') onReady?.();
+        if (line === 'READY') onReady?.(p);
       }
     });
     p.stderr.on('data', (d) => (err += d));
@@ -101,6 +102,27 @@ async function measure(workload, name, templates) {
         await child({ ...limited, mode: 'prepare' });
         return await child({ ...limited, mode: 'process', concurrency: 10 });
       }
+      case 'scale2':
+      case 'scale4': {
+        // N jobs, then 2 or 4 worker processes at c=10 each, started together; the rate is
+        // N over the wall-clock span from the first start to the last process's end.
+        await child({ ...base, mode: 'prepare', loc });
+        const processes = Number(workload.slice('scale'.length));
+        const ready = [];
+        let go;
+        const allReady = new Promise((resolve) => (go = resolve));
+        const shares = Array.from({ length: processes }, () =>
+          child({ ...base, mode: 'process-share', concurrency: 10, loc }, { onReady: (proc) => { ready.push(proc); if (ready.length === processes) go(); } }),
+        );
+        await Promise.race([allReady, Promise.all(shares)]);
+        for (const proc of ready) proc.stdin.write('GO\n');
+        const rs = await Promise.all(shares);
+        const ms = Math.max(...rs.map((r) => r.endedAt)) - Math.min(...rs.map((r) => r.startedAt));
+        const handled = rs.reduce((a, r) => a + r.handled, 0);
+        return { rate: (handled / ms) * 1000, ms, handled, perProcess: rs.map((r) => r.handled), maxRssMB: Math.max(...rs.map((r) => r.maxRssMB)), capped: rs.some((r) => r.left > 0) };
+      }
+      case 'outgoing':
+        return await runOutgoing(loc);
       case 'latency': {
         const l = { ...base, mode: 'latency-inproc', loc, rate: opts.rate, seconds: opts.latencyS };
         if (sys.latency === 'in-process') return await child(l);
@@ -221,8 +243,8 @@ function bestPeer(med, store, w, key, better = 'max') {
 }
 
 function table(med) {
-  const W = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'history'];
-  const titles = { enqueue1: 'enqueue 1-by-1', enqueue100: '100 callers', batch: 'batch ×1000', 'process-c1': 'process c=1', 'process-c10': 'process c=10', history: 'c=10, 1.1M old rows' };
+  const W = ['enqueue1', 'enqueue100', 'batch', 'process-c1', 'process-c10', 'history', 'scale2', 'scale4'];
+  const titles = { enqueue1: 'enqueue 1-by-1', enqueue100: '100 callers', batch: 'batch ×1000', 'process-c1': 'process c=1', 'process-c10': 'process c=10', history: 'c=10, 1.1M old rows', scale2: '2 processes × c=10', scale4: '4 processes × c=10' };
   const shown = W.filter((w) => opts.workloads.includes(w));
   const lines = [];
   const head = ['system', 'store', ...shown.map((w) => `${titles[w]} (jobs/s)`)];
@@ -282,6 +304,19 @@ function limitsTable(med) {
   return lines.join('\n') + '\n';
 }
 
+// Outgoing webhooks (Mailroom rows only): 3 endpoints on local receivers that verify every
+// delivery with standardwebhooks (outgoing.mjs).
+function outgoingTable(med) {
+  if (!opts.workloads.includes('outgoing')) return '';
+  const lines = ['', '| outgoing webhooks, 3 endpoints, verified by the receivers | publish (messages/s) | deliveries/s (10,000 messages) | publish → received p50 / p99 at 200 messages/s (ms) | sender peak RSS (MB) |', '|---|---:|---:|---:|---:|'];
+  for (const name of systems) {
+    const m = med[name].outgoing;
+    if (!SYSTEMS[name].outgoing || !m || m.skipped) continue;
+    lines.push(`| ${name} | ${fmtRate(m.publishPerS)} | ${fmtRate(m.deliveriesPerS)} | ${fmtMs(m.p50)} / ${fmtMs(m.p99)} | ${fmtMB(m.maxRssMB)} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
 function ingressTable(ing) {
   if (!ing) return '';
   if (ing.skipped) return `\nIngress: skipped — ${ing.skipped}\n`;
@@ -327,6 +362,14 @@ async function main() {
         for (const name of systems) {
           if (SYSTEMS[name].workloads && !SYSTEMS[name].workloads.includes(w)) {
             res[w][name] = { skipped: 'not measured for this row' };
+            continue;
+          }
+          if (w.startsWith('scale') && SYSTEMS[name].store !== 'postgres') {
+            res[w][name] = { skipped: 'several processes on one database: PostgreSQL rows only' };
+            continue;
+          }
+          if (w === 'outgoing' && !SYSTEMS[name].outgoing) {
+            res[w][name] = { skipped: 'no outgoing webhooks' };
             continue;
           }
           if (w.startsWith('limits-') && !SYSTEMS[name].limits) {
@@ -415,6 +458,7 @@ async function main() {
   out.push('');
   out.push('Ratios in parentheses: Mailroom ÷ the best peer on the same store in the same run (SQLite rows vs plainjob/liteque, PostgreSQL rows vs graphile-worker/pg-boss). `*` = capped at ' + `${opts.capS} s (rate over the jobs finished by then). n/a = not offered by that library. Latency: enqueue → handler start at ${opts.rate} jobs/s for ${opts.latencyS} s.`);
   out.push(limitsTable(med));
+  out.push(outgoingTable(med));
   out.push(ingressTable(ingress));
   out.push(tracingTable(tracing, ingress, med));
   out.push(`Durability and settings per row:`);
