@@ -6,6 +6,12 @@
 // is the rule itself, the same for both dialects: from that usage, which types and keys
 // are full (kept out of the pick in SQL), which of the picked candidates fit (a claim may
 // take several jobs of one key), and when a rate-limited slot frees (for the sleep).
+//
+// A rate of PACED_FROM or more starts a window is also paced (RateLog): starts come evenly,
+// at most a tenth of a window ahead of an even spacing, instead of the whole window's
+// allowance at once. With bursts, every late wake-up (a busy event loop, a slow round trip)
+// pushed the next burst later for good, and a 5 s window could hold four bursts of a
+// 1 s limit instead of five; paced, a late claim catches up on what it missed.
 
 /** N starts in any window of intervalMs. */
 export interface RateLimit {
@@ -73,8 +79,8 @@ export class LimitBudget {
   private readonly byType = new Map<string, TypeLimits>();
   private readonly typeRunning = new Map<string, number>();
   private readonly keyRunning = new Map<string, number>();
-  private readonly typeStarts = new Map<string, number[]>();
-  private readonly keyStarts = new Map<string, number[]>();
+  private readonly typeStarts = new Map<string, RateLog>();
+  private readonly keyStarts = new Map<string, RateLog>();
 
   constructor(
     limits: readonly TypeLimits[],
@@ -89,8 +95,8 @@ export class LimitBudget {
     for (const { type, key, at } of usage.starts) {
       const limit = this.byType.get(type);
       if (!limit) continue;
-      if (limit.rate && at > nowMs - limit.rate.intervalMs) push(this.typeStarts, type, at);
-      if (limit.perKey?.rate && at > nowMs - limit.perKey.rate.intervalMs) push(this.keyStarts, pairKey(type, key), at);
+      if (limit.rate) logOf(this.typeStarts, type, limit.rate, nowMs).load(at);
+      if (limit.perKey?.rate) logOf(this.keyStarts, pairKey(type, key), limit.perKey.rate, nowMs).load(at);
     }
   }
 
@@ -115,19 +121,20 @@ export class LimitBudget {
 
   /**
    * The candidates (in claim order) that may start now, at most `limit` of them and at
-   * most `limitedLimit` of limited types, each counted as started; and the [type, key]
-   * starts of the admitted rate-limited ones, for the store to record.
+   * most `slotLimit` of types under a concurrency limit (a claimed job holds its slot from
+   * the claim on), each counted as started; and the [type, key] starts of the admitted
+   * rate-limited ones, for the store to record.
    */
-  admit<C extends Candidate>(candidates: readonly C[], limit: number, limitedLimit = limit): { admitted: C[]; starts: Array<[string, string]> } {
+  admit<C extends Candidate>(candidates: readonly C[], limit: number, slotLimit = limit): { admitted: C[]; starts: Array<[string, string]> } {
     const admitted: C[] = [];
-    let limited = 0;
+    let holdingSlots = 0;
     for (const candidate of candidates) {
       if (admitted.length >= limit) break;
-      const isLimited = this.byType.has(candidate.type);
-      if (isLimited && limited >= limitedLimit) continue;
+      const holdsSlot = this.holdsSlot(candidate.type);
+      if (holdsSlot && holdingSlots >= slotLimit) continue;
       if (!this.fits(candidate)) continue;
       admitted.push(candidate);
-      if (isLimited) limited++;
+      if (holdsSlot) holdingSlots++;
     }
     const starts = admitted
       .filter((c) => this.byType.get(c.type)?.rate !== undefined || this.byType.get(c.type)?.perKey?.rate !== undefined)
@@ -151,8 +158,8 @@ export class LimitBudget {
     if (limit.perKey && !this.keyHasRoom(limit.perKey, pair)) return false;
     bump(this.typeRunning, candidate.type, 1);
     bump(this.keyRunning, pair, 1);
-    if (limit.rate) push(this.typeStarts, candidate.type, this.nowMs);
-    if (limit.perKey?.rate) push(this.keyStarts, pair, this.nowMs);
+    if (limit.rate) logOf(this.typeStarts, candidate.type, limit.rate, this.nowMs).start();
+    if (limit.perKey?.rate) logOf(this.keyStarts, pair, limit.perKey.rate, this.nowMs).start();
     return true;
   }
 
@@ -162,28 +169,28 @@ export class LimitBudget {
    */
   nextRateSlotInMs(): number | null {
     let soonest: number | null = null;
-    const consider = (starts: number[] | undefined, rate: RateLimit | undefined) => {
-      if (!rate || !starts || starts.length < rate.limit) return;
-      // The window holds `limit` or more starts: a slot frees when the one that is
-      // `limit`-th from the newest leaves it.
-      const sorted = [...starts].sort((a, b) => a - b);
-      const leaves = sorted[sorted.length - rate.limit]! + rate.intervalMs - this.nowMs;
-      soonest = soonest === null ? leaves : Math.min(soonest, leaves);
-    };
-    for (const [type, starts] of this.typeStarts) consider(starts, this.byType.get(type)?.rate);
-    for (const [pair, starts] of this.keyStarts) consider(starts, this.byType.get(splitPair(pair)[0])?.perKey?.rate);
+    for (const log of [...this.typeStarts.values(), ...this.keyStarts.values()]) {
+      const freesInMs = log.freesInMs();
+      if (freesInMs !== null) soonest = soonest === null ? freesInMs : Math.min(soonest, freesInMs);
+    }
     return soonest === null ? null : Math.max(1, Math.ceil(soonest));
+  }
+
+  /** Whether a job of this type counts against a concurrency limit (its type's or its key's). */
+  private holdsSlot(type: string): boolean {
+    const limit = this.byType.get(type);
+    return limit !== undefined && (limit.concurrency !== undefined || limit.perKey?.concurrency !== undefined);
   }
 
   private typeHasRoom(limit: TypeLimits): boolean {
     if (limit.concurrency !== undefined && (this.typeRunning.get(limit.type) ?? 0) >= limit.concurrency) return false;
-    if (limit.rate && (this.typeStarts.get(limit.type)?.length ?? 0) >= limit.rate.limit) return false;
+    if (limit.rate && this.typeStarts.get(limit.type)?.hasRoom() === false) return false;
     return true;
   }
 
   private keyHasRoom(perKey: LimitSet, pair: string): boolean {
     if (perKey.concurrency !== undefined && (this.keyRunning.get(pair) ?? 0) >= perKey.concurrency) return false;
-    if (perKey.rate && (this.keyStarts.get(pair)?.length ?? 0) >= perKey.rate.limit) return false;
+    if (perKey.rate && this.keyStarts.get(pair)?.hasRoom() === false) return false;
     return true;
   }
 }
@@ -201,8 +208,86 @@ function bump(map: Map<string, number>, key: string, by: number): void {
   map.set(key, (map.get(key) ?? 0) + by);
 }
 
-function push(map: Map<string, number[]>, key: string, at: number): void {
-  const list = map.get(key);
-  if (list) list.push(at);
-  else map.set(key, [at]);
+function logOf(map: Map<string, RateLog>, key: string, rate: RateLimit, nowMs: number): RateLog {
+  let log = map.get(key);
+  if (!log) map.set(key, (log = new RateLog(rate, nowMs)));
+  return log;
+}
+
+/** From this many starts a window on, a rate is paced as well as capped. */
+export const PACED_FROM = 20;
+/** How far ahead of an even spacing a paced rate may start: a tenth of its window. */
+const PACE_TOLERANCE = 0.1;
+
+/**
+ * One rate limit's recent starts, as one claim sees them at `nowMs`: at most `limit` in
+ * the window (sliding), and for limits of PACED_FROM or more, paced like a leaky bucket
+ * (GCRA): each start books `intervalMs / limit` of time, and a start may come at most a
+ * tenth of the window before its booking. A limit below that is a burst allowance as
+ * written: "one a minute", "two a second" start together.
+ */
+class RateLog {
+  private readonly starts: number[] = [];
+  private isSorted = true;
+  /** When the next start is due on an even spacing (GCRA's theoretical arrival time); null until computed. */
+  private dueAt: number | null = null;
+  private readonly spacingMs: number;
+  private readonly toleranceMs: number;
+  private readonly isPaced: boolean;
+
+  constructor(
+    private readonly rate: RateLimit,
+    private readonly nowMs: number,
+  ) {
+    this.spacingMs = rate.intervalMs / rate.limit;
+    this.toleranceMs = rate.intervalMs * PACE_TOLERANCE;
+    this.isPaced = rate.limit >= PACED_FROM;
+  }
+
+  /** A start the store holds; those that left the window do not count. */
+  load(at: number): void {
+    if (at <= this.nowMs - this.rate.intervalMs) return;
+    if (this.starts.length > 0 && at < this.starts[this.starts.length - 1]!) this.isSorted = false;
+    this.starts.push(at);
+    this.dueAt = null;
+  }
+
+  /** A start this claim admits, now. */
+  start(): void {
+    const dueAt = this.due();
+    if (this.starts.length > 0 && this.nowMs < this.starts[this.starts.length - 1]!) this.isSorted = false;
+    this.starts.push(this.nowMs);
+    this.dueAt = Math.max(dueAt, this.nowMs) + this.spacingMs;
+  }
+
+  hasRoom(): boolean {
+    return this.freesInMs() === null;
+  }
+
+  /** How long until one more may start, or null when one may start now. */
+  freesInMs(): number | null {
+    this.sort();
+    let waitMs = 0;
+    // The window holds `limit` starts: one frees when the `limit`-th newest leaves it.
+    if (this.starts.length >= this.rate.limit) waitMs = this.starts[this.starts.length - this.rate.limit]! + this.rate.intervalMs - this.nowMs;
+    if (this.isPaced) waitMs = Math.max(waitMs, this.due() - this.toleranceMs - this.nowMs);
+    return waitMs > 0 ? waitMs : null;
+  }
+
+  /** GCRA over the window's starts: starts before it booked no time past `nowMs` (spacing + tolerance ≤ window). */
+  private due(): number {
+    if (this.dueAt === null) {
+      this.sort();
+      let dueAt = -Infinity;
+      for (const at of this.starts) dueAt = Math.max(dueAt, at) + this.spacingMs;
+      this.dueAt = dueAt;
+    }
+    return this.dueAt;
+  }
+
+  private sort(): void {
+    if (this.isSorted) return;
+    this.starts.sort((a, b) => a - b);
+    this.isSorted = true;
+  }
 }

@@ -114,10 +114,10 @@ export interface JobClaimParams {
   /** The limits of the worker's limited types (store/limits.ts); omitted or empty: none. */
   readonly limits?: readonly TypeLimits[];
   /**
-   * At most this many of the claimed jobs may be of limited types; omitted: `limit`. A
-   * claimed job holds its limits' slots from the claim on, so one waiting in a worker's
-   * buffer would hold a slot idle that another worker could use: workers pass the number
-   * they can start at once.
+   * At most this many of the claimed jobs may be of types under a concurrency limit (the
+   * type's or per key); omitted: `limit`. A claimed job holds its slot from the claim on,
+   * so one waiting in a worker's buffer would hold a slot idle that another worker could
+   * use: workers pass the number they can start at once. Rate-only limits are not capped.
    */
   readonly limitedLimit?: number;
   readonly now?: Date;

@@ -16,7 +16,7 @@ export interface ClaimTarget {
   freeSlots(): number;
   /** Claimed jobs waiting for a slot. */
   bufferedCount(): number;
-  /** Jobs the worker could start at once: the most a claim may take of limited types. */
+  /** Jobs the worker could start at once: the most a claim may take under concurrency limits. */
   startableSlots(): number;
   /** Jobs just claimed by a claim sent at `claimSentAtMs` (monotonic): hold, buffer, start. */
   accept(jobs: ClaimedJob[], claimSentAtMs: number): void;

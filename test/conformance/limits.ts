@@ -43,7 +43,7 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(idsOf(await claim(ctx.store, { limits, now: at(SECOND_MS) }))).toEqual([ids[1]]);
     });
 
-    it('takes at most `limitedLimit` jobs of limited types and fills the rest of the claim with unlimited ones', async () => {
+    it('takes at most `limitedLimit` jobs under a concurrency limit and fills the rest of the claim with others', async () => {
       // A worker passes the jobs it can start now: a limited job waiting in its buffer would
       // hold its limit's slot idle.
       const ids = await enqueueIds(ctx.store, [{ limitKey: 'a' }, { limitKey: 'b' }, { type: 'other_job' }, { limitKey: 'c' }, { type: 'other_job' }]);
@@ -53,6 +53,12 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(idsOf(first)).toEqual([ids[0], ids[2], ids[4]]);
       expect(idsOf(await claim(ctx.store, { types, limits, limit: 4, limitedLimit: 0, now: T0 }))).toEqual([]);
       expect(idsOf(await claim(ctx.store, { types, limits, limit: 4, now: T0 }))).toEqual([ids[1], ids[3]]);
+    });
+
+    it('does not cap a rate-only type by `limitedLimit`: its jobs hold no slot', async () => {
+      const ids = await enqueueIds(ctx.store, [{}, {}, {}]);
+      const limits: TypeLimits[] = [{ type: 'test_job', rate: { limit: 10, intervalMs: SECOND_MS } }];
+      expect(idsOf(await claim(ctx.store, { limits, limit: 3, limitedLimit: 1, now: T0 }))).toEqual(ids);
     });
 
     it('frees the slot of a job whose lease was lost', async () => {
@@ -81,6 +87,20 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(await claim(ctx.store, { limits, now: at(1_900) })).toEqual([]);
       expect(await claimable(ctx.store, limits, at(1_900))).toMatchObject({ hasClaimable: false, nextRunInMs: 100 });
       expect(idsOf(await claim(ctx.store, { limits, now: at(2_000) }))).toEqual([ids[4]]);
+    });
+
+    it('paces a rate of 20 or more: evenly spaced starts, at most a tenth of the window ahead', async () => {
+      // 20 a second is one every 50 ms; a tenth of the window (100 ms) ahead of that
+      // spacing allows 3 at once, then one per 50 ms, never a whole second's 20 together.
+      const ids = await enqueueIds(ctx.store, Array.from({ length: 30 }, () => ({})));
+      const limits: TypeLimits[] = [{ type: 'test_job', rate: { limit: 20, intervalMs: SECOND_MS } }];
+      expect(idsOf(await claim(ctx.store, { limits, limit: 30, now: T0 }))).toEqual(ids.slice(0, 3));
+      expect(await claim(ctx.store, { limits, limit: 30, now: at(10) })).toEqual([]);
+      expect(await claimable(ctx.store, limits, at(10))).toMatchObject({ hasClaimable: false, nextRunInMs: 40 });
+      expect(idsOf(await claim(ctx.store, { limits, limit: 30, now: at(50) }))).toEqual([ids[3]]);
+      // A claim that comes late catches up on what it missed, up to the tolerance: 3 at
+      // once again, as at the start (starts were due at 100, 150, 200 and 250).
+      expect(idsOf(await claim(ctx.store, { limits, limit: 30, now: at(250) }))).toEqual(ids.slice(4, 7));
     });
 
     it('keeps a rate per key apart from other keys', async () => {
