@@ -52,6 +52,8 @@ export function jobToJson(job: Job): Record<string, unknown> {
     leaseExpiresAt: iso(job.leaseExpiresAt),
     snoozes: job.snoozes,
     progress: job.progress,
+    batchId: job.batchId,
+    completesBatchId: job.completesBatchId,
     payload: job.payload,
     result: job.result,
   };

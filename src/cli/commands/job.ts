@@ -60,6 +60,8 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     ['key', detail.key ?? '-'],
     ['group', detail.group ?? '-'],
     ['source', detail.source ? `${detail.source} (event ${detail.eventId})` : '-'],
+    ...(detail.batchId !== null ? ([['batch', `${detail.batchId} (mailroom batch ${detail.batchId})`]] as Array<[string, string]>) : []),
+    ...(detail.completesBatchId !== null ? ([['completes', `batch ${detail.completesBatchId}`]] as Array<[string, string]>) : []),
     ['created', formatTime(detail.createdAt)],
     ['run at', formatTime(detail.runAt)],
     ['started', formatTime(detail.startedAt)],

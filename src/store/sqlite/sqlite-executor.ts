@@ -7,11 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
-import type { Attempt, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
+import type { Attempt, Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
 import {
   attemptFromRow,
+  batchFromRow,
   doneAttemptFromJobRow,
   eventFromRow,
   eventSummaryFromRow,
@@ -24,6 +25,9 @@ import {
 } from '../rows.js';
 import type { Row } from '../rows.js';
 import type {
+  BatchGetParams,
+  BatchInsertParams,
+  BatchInsertResult,
   EventGetParams,
   EventInsert,
   EventInsertWithJobsParams,
@@ -81,6 +85,48 @@ export class SqliteExecutor implements StoreExecutor {
 
   constructor(makeEngine: (mergedWrite: (merges: readonly MergeableAck[]) => unknown[]) => SqliteWriteEngine<MergeableAck>) {
     this.engine = makeEngine((merges) => this.insertMerged(merges));
+  }
+
+  // ---- batches ----
+
+  async batchInsert(params: BatchInsertParams): Promise<BatchInsertResult> {
+    return this.engine.write('ack', () => this.insertBatchSync(params));
+  }
+
+  async batchGet(params: BatchGetParams): Promise<Batch | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.engine.read(() => {
+      const row = this.engine.stmt('batchGet').get({ id: params.id }) as Row | undefined;
+      return row ? batchFromRow(row) : null;
+    });
+  }
+
+  /** batchInsert's body, inside a write transaction already open (the engine's, or mr.transaction's). */
+  protected insertBatchSync(params: BatchInsertParams): BatchInsertResult {
+    const now = nowMs(params.now);
+    const { then } = params;
+    let row = this.engine.stmt('batchInsert').get({
+      total: params.children.length,
+      thenType: then.type,
+      thenPayload: then.payloadJson,
+      thenQueue: then.queue,
+      thenPriority: then.priority,
+      thenMaxAttempts: then.maxAttempts,
+      thenLimitKey: then.limitKey ?? null,
+      thenTraceContext: then.traceContext ?? null,
+      thenDelayMs: Math.max(0, Math.ceil(then.delayMs)),
+      now,
+    }) as Row;
+    const jobs = this.insertKeylessSync(params.children.map((job) => ({ job, event: null })), now, row.id);
+    let completion: Row | undefined;
+    if (params.children.length === 0) {
+      completion = this.engine.stmt('batchInsert.completeEmpty').get({ id: row.id, now }) as Row;
+      const counts = new QueueCountDeltas();
+      counts.add(completion.queue, 'pending', 1);
+      this.applyCounts(counts);
+      row = this.engine.stmt('batchInsert.recordCompletion').get({ id: row.id, jobId: completion.id }) as Row;
+    }
+    return { batch: batchFromRow({ ...row, completion_status: completion?.status ?? null }), jobs };
   }
 
   // ---- jobs ----
@@ -518,17 +564,22 @@ export class SqliteExecutor implements StoreExecutor {
     return results;
   }
 
-  /** No keys, so no conflicts: the whole batch is one statement (jobInsertMany.keyless). */
-  private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number): Job[] {
+  /**
+   * No keys, so no conflicts: the whole batch is one statement (jobInsertMany.keyless).
+   * `batchId`: the batch every row is a child of (batchInsert), or null.
+   */
+  private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number, batchId: number | null = null): Job[] {
     if (rows.length === 0) return [];
     const runAts = rows.map(({ job }) => runAtMs(job, nowValue));
     const values = rows.map(({ job, event }, index) => {
       const row: unknown[] = [job.queue, job.type, job.priority, job.payloadJson, runAts[index], job.maxAttempts, job.group, event?.id ?? null, event?.source ?? null];
-      // The trailing trace context and limit key are left out when absent (`value ->> n`
-      // reads NULL): untraced and unlimited, the usual case, every row would carry nulls
-      // that SQLite parses back out of the JSON for nothing.
-      if (job.traceContext != null || job.limitKey != null) row.push(job.traceContext ?? null);
-      if (job.limitKey != null) row.push(job.limitKey);
+      // The trailing trace context, limit key and batch are left out when absent (`value
+      // ->> n` reads NULL): untraced, unlimited and outside a batch, the usual case, every
+      // row would carry nulls that SQLite parses back out of the JSON for nothing.
+      const tail = [job.traceContext ?? null, job.limitKey ?? null, batchId];
+      let kept = tail.length;
+      while (kept > 0 && tail[kept - 1] === null) kept -= 1;
+      for (let i = 0; i < kept; i += 1) row.push(tail[i]);
       return row;
     });
     const info = this.engine.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
@@ -540,7 +591,7 @@ export class SqliteExecutor implements StoreExecutor {
     const counts = new QueueCountDeltas();
     const jobs = rows.map(({ job, event }, index) => {
       counts.add(job.queue, 'pending', 1);
-      return insertedJob(firstId + index, job, runAts[index]!, nowValue, event);
+      return insertedJob(firstId + index, job, runAts[index]!, nowValue, event, batchId);
     });
     this.applyCounts(counts);
     return jobs;
@@ -588,7 +639,8 @@ export class SqliteExecutor implements StoreExecutor {
    * the walk is cheaper when matching² > limit × total.
    */
   private listWalksIdOrder(params: JobListParams): boolean {
-    if (params.status === undefined || (params.eventId !== undefined && params.eventId !== '')) return false;
+    // An event's or a batch's jobs are few next to the table: their own index is the way.
+    if (params.status === undefined || (params.eventId !== undefined && params.eventId !== '') || (params.batchId !== undefined && params.batchId !== '')) return false;
     const row = this.engine.stmt('jobList.matchEstimate').get({ status: params.status, queue: params.queue || null }) as Row;
     const matching = Number(row.matching);
     return matching * matching > clampLimit(params.limit) * Number(row.total);
@@ -725,7 +777,7 @@ function isMergeable(params: { readonly jobs: readonly JobInsert[]; readonly now
  * The job just inserted, built from what was inserted: RETURNING * costs about 20 µs a
  * row in better-sqlite3 (an object of every column), two thirds of an insert.
  */
-function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: EventLink | null): Job {
+function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: EventLink | null, batchId: number | null = null): Job {
   return {
     id: String(id),
     queue: job.queue,
@@ -751,6 +803,8 @@ function insertedJob(id: number, job: JobInsert, runAt: number, now: number, eve
     result: null,
     snoozes: 0,
     progress: null,
+    batchId: batchId === null ? null : String(batchId),
+    completesBatchId: null,
   };
 }
 
