@@ -576,10 +576,9 @@ export class SqliteExecutor implements StoreExecutor {
       // The trailing trace context, limit key and batch are left out when absent (`value
       // ->> n` reads NULL): untraced, unlimited and outside a batch, the usual case, every
       // row would carry nulls that SQLite parses back out of the JSON for nothing.
-      const tail = [job.traceContext ?? null, job.limitKey ?? null, batchId];
-      let kept = tail.length;
-      while (kept > 0 && tail[kept - 1] === null) kept -= 1;
-      for (let i = 0; i < kept; i += 1) row.push(tail[i]);
+      if (job.traceContext != null || job.limitKey != null || batchId !== null) row.push(job.traceContext ?? null);
+      if (job.limitKey != null || batchId !== null) row.push(job.limitKey ?? null);
+      if (batchId !== null) row.push(batchId);
       return row;
     });
     const info = this.engine.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
