@@ -104,8 +104,8 @@ export class PostgresExecutor implements StoreExecutor {
       const jobs = (await this.insertJobs(runner, params.children, params.now, null, String(row!.id))).map((result) => result.job);
       let completion: Row | undefined;
       if (params.children.length === 0) {
-        [completion] = await runner.run(this.stmt('batchInsert.completeEmpty'), [row!.id, params.now ?? null]);
-        [row] = await runner.run(this.stmt('batchInsert.recordCompletion'), [row!.id, completion!.id]);
+        [completion] = await runner.run(this.stmt('batchComplete'), [row!.id, params.now ?? null]);
+        [row] = await runner.run(this.stmt('batchComplete.record'), [row!.id, completion!.id]);
       }
       return { batch: batchFromRow({ ...row, completion_status: completion?.status ?? null }), jobs };
     });

@@ -65,7 +65,7 @@ import type {
 import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
-import { QueueCountDeltas } from './queue-count-deltas.js';
+import { StatusCountDeltas } from './status-count-deltas.js';
 import { LimitBudget, candidatesFor, limitsOf, longestWindowMs } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
 import { SqliteWriteEngine } from './write-engine.js';
@@ -118,15 +118,32 @@ export class SqliteExecutor implements StoreExecutor {
       now,
     }) as Row;
     const jobs = this.insertKeylessSync(params.children.map((job) => ({ job, event: null })), now, row.id);
-    let completion: Row | undefined;
     if (params.children.length === 0) {
-      completion = this.engine.stmt('batchInsert.completeEmpty').get({ id: row.id, now }) as Row;
-      const counts = new QueueCountDeltas();
-      counts.add(completion.queue, 'pending', 1);
-      this.applyCounts(counts);
-      row = this.engine.stmt('batchInsert.recordCompletion').get({ id: row.id, jobId: completion.id }) as Row;
+      const counts = new StatusCountDeltas();
+      row = this.completeBatch(row.id, now, counts)!;
+      this.applyCounts(counts, now);
+      return { batch: batchFromRow({ ...row, completion_status: 'pending' }), jobs };
     }
-    return { batch: batchFromRow({ ...row, completion_status: completion?.status ?? null }), jobs };
+    return { batch: batchFromRow(row), jobs };
+  }
+
+  /**
+   * Moves a batch's counts by what its children did in this transaction and, when that
+   * completes it, enqueues its completion job (at `now`, the outcome's time). Runs from
+   * applyCounts, inside the transaction that wrote those outcomes.
+   */
+  private settleBatch(id: string, done: number, dead: number, now: number, counts: StatusCountDeltas): void {
+    const batch = this.engine.stmt('batchSettle').get({ id, done, dead }) as Row | undefined;
+    if (!batch || batch.completion_job_id !== null || batch.done + batch.dead < batch.total) return;
+    this.completeBatch(batch.id, now, counts);
+  }
+
+  /** Inserts a complete batch's completion job and records it; returns the batch row (undefined if it had one). */
+  private completeBatch(id: number | string, now: number, counts: StatusCountDeltas): Row | undefined {
+    const job = this.engine.stmt('batchComplete').get({ id, at: now }) as Row | undefined;
+    if (!job) return undefined;
+    counts.add(job.queue, 'pending', 1);
+    return this.engine.stmt('batchComplete.record').get({ id, jobId: job.id }) as Row;
   }
 
   // ---- jobs ----
@@ -179,7 +196,7 @@ export class SqliteExecutor implements StoreExecutor {
         leaseMs: params.leaseMs,
         now: claimedAt,
       }) as Row[];
-      const counts = new QueueCountDeltas();
+      const counts = new StatusCountDeltas();
       for (const row of claimed) counts.move(row.queue, 'pending', 'running');
       this.applyCounts(counts);
       return claimed;
@@ -280,7 +297,7 @@ export class SqliteExecutor implements StoreExecutor {
   protected finishManySync(params: JobFinishManyParams): string[] {
     const now = nowMs(params.now);
     const written = new Set<string>();
-    const counts = new QueueCountDeltas();
+    const counts = new StatusCountDeltas();
     const successes: unknown[] = [];
     for (const finish of params.finishes) {
       if (finish.kind === 'done' && !finish.holdLease) successes.push(successTuple(finish));
@@ -289,21 +306,21 @@ export class SqliteExecutor implements StoreExecutor {
     if (successes.length > 0) {
       const rows = this.engine.stmt('jobFinishMany.done').all({ finishes: JSON.stringify(successes), now }) as Row[];
       for (const row of rows) {
-        counts.move(row.queue, 'running', 'done');
+        counts.move(row.queue, 'running', 'done', row.batch_id);
         written.add(String(row.id));
       }
     }
-    this.applyCounts(counts);
+    this.applyCounts(counts, now);
     return params.finishes.filter((finish) => written.has(finish.id)).map((finish) => finish.id);
   }
 
   /** One finish that is not a plain success; false when fenced off. */
-  private finishOne(finish: JobFinish, now: number, counts: QueueCountDeltas): boolean {
+  private finishOne(finish: JobFinish, now: number, counts: StatusCountDeltas): boolean {
     if (finish.kind === 'done') {
       const row = this.engine.stmt('jobFinishMany.doneHeld').get({ id: finish.id, leaseToken: finish.leaseToken, now, details: finish.detailsJson ?? null }) as
         | Row
         | undefined;
-      if (row) counts.move(row.queue, 'running', 'done');
+      if (row) counts.move(row.queue, 'running', 'done', row.batch_id);
       return row !== undefined;
     }
     if (finish.kind === 'result') {
@@ -314,7 +331,7 @@ export class SqliteExecutor implements StoreExecutor {
   }
 
   /** One failure, hand-back or snooze with its history row; false when fenced off. */
-  private finishNotDone(finish: Exclude<JobFinish, { kind: 'done' | 'result' }>, now: number, counts: QueueCountDeltas): boolean {
+  private finishNotDone(finish: Exclude<JobFinish, { kind: 'done' | 'result' }>, now: number, counts: StatusCountDeltas): boolean {
     const delayMs = finish.kind === 'failed' ? finish.retryDelayMs : finish.kind === 'snoozed' ? finish.delayMs : null;
     const row = this.engine.stmt('jobFinishMany.notDone').get({
       id: finish.id,
@@ -326,7 +343,7 @@ export class SqliteExecutor implements StoreExecutor {
       error: finish.kind === 'failed' ? finish.error : null,
     }) as Row | undefined;
     if (!row) return false;
-    counts.move(row.queue, 'running', row.status);
+    counts.move(row.queue, 'running', row.status, row.batch_id);
     if (finish.kind === 'failed') {
       this.logAttempt(row, row.attempts, finish.attemptOutcome, finish.error, now, finish.stack ?? null, finish.detailsJson);
     } else {
@@ -342,13 +359,13 @@ export class SqliteExecutor implements StoreExecutor {
       const now = nowMs(params.now);
       const rows = this.engine.stmt('jobRescue').all({ now, limit: params.limit ?? 1_000 }) as Row[];
       const result: JobRescueResult = { requeued: [], dead: [] };
-      const counts = new QueueCountDeltas();
+      const counts = new StatusCountDeltas();
       for (const row of rows) {
-        counts.move(row.queue, 'running', row.status);
+        counts.move(row.queue, 'running', row.status, row.batch_id);
         this.logAttempt(row, row.attempts, 'lost', 'lease expired', now);
         (row.status === 'dead' ? result.dead : result.requeued).push(String(row.id));
       }
-      this.applyCounts(counts);
+      this.applyCounts(counts, now);
       return result;
     });
   }
@@ -358,7 +375,7 @@ export class SqliteExecutor implements StoreExecutor {
       const now = nowMs(params.now);
       const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : []);
       const replayed: string[] = [];
-      const counts = new QueueCountDeltas();
+      const counts = new StatusCountDeltas();
       for (const id of ids) {
         if (!DECIMAL_ID.test(String(id))) continue;
         const before = this.engine.stmt('jobReplay.status').get({ id }) as Row | undefined;
@@ -372,11 +389,11 @@ export class SqliteExecutor implements StoreExecutor {
           maxAttempts: params.maxAttempts ?? null,
         }) as Row | undefined;
         if (!row) continue;
-        counts.move(row.queue, before.status, 'pending');
+        counts.move(row.queue, before.status, 'pending', row.batch_id);
         this.engine.stmt('jobReplay.record').run({ jobId: id, now, reason: params.reason, by: params.by });
         replayed.push(String(id));
       }
-      this.applyCounts(counts);
+      this.applyCounts(counts, now);
       return replayed;
     });
   }
@@ -402,9 +419,9 @@ export class SqliteExecutor implements StoreExecutor {
         reason: params.reason ? `cancelled: ${params.reason}` : 'cancelled',
       }) as Row | undefined;
       if (!row) return null;
-      const counts = new QueueCountDeltas();
-      counts.move(row.queue, 'pending', 'dead');
-      this.applyCounts(counts);
+      const counts = new StatusCountDeltas();
+      counts.move(row.queue, 'pending', 'dead', row.batch_id);
+      this.applyCounts(counts, row.finished_at);
       return jobFromRow(row);
     });
   }
@@ -420,7 +437,7 @@ export class SqliteExecutor implements StoreExecutor {
         const deleted = await this.engine.write('bookkeeping', () => {
           const rows = this.engine.stmt('jobPurge').all({ status, before: now - olderThanMs }) as Row[];
           if (rows.length > 0) {
-            const counts = new QueueCountDeltas();
+            const counts = new StatusCountDeltas();
             for (const row of rows) counts.add(row.queue, status, -1);
             this.applyCounts(counts);
             const ids = JSON.stringify(rows.map((row) => row.id));
@@ -531,7 +548,7 @@ export class SqliteExecutor implements StoreExecutor {
       return this.insertKeylessSync(jobs.map((job) => ({ job, event })), nowValue).map((job) => ({ job, isDuplicate: false }));
     }
     const results: JobInsertResult[] = [];
-    const counts = new QueueCountDeltas();
+    const counts = new StatusCountDeltas();
     for (const job of jobs) {
       const runAt = runAtMs(job, nowValue);
       const row = this.engine.stmt('jobInsertMany').get({
@@ -587,7 +604,7 @@ export class SqliteExecutor implements StoreExecutor {
       throw new Error(`keyless insert wrote ${info.changes} of ${rows.length} jobs`);
     }
     const firstId = Number(info.lastInsertRowid) - rows.length + 1;
-    const counts = new QueueCountDeltas();
+    const counts = new StatusCountDeltas();
     const jobs = rows.map(({ job, event }, index) => {
       counts.add(job.queue, 'pending', 1);
       return insertedJob(firstId + index, job, runAts[index]!, nowValue, event, batchId);
@@ -695,7 +712,13 @@ export class SqliteExecutor implements StoreExecutor {
     });
   }
 
-  private applyCounts(counts: QueueCountDeltas): void {
+  /**
+   * Writes the counters a transaction moved, before it commits: first the batches (which
+   * may enqueue completion jobs, due at `now`, the time of the outcomes that ended their
+   * children), then the queues.
+   */
+  private applyCounts(counts: StatusCountDeltas, now: number = Date.now()): void {
+    counts.flushBatches((id, done, dead) => this.settleBatch(id, done, dead, now, counts));
     counts.flush((row) => this.engine.stmt('queueCountAdd').run(row));
   }
 

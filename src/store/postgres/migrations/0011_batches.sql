@@ -1,11 +1,13 @@
--- oldest-compatible-code: 10
 -- PostgreSQL dialect of sqlite/migrations/0011: batches. The counts and the completion
 -- job are kept by a row trigger whose WHEN is the only cost a job outside a batch pays
--- (one column test per updated row: no function call, no event queued), so every
--- statement that makes a child terminal, on any connection (the store's, a user's via
--- fromClient), settles its batch in its own transaction. Concurrent finishes of one
--- batch's children queue on the batch row's lock; the one that brings done + dead to
--- total inserts the completion job, once. Code of 0010 runs on against this.
+-- (one column test per updated row: no function call, no event queued; no measurable
+-- difference on 100k-row updates), so every statement that makes a child terminal, on
+-- any connection (the store's, a user's via fromClient), settles its batch in its own
+-- transaction. Concurrent finishes of one batch's children queue on the batch row's lock;
+-- the one that brings done + dead to total inserts the completion job, once. (SQLite
+-- keeps them in the store's statements instead: a trigger costs there.) Code of 0010
+-- would run on here, the trigger counting for it, but not on SQLite, and a rolling
+-- deploy is refused the same way on both: no oldest-compatible-code header.
 CREATE TABLE mailroom_batch (
   id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   total              integer NOT NULL CHECK (total >= 0),

@@ -13,9 +13,10 @@ INSERT INTO mailroom_batch (total, then_type, then_payload, then_queue, then_pri
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce($10::timestamptz, date_trunc('milliseconds', statement_timestamp())))
 RETURNING *;
 
--- name: batchInsert.completeEmpty
--- A batch with no children is complete as it is created: its completion job is inserted
--- in the same transaction, as the trigger would insert it for the last child.
+-- name: batchComplete
+-- The completion job of a batch with no children, complete as it is created, inserted in
+-- the same transaction (the trigger inserts it for the last child of any other batch).
+-- Guarded by completion_job_id, which batchComplete.record sets in the same transaction.
 -- params: $1 batch id, $2 now
 WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
@@ -27,8 +28,8 @@ FROM mailroom_batch b, clock
 WHERE b.id = $1 AND b.total = 0 AND b.completion_job_id IS NULL
 RETURNING *;
 
--- name: batchInsert.recordCompletion
--- The completion job batchInsert.completeEmpty inserted, on its batch.
+-- name: batchComplete.record
+-- The completion job batchComplete inserted, on its batch.
 -- params: $1 batch id, $2 job id
 UPDATE mailroom_batch SET completion_job_id = $2 WHERE id = $1 RETURNING *;
 

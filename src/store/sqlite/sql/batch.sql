@@ -1,6 +1,7 @@
--- Batch statements for SQLite (mr.enqueueBatch, getBatch). The counts and the completion
--- job are not written here: the mailroom_job_batch_settle trigger (migration 0011) keeps
--- them in the transaction of every statement that makes a child terminal.
+-- Batch statements for SQLite (mr.enqueueBatch, getBatch, and the settle of a batch whose
+-- children moved). The executor runs batchSettle, and batchComplete when it finds the
+-- batch complete, inside the transaction that wrote the children's outcomes, once per
+-- batch per transaction (status-count-deltas.ts). PostgreSQL does the same in a trigger.
 
 -- name: batchInsert
 -- The batch record, with its completion job resolved (type, payload, policy); its
@@ -11,18 +12,27 @@ VALUES (@total, @thenType, @thenPayload, @thenQueue, @thenPriority, @thenMaxAtte
         @thenLimitKey, @thenTraceContext, @thenDelayMs, @now)
 RETURNING *;
 
--- name: batchInsert.completeEmpty
--- A batch with no children is complete as it is created: its completion job is inserted
--- in the same transaction, as the trigger would insert it for the last child.
+-- name: batchSettle
+-- Moves a batch's counts by what its children did in this transaction (@done, @dead: +1
+-- for each that became done or dead, −1 for each a replay took back). Returns what
+-- decides whether the batch is now complete: no completion job yet, done + dead = total.
+UPDATE mailroom_batch SET done = done + @done, dead = dead + @dead
+WHERE id = @id
+RETURNING id, total, done, dead, completion_job_id;
+
+-- name: batchComplete
+-- The completion job of a complete batch (its last child ended in this transaction, or
+-- it has no children), due at @at plus the batch's delay. Guarded by completion_job_id,
+-- which batchComplete.record sets in the same transaction: inserted once per batch.
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
                           trace_context, limit_key, completes_batch_id, created_at)
-SELECT then_queue, then_type, 'pending', then_priority, then_payload, @now + then_delay_ms,
-       then_max_attempts, then_trace_context, then_limit_key, id, @now
-FROM mailroom_batch WHERE id = @id AND total = 0 AND completion_job_id IS NULL
-RETURNING *;
+SELECT then_queue, then_type, 'pending', then_priority, then_payload, @at + then_delay_ms,
+       then_max_attempts, then_trace_context, then_limit_key, id, @at
+FROM mailroom_batch WHERE id = @id AND completion_job_id IS NULL
+RETURNING id, queue, status;
 
--- name: batchInsert.recordCompletion
--- The completion job batchInsert.completeEmpty inserted, on its batch.
+-- name: batchComplete.record
+-- The completion job batchComplete inserted, on its batch.
 UPDATE mailroom_batch SET completion_job_id = @jobId WHERE id = @id RETURNING *;
 
 -- name: batchGet

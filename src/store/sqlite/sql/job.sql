@@ -146,13 +146,15 @@ RETURNING id;
 -- `running` clears it. With `status = 'running'` here, and table statistics from an
 -- ANALYZE, the planner scanned the partial lease index and re-scanned the batch for every
 -- running row instead of probing each id (as PostgreSQL did; see its jobExtendLease).
+-- batch_id comes back so the executor settles the batches of children it finished
+-- (null for a job outside a batch: its only cost).
 UPDATE mailroom_job AS j
 SET status = 'done', finished_at = @now, lease_token = NULL, lease_expires_at = NULL,
     last_error = NULL, result = f.result, details = f.details
 FROM (SELECT value ->> 0 AS id, value ->> 1 AS lease_token, value ->> 2 AS result, value ->> 3 AS details
       FROM json_each(@finishes)) AS f
 WHERE j.id = f.id AND j.lease_token = f.lease_token
-RETURNING mailroom_job.id, mailroom_job.queue;
+RETURNING mailroom_job.id, mailroom_job.queue, mailroom_job.batch_id;
 
 -- name: jobFinishMany.doneHeld
 -- A success committed inside the handler's own transaction (ctx.complete): done like
@@ -164,7 +166,7 @@ UPDATE mailroom_job
 SET status = 'done', finished_at = @now, lease_token = 'held:' || lease_token, lease_expires_at = NULL,
     last_error = NULL, details = @details
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
-RETURNING id, queue;
+RETURNING id, queue, batch_id;
 
 -- name: jobFinishMany.result
 -- The return value of a handler whose job jobFinishMany.doneHeld made done, written when
@@ -191,7 +193,7 @@ SET status = CASE WHEN @kind = 'failed' AND @retryAt IS NULL THEN 'dead' ELSE 'p
     last_error = CASE WHEN @kind = 'failed' THEN @error ELSE last_error END,
     lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
-RETURNING id, queue, status, attempts, started_at, lease_owner;
+RETURNING id, queue, status, attempts, started_at, lease_owner, batch_id;
 
 -- name: jobRescue
 -- Expired leases: back to pending with the attempt still charged, or dead when it was
@@ -205,7 +207,7 @@ SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
     lease_token = NULL, lease_expires_at = NULL
 WHERE id IN (SELECT id FROM mailroom_job WHERE status = 'running' AND lease_expires_at < @now
              ORDER BY lease_expires_at LIMIT @limit)
-RETURNING id, queue, status, attempts, started_at, lease_owner;
+RETURNING id, queue, status, attempts, started_at, lease_owner, batch_id;
 
 -- name: attemptInsert
 -- One history row for an attempt that did not end `done` on the row itself.
@@ -226,7 +228,7 @@ SET status = 'pending', attempts = 0, snoozes = 0, max_attempts = coalesce(@maxA
 WHERE id = @id
   AND (status = 'dead' OR (@force = 1 AND status = 'done'))
   AND (dead_reason IS NULL OR dead_reason <> 'cancelled' OR @includeCancelled = 1)
-RETURNING id, queue;
+RETURNING id, queue, batch_id;
 
 -- name: jobReplay.status
 -- The status a replay moves the job from (for the counters).
