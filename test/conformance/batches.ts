@@ -10,7 +10,7 @@ import type { BatchInsertResult, Lease, StoreExecutor } from '../../src/store/st
 import { batchContext } from '../../src/worker/batch-context.js';
 import { asDone, asFailed } from '../harness/finishes.js';
 import type { StoreHarness } from '../harness/store-harness.js';
-import { MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, queueCounts, rejectionOf, useStore } from './context.js';
+import { DAY_MS, MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, queueCounts, rejectionOf, useStore } from './context.js';
 
 /** A batch of `count` test_job children whose completion is an `assemble` job in queue `reports`. */
 function insertBatch(store: StoreExecutor, count: number, then: Parameters<typeof jobInsert>[0] = {}): Promise<BatchInsertResult> {
@@ -200,6 +200,22 @@ export function batchesConformance(harness: StoreHarness): void {
       const ids: string[] = [];
       for await (const child of seen) ids.push(child.id);
       expect(ids).toEqual(jobs.map((job) => job.id));
+    });
+
+    it('purges a batch record once its completion job and children are purged, and keeps it while one is kept', async () => {
+      const { batch } = await insertBatch(ctx.store, 2);
+      const [a, b] = await claim(ctx.store, { limit: 2 });
+      await ctx.store.jobFinishMany({ finishes: [...asDone([a!]), ...failed(b!, 'Error: boom', null)], now: T0 });
+      const [completion] = await claim(ctx.store, { types: ['assemble'] });
+      await ctx.store.jobFinishMany({ finishes: asDone([completion!]), now: T0 });
+      const open = await insertBatch(ctx.store, 1);
+      // Done jobs go; the dead child is kept, and with it its batch.
+      await ctx.store.jobPurge({ doneOlderThanMs: DAY_MS, now: at(2 * DAY_MS) });
+      expect(await ctx.store.batchGet({ id: batch.id })).toMatchObject({ done: 1, dead: 1, completionStatus: null });
+      await ctx.store.jobPurge({ doneOlderThanMs: DAY_MS, deadOlderThanMs: DAY_MS, now: at(2 * DAY_MS) });
+      expect(await ctx.store.batchGet({ id: batch.id })).toBeNull();
+      // A batch still open stays, whatever its age.
+      expect((await ctx.store.batchGet({ id: open.batch.id }))!.total).toBe(1);
     });
 
     it.skipIf(!sync)('leaves no completion when the finish of the last child rolls back (syncTransactions)', async () => {

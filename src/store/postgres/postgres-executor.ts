@@ -415,6 +415,10 @@ export class PostgresExecutor implements StoreExecutor {
         if (deleted < PURGE_BATCH_LIMIT) break;
       }
     }
+    // Batch records whose completion job and children are all gone.
+    for (;;) {
+      if ((await this.runner.run(this.stmt('jobPurge.batches'))).length < PURGE_BATCH_LIMIT) break;
+    }
     let events = 0;
     if (params.eventsOlderThanMs !== undefined) {
       for (;;) {

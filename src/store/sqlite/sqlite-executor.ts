@@ -450,6 +450,11 @@ export class SqliteExecutor implements StoreExecutor {
         if (deleted < PURGE_BATCH_LIMIT) break;
       }
     }
+    // Batch records whose completion job and children are all gone.
+    for (;;) {
+      const deleted = await this.engine.write('bookkeeping', () => this.engine.stmt('jobPurge.batches').run().changes);
+      if (deleted < PURGE_BATCH_LIMIT) break;
+    }
     let events = 0;
     if (params.eventsOlderThanMs !== undefined) {
       const before = now - params.eventsOlderThanMs;

@@ -40,3 +40,15 @@ UPDATE mailroom_batch SET completion_job_id = @jobId WHERE id = @id RETURNING *;
 SELECT b.*, j.status AS completion_status
 FROM mailroom_batch b LEFT JOIN mailroom_job j ON j.id = b.completion_job_id
 WHERE b.id = @id;
+
+-- name: jobPurge.batches
+-- Retention: batch records nothing refers to any more (their completion job and every
+-- child purged), a bounded batch per transaction. A batch still open, or with a dead
+-- child kept, stays. Reads every completed batch record (no index serves "gone"); batch
+-- records are few next to jobs.
+DELETE FROM mailroom_batch
+WHERE id IN (SELECT b.id FROM mailroom_batch b
+             WHERE b.completion_job_id IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM mailroom_job j WHERE j.id = b.completion_job_id)
+               AND NOT EXISTS (SELECT 1 FROM mailroom_job j WHERE j.batch_id = b.id)
+             LIMIT 1000);
