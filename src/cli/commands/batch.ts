@@ -6,7 +6,7 @@ import { CliUsageError, parseCommandArgs, parseJobId } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { formatTime, indent, jobToJson, renderJobTable, writeJson, writeLines } from '../output.js';
+import { formatTime, indent, jobToJson, renderJobTable, writeJson, writeLines, renderFields } from '../output.js';
 import type { Batch, Job } from '../../core/types.js';
 
 export interface BatchOptions {
@@ -82,8 +82,7 @@ function renderBatch(found: Batch, deadChildren: readonly Job[]): string {
     ['completion', completion],
     ['created', formatTime(found.createdAt)],
   ];
-  const width = Math.max(...fields.map(([name]) => name.length));
-  const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
+  const lines = renderFields(fields);
   if (deadChildren.length > 0) {
     const more = found.dead > deadChildren.length ? ` (first ${deadChildren.length} of ${found.dead})` : '';
     lines.push('', `dead children${more}:`, indent(renderJobTable(deadChildren)));
