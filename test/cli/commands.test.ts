@@ -327,6 +327,8 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(after.completionJobId).toMatch(/^\d+$/);
     expect(await runCommand(['batch', batch.id, '--db', url])).toMatchObject({ stdout: expect.stringMatching(new RegExp(`completion\\s+assemble, job ${after.completionJobId} \\(pending\\)`)) });
 
+    const children = await runJson(['jobs', '--batch', batch.id, '--db', url]);
+    expect(children.jobs.map((job: { id: string }) => job.id)).toEqual(batch.jobs.map((job) => job.id));
     const child = await runJson(['job', batch.jobs[0]!.id, '--db', url]);
     expect(child).toMatchObject({ batchId: batch.id, completesBatchId: null });
     expect((await runCommand(['job', batch.jobs[0]!.id, '--db', url])).stdout).toMatch(new RegExp(`batch\\s+${batch.id} \\(mailroom batch ${batch.id}\\)`));

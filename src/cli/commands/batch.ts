@@ -14,7 +14,7 @@ export interface BatchOptions {
   readonly id: string;
 }
 
-/** Dead children shown: enough to see what failed; `mailroom jobs --batch`-like lists are for the rest. */
+/** Dead children shown: enough to see what failed; `mailroom jobs --batch ID --status dead` lists the rest. */
 const MAX_DEAD_SHOWN = 10;
 
 const batch: CliCommand<BatchOptions> = {
@@ -24,8 +24,8 @@ const batch: CliCommand<BatchOptions> = {
 
 Shows a batch (mr.enqueueBatch): how many of its children have ended (done or dead) out
 of how many, its completion job (enqueued once, when the last child ends) with its
-status, and its first ${MAX_DEAD_SHOWN} dead children with their errors. A batch id is
-on each child (mailroom job CHILD_ID).
+status, and its first ${MAX_DEAD_SHOWN} dead children with their errors (all of them:
+mailroom jobs --batch ID --status dead). A batch id is on each child (mailroom job CHILD_ID).
 
 Options:
   --db URL, --config PATH
