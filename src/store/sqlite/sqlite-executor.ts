@@ -9,7 +9,8 @@ import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { Attempt, Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
-import type { ClaimedRow } from '../claimed-job.js';
+import { claimedRowFromArray, leaseColumnsMatch } from './claimed-rows.js';
+import type { FinishedRow } from './claimed-rows.js';
 import {
   attemptFromRow,
   batchFromRow,
@@ -82,6 +83,8 @@ export interface MergeableAck {
 
 export class SqliteExecutor implements StoreExecutor {
   protected readonly engine: SqliteWriteEngine<MergeableAck>;
+  /** Whether jobClaim.lease's columns were checked and its raw mode set (leaseStatement). */
+  private isLeaseChecked = false;
 
   constructor(makeEngine: (mergedWrite: (merges: readonly MergeableAck[]) => unknown[]) => SqliteWriteEngine<MergeableAck>) {
     this.engine = makeEngine((merges) => this.insertMerged(merges));
@@ -189,13 +192,15 @@ export class SqliteExecutor implements StoreExecutor {
             ? (this.engine.stmt('jobClaim.pick').all(pick) as Row[])
             : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
       if (picked.length === 0) return [];
-      const claimed = this.engine.stmt('jobClaim.lease').all({
-        ids: JSON.stringify(picked.map((row) => row.id)),
-        workerId: params.workerId,
-        leaseToken,
-        leaseMs: params.leaseMs,
-        now: claimedAt,
-      }) as Row[];
+      const claimed = (
+        this.leaseStatement().all({
+          ids: JSON.stringify(picked.map((row) => row.id)),
+          workerId: params.workerId,
+          leaseToken,
+          leaseMs: params.leaseMs,
+          now: claimedAt,
+        }) as unknown[][]
+      ).map(claimedRowFromArray);
       const counts = new StatusCountDeltas();
       for (const row of claimed) counts.move(row.queue, 'pending', 'running');
       this.applyCounts(counts);
@@ -203,7 +208,19 @@ export class SqliteExecutor implements StoreExecutor {
     });
     // RETURNING order is unspecified; hand jobs out in claim order.
     const lease = { workerId: params.workerId, leaseToken, startedAtMs: claimedAt, leaseExpiresAtMs: claimedAt + params.leaseMs };
-    return (rows as ClaimedRow[]).sort(compareClaimed).map((row) => claimedJob(row, lease));
+    return rows.sort(compareClaimed).map((row) => claimedJob(row, lease));
+  }
+
+  /** jobClaim.lease in raw mode (claimed-rows.ts), its column list checked on first use. */
+  private leaseStatement(): ReturnType<SqliteWriteEngine<MergeableAck>['stmt']> {
+    const statement = this.engine.stmt('jobClaim.lease');
+    if (!this.isLeaseChecked) {
+      // An internal invariant: the SQL and claimedRowFromArray list the same columns.
+      if (!leaseColumnsMatch(statement.columns())) throw new Error('jobClaim.lease returns other columns than claimed-rows.ts reads');
+      statement.raw(true);
+      this.isLeaseChecked = true;
+    }
+    return statement;
   }
 
   /**
@@ -304,10 +321,11 @@ export class SqliteExecutor implements StoreExecutor {
       else if (this.finishOne(finish, now, counts)) written.add(finish.id);
     }
     if (successes.length > 0) {
-      const rows = this.engine.stmt('jobFinishMany.done').all({ finishes: JSON.stringify(successes), now }) as Row[];
-      for (const row of rows) {
-        counts.move(row.queue, 'running', 'done', row.batch_id);
-        written.add(String(row.id));
+      // Raw rows (claimed-rows.ts): the hot path's other object per job.
+      const rows = this.engine.stmt('jobFinishMany.done').raw(true).all({ finishes: JSON.stringify(successes), now }) as unknown as FinishedRow[];
+      for (const [id, queue, batchId] of rows) {
+        counts.move(queue, 'running', 'done', batchId);
+        written.add(String(id));
       }
     }
     this.applyCounts(counts, now);
