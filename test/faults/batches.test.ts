@@ -70,7 +70,11 @@ describe.each(storeHarnesses)('batches across worker processes on $name', (harne
     await mr.enqueue('fanout', { n: 1_000, dieEvery: 20 });
     const fanned = await Promise.any(workers.map((worker) => worker.waitForLine((line) => line.startsWith('fanned '), 30_000)));
     const first = fanned.split(' ')[2]!;
-    await waitFor(() => readCompletions(completions).some((run) => run.batchId === first), { timeoutMs: 60_000, description: 'the first batch to complete' });
+    // The handler writes its line before its job is done: wait for both.
+    await waitFor(async () => readCompletions(completions).some((run) => run.batchId === first) && (await mr.getBatch(first))?.completionStatus === 'done', {
+      timeoutMs: 60_000,
+      description: 'the first batch to complete',
+    });
     const firstBatch = (await mr.getBatch(first))!;
     expect(firstBatch).toMatchObject({ total: 1_000, done: 950, dead: 50, completionStatus: 'done' });
     const ran = new Set((await mr.listJobs({ batchId: first, limit: 1_000 })).map((job) => job.leaseOwner));
