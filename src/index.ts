@@ -5,6 +5,9 @@ export type {
   MailroomOptions,
   EnqueueOptions,
   EnqueueManyItem,
+  EnqueueBatchOptions,
+  EnqueuedBatch,
+  BatchThen,
   ListJobsOptions,
   ListEventsOptions,
   ReplayTarget,
@@ -21,8 +24,8 @@ export { Worker } from './worker/worker.js';
 export type { ScheduleOptions } from './maintenance/cron-scheduler.js';
 export type { RetentionSettings } from './maintenance/retention.js';
 export type { WorkerOptions, WorkerStopOptions, WorkerEvents } from './worker/worker.js';
-export type { Tasks, TaskContext, TaskDefinition, TaskHandler, PayloadOf } from './core/task-registry.js';
-export type { Attempt, AttemptOutcome, ClaimedJob, DeadReason, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, Replay, StatusCounts } from './core/types.js';
+export type { BatchContext, Tasks, TaskContext, TaskDefinition, TaskHandler, PayloadOf } from './core/task-registry.js';
+export type { Attempt, AttemptOutcome, Batch, ClaimedJob, DeadReason, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, Replay, StatusCounts } from './core/types.js';
 export {
   MailroomError,
   Permanent,

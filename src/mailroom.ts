@@ -12,12 +12,13 @@ import { signalClosed, signalOpened } from './core/resource-signals.js';
 import { TaskRegistry } from './core/task-registry.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
-import type { EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
+import type { Batch, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
 import { createLogger } from './log.js';
 import type { Logger } from './log.js';
 import { openStore } from './store/open-store.js';
 import type { SqliteSynchronous } from './store/store-url.js';
 import type {
+  BatchInsertParams,
   EventInsert,
   EventInsertWithJobsResult,
   EventListParams,
@@ -87,6 +88,28 @@ export interface EnqueueManyItem<T extends string = string> {
   readonly type: T;
   readonly payload: PayloadOf<T>;
   readonly options?: Omit<EnqueueOptions, 'client'>;
+}
+
+/** The completion job of a batch: a job type and payload, with the enqueue options that make sense for it. */
+export type BatchThen<T extends string = string> = {
+  readonly type: T;
+  readonly payload: PayloadOf<T>;
+} & Omit<EnqueueOptions, 'client' | 'key' | 'runAt' | 'group'>;
+
+export interface EnqueueBatchOptions {
+  /**
+   * The completion job, enqueued exactly once, in the transaction that makes the last
+   * child `done` or `dead` (at once for a batch without children). Its `delayMs` counts
+   * from that moment. Its handler reads the batch through `ctx.batch`.
+   */
+  readonly then: BatchThen;
+  /** PostgreSQL: enqueue inside your own open transaction on this client. */
+  readonly client?: unknown;
+}
+
+/** A batch as enqueueBatch returns it: the record and its children, in the order given. */
+export interface EnqueuedBatch extends Batch {
+  readonly jobs: Job[];
 }
 
 /** Filters for listJobs: the store's own list parameters (limit defaults to 100). */
@@ -203,12 +226,16 @@ export interface SyncTransaction {
   /** The store's own better-sqlite3 Database, for your writes in the same transaction. */
   readonly db: BetterSqlite3.Database;
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Job<PayloadOf<T>>;
+  /** mr.enqueueBatch inside this transaction. */
+  enqueueBatch(children: readonly EnqueueManyItem[], options: Omit<EnqueueBatchOptions, 'client'>): EnqueuedBatch;
 }
 
 export interface AsyncTransaction {
   /** The transaction's node-postgres client, for your writes in it. */
   readonly client: PoolClient;
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Promise<Job<PayloadOf<T>>>;
+  /** mr.enqueueBatch inside this transaction. */
+  enqueueBatch(children: readonly EnqueueManyItem[], options: Omit<EnqueueBatchOptions, 'client'>): Promise<EnqueuedBatch>;
 }
 
 export class Mailroom {
@@ -319,6 +346,31 @@ export class Mailroom {
   }
 
   /**
+   * Fan out: enqueue `children` and a batch record in one transaction (all or nothing),
+   * and have the store enqueue `then` exactly once, in the same transaction as the
+   * outcome that makes the last child terminal (`done` or `dead`, whichever way: a
+   * failure, a cancel, a lost last attempt). With no children, `then` is enqueued at
+   * once. Children and `then` take no idempotency key. See docs/job-states.md#batches.
+   * @example
+   * const batch = await mr.enqueueBatch(pages.map((page) => ({ type: 'render_page', payload: { reportId, page } })),
+   *   { then: { type: 'assemble_report', payload: { reportId } } });
+   */
+  async enqueueBatch(children: readonly EnqueueManyItem[], options: EnqueueBatchOptions): Promise<EnqueuedBatch> {
+    this.assertOpen();
+    const batch = this.toBatchInsert(children, options);
+    const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
+    const result = await traceEnqueue('enqueue', batch, (jobs) => executor.batchInsert(splitBatch(jobs)));
+    if (options.client === undefined) this.wakeWorkers();
+    return { ...result.batch, jobs: result.jobs };
+  }
+
+  /** A batch's counts and its completion job's id and status; null for an unknown id. */
+  async getBatch(id: string): Promise<Batch | null> {
+    this.assertOpen();
+    return this.store.batchGet({ id: String(id) });
+  }
+
+  /**
    * Run `fn` in one store transaction with your own writes (the outbox).
    * SQLite: `fn` is synchronous and gets `{ db, enqueue }`; returns fn's value.
    * PostgreSQL: `fn` is async and gets `{ client, enqueue }`; resolves to fn's value.
@@ -342,6 +394,10 @@ export class Mailroom {
           db: tx.db,
           enqueue: (type: string, payload: unknown, options: EnqueueOptions = {}) =>
             traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })[0]!.job),
+          enqueueBatch: (children: readonly EnqueueManyItem[], options: EnqueueBatchOptions) => {
+            const result = traceEnqueue('enqueue', this.toBatchInsert(children, options), (jobs) => tx.batchInsert(splitBatch(jobs)));
+            return { ...result.batch, jobs: result.jobs };
+          },
         });
         if (finish && tx.jobFinishMany({ finishes: [finish] }).length === 0) throw new LeaseLostError(finish.id);
         return value;
@@ -356,6 +412,10 @@ export class Mailroom {
             client: tx.client,
             enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) =>
               (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job,
+            enqueueBatch: async (children: readonly EnqueueManyItem[], options: EnqueueBatchOptions) => {
+              const result = await traceEnqueue('enqueue', this.toBatchInsert(children, options), (jobs) => tx.batchInsert(splitBatch(jobs)));
+              return { ...result.batch, jobs: result.jobs };
+            },
           });
           if (finish && (await tx.jobFinishMany({ finishes: [finish] })).length === 0) throw new LeaseLostError(finish.id);
           return value;
@@ -401,6 +461,7 @@ export class Mailroom {
         maintenance: this.maintenance,
         onStopped,
         completeInTransaction: (fn, finish) => this.runTransaction(fn, finish),
+        enqueueBatch: (children, options) => this.enqueueBatch(children, options),
       },
       options,
     );
@@ -644,6 +705,30 @@ export class Mailroom {
     };
   }
 
+  /**
+   * A batch's jobs to insert, built by toInsert's rules: the children, then its completion
+   * job last (splitBatch takes them apart after tracing). No keys: a child whose key
+   * already existed would be a job the batch does not own, and the completion is once per
+   * batch by construction.
+   */
+  private toBatchInsert(children: readonly EnqueueManyItem[], options: EnqueueBatchOptions): JobInsert[] {
+    if (!Array.isArray(children)) throw new InvalidArgumentError('enqueueBatch takes an array of { type, payload, options } children');
+    const then = options?.then;
+    if (typeof then !== 'object' || then === null) throw new InvalidArgumentError('enqueueBatch needs { then: { type, payload } }: the completion job');
+    for (const name of ['key', 'runAt', 'group'] as const) {
+      if ((then as Record<string, unknown>)[name] !== undefined) {
+        throw new InvalidArgumentError(`then.${name} is not supported: the completion job is enqueued once, when the last child ends (use then.delayMs to wait after that)`);
+      }
+    }
+    const inserts = children.map((child, index) => {
+      if (child?.options?.key !== undefined) throw new InvalidArgumentError(`children[${index}].options.key is not supported: a batch's children take no idempotency key`);
+      return this.toInsert(child?.type, child?.payload, child?.options ?? {});
+    });
+    const { type, payload, ...thenOptions } = then;
+    inserts.push(this.toInsert(type, payload, thenOptions));
+    return inserts;
+  }
+
   private executorFor(client: unknown): StoreExecutor {
     if (!this.store.capabilities.asyncTransactions || !this.store.fromClient) {
       throw new UnsupportedError(
@@ -660,6 +745,11 @@ export class Mailroom {
   private assertOpen(): void {
     if (this.isClosed) throw new ClosedError();
   }
+}
+
+/** The children and the completion job of toBatchInsert, as the store takes them. */
+function splitBatch(jobs: readonly JobInsert[]): BatchInsertParams {
+  return { children: jobs.slice(0, -1), then: jobs[jobs.length - 1]! };
 }
 
 export type { JobStatus };

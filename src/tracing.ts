@@ -18,7 +18,7 @@ import {
 } from '@opentelemetry/api';
 import type { Attributes, Context, Span, SpanOptions } from '@opentelemetry/api';
 import type { Job } from './core/types.js';
-import type { EventInsertWithJobsResult, JobInsert, JobInsertResult } from './store/store.js';
+import type { BatchInsertResult, EventInsertWithJobsResult, JobInsert, JobInsertResult } from './store/store.js';
 import type { Outcome } from './worker/executor.js';
 
 /** The instrumentation scope of every span Mailroom makes. */
@@ -44,7 +44,7 @@ const INTERNAL: SpanOptions = { kind: SpanKind.INTERNAL };
 export type AttemptTrace = Context;
 
 /** What an enqueue hands back, whichever path made it. */
-type EnqueueResult = readonly JobInsertResult[] | Job | EventInsertWithJobsResult;
+type EnqueueResult = readonly JobInsertResult[] | Job | EventInsertWithJobsResult | BatchInsertResult;
 
 /**
  * Runs `handle` for a request to /hooks/:source inside a SERVER span whose parent is the

@@ -52,6 +52,8 @@ export function jobToJson(job: Job): Record<string, unknown> {
     leaseExpiresAt: iso(job.leaseExpiresAt),
     snoozes: job.snoozes,
     progress: job.progress,
+    batchId: job.batchId,
+    completesBatchId: job.completesBatchId,
     payload: job.payload,
     result: job.result,
   };
@@ -151,6 +153,12 @@ export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly
 }
 
 /** Every line indented by two spaces, for a block under a heading. */
+/** A record as aligned `name  value` lines (job, event and batch detail views). */
+export function renderFields(fields: ReadonlyArray<readonly [string, string]>): string[] {
+  const width = Math.max(...fields.map(([name]) => name.length));
+  return fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
+}
+
 export function indent(text: string): string {
   return text
     .split('\n')

@@ -1,8 +1,8 @@
 // Task definitions by type: the handler plus its retry policy and queue. Payload types are
 // opt-in through declaration merging on `Tasks`, so unknown types stay `unknown`.
 
-import type { InboundEvent, Job } from './types.js';
-import type { AsyncTransaction, SyncTransaction } from '../mailroom.js';
+import type { Batch, InboundEvent, Job } from './types.js';
+import type { AsyncTransaction, EnqueueBatchOptions, EnqueueManyItem, EnqueuedBatch, SyncTransaction } from '../mailroom.js';
 import type { Logger } from '../log.js';
 import { resolveRetryPolicy } from './retry-policy.js';
 import type { RetryPolicy, RetryPolicyOptions } from './retry-policy.js';
@@ -18,6 +18,17 @@ import type { LimitSet, TypeLimits } from '../store/limits.js';
 export interface Tasks {}
 
 export type PayloadOf<T extends string> = T extends keyof Tasks ? Tasks[T] : unknown;
+
+/**
+ * What a completion job's handler sees of its batch: the counts when it started, and its
+ * children in id order, read a page at a time (a batch of 100,000 children is never held
+ * in memory at once). `for await (const child of ctx.batch)` walks the children.
+ */
+export interface BatchContext extends Pick<Batch, 'id' | 'total' | 'done' | 'dead'> {
+  /** The children as they are now (status, result, lastError, deadReason, payload), in id order. */
+  children(options?: { readonly pageSize?: number }): AsyncIterableIterator<Job>;
+  [Symbol.asyncIterator](): AsyncIterableIterator<Job>;
+}
 
 /** What a handler gets besides its payload. */
 export interface TaskContext<P = unknown> {
@@ -56,6 +67,18 @@ export interface TaskContext<P = unknown> {
    * @example ctx.complete((tx) => { tx.db.prepare('UPDATE orders SET paid = 1 WHERE id = ?').run(id); })
    */
   complete<R>(fn: (tx: SyncTransaction & AsyncTransaction) => R): R;
+  /**
+   * The batch this job completes (the `then` of mr.enqueueBatch); null for every other
+   * job. Read when the attempt starts.
+   * @example for await (const page of ctx.batch!) if (page.status === 'done') pages.push(page.result);
+   */
+  readonly batch: BatchContext | null;
+  /**
+   * mr.enqueueBatch from a handler: fan out from this job. It commits on its own, like
+   * mr.enqueue; a retry of this job enqueues another batch, so enqueue it as the last
+   * step, or inside ctx.complete (`tx.enqueueBatch`) to tie it to this job's `done`.
+   */
+  enqueueBatch(children: readonly EnqueueManyItem[], options: EnqueueBatchOptions): Promise<EnqueuedBatch>;
 }
 
 export type TaskHandler<P = unknown> = (payload: P, ctx: TaskContext<P>) => unknown | Promise<unknown>;

@@ -72,6 +72,10 @@ export interface Job<P = unknown> {
   readonly snoozes: number;
   /** What the handler last reported with `ctx.progress()` (kept after it settles); null when nothing. */
   readonly progress: JobProgressReport | null;
+  /** The batch this job is a child of (`mr.enqueueBatch`); null for a job outside a batch. */
+  readonly batchId: string | null;
+  /** The batch this job is the completion job of (its `then`); null for every other job. */
+  readonly completesBatchId: string | null;
 }
 
 export interface JobProgressReport {
@@ -114,6 +118,28 @@ export interface EventSummary {
 }
 
 export type StatusCounts = Record<JobStatus, number>;
+
+/**
+ * A fan-out (`mr.enqueueBatch`): its children, counted as they become terminal, and the
+ * completion job enqueued once when the last of them does. `done + dead` is the progress
+ * (terminal / total); a replayed child moves its count back until it ends again.
+ */
+export interface Batch {
+  readonly id: string;
+  /** Children enqueued with the batch. */
+  readonly total: number;
+  /** Children that are `done` now. */
+  readonly done: number;
+  /** Children that are `dead` now (failed for good, cancelled, or lost on their last attempt). */
+  readonly dead: number;
+  /** The completion job's type (`then.type`). */
+  readonly thenType: string;
+  /** The completion job, once the last child became terminal; null before. */
+  readonly completionJobId: string | null;
+  /** That job's status now; null before it exists (or once it is purged). */
+  readonly completionStatus: JobStatus | null;
+  readonly createdAt: Date;
+}
 
 /** A queue nothing claims from until it is resumed (mr.pauseQueue). */
 export interface PausedQueue {

@@ -23,6 +23,8 @@ export interface ClaimedRow {
   readonly created_at: number;
   readonly trace_context: string | null;
   readonly snoozes: number;
+  readonly batch_id: number | string | null;
+  readonly completes_batch_id: number | string | null;
 }
 
 /** What the claim set on every row it leased. */
@@ -47,7 +49,7 @@ export function claimedJob(row: ClaimedRow, lease: ClaimLease): ClaimedJob {
     deadReason: null,
     key: row.key ?? null,
     group: row.group_key ?? null,
-    eventId: row.event_id === null || row.event_id === undefined ? null : String(row.event_id),
+    eventId: idOrNull(row.event_id),
     source: row.source ?? null,
     // new Date() truncates a sub-ms time as parsing a timestamp did.
     runAt: new Date(row.run_at),
@@ -62,7 +64,13 @@ export function claimedJob(row: ClaimedRow, lease: ClaimLease): ClaimedJob {
     snoozes: row.snoozes,
     // A claim starts a run: the last run's progress (after a retry) is not this one's.
     progress: null,
+    batchId: idOrNull(row.batch_id),
+    completesBatchId: idOrNull(row.completes_batch_id),
   };
+}
+
+function idOrNull(value: number | string | null | undefined): string | null {
+  return value === null || value === undefined ? null : String(value);
 }
 
 /** Claim order: priority first, then run time, then id (the order the statements pick in). */

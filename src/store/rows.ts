@@ -4,7 +4,7 @@
 // json_agg), jsonb headers as objects and bigint counts as strings. `timeOf` and the
 // field readers absorb that, so a column added to a table is mapped in one place.
 
-import type { Attempt, DeadReason, EventSummary, InboundEvent, Job, PausedQueue, Replay } from '../core/types.js';
+import type { Attempt, Batch, DeadReason, EventSummary, InboundEvent, Job, JobStatus, PausedQueue, Replay } from '../core/types.js';
 import type { FinishedMinute } from './store.js';
 
 /** A row as a driver returns it: column name → value. */
@@ -56,6 +56,22 @@ export function jobFromRow(row: Row): Job {
     result: jsonOf(row.result),
     snoozes: row.snoozes ?? 0,
     progress: row.progress === null || row.progress === undefined ? null : { fraction: Number(row.progress), note: row.progress_note ?? null },
+    batchId: idOf(row.batch_id),
+    completesBatchId: idOf(row.completes_batch_id),
+  };
+}
+
+/** A mailroom_batch row, with its completion job's status as `completion_status` (batchGet), as a Batch. */
+export function batchFromRow(row: Row): Batch {
+  return {
+    id: String(row.id),
+    total: Number(row.total),
+    done: Number(row.done),
+    dead: Number(row.dead),
+    thenType: row.then_type,
+    completionJobId: idOf(row.completion_job_id),
+    completionStatus: (row.completion_status ?? null) as JobStatus | null,
+    createdAt: timeOf(row.created_at),
   };
 }
 

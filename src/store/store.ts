@@ -6,6 +6,7 @@
 
 import type {
   Attempt,
+  Batch,
   ClaimedJob,
   DeadReason,
   EventSummary,
@@ -64,6 +65,29 @@ export interface JobInsertResult {
   readonly isDuplicate: boolean;
 }
 
+/**
+ * A batch to insert: its children, all inserted or none, and its completion job (`then`),
+ * which the store inserts in the transaction that makes the last child terminal — or in
+ * this one when there are no children. Children and `then` carry no key (a duplicate
+ * key would make a job this batch does not own count in it); `then` is never due before
+ * the last child ends, so its runAt is ignored and its delayMs counts from that moment.
+ */
+export interface BatchInsertParams {
+  readonly children: readonly JobInsert[];
+  readonly then: JobInsert;
+  readonly now?: Date;
+}
+
+export interface BatchInsertResult {
+  readonly batch: Batch;
+  /** The children, in the order given. */
+  readonly jobs: Job[];
+}
+
+export interface BatchGetParams {
+  readonly id: string;
+}
+
 export interface JobGetParams {
   readonly id: string;
 }
@@ -75,6 +99,8 @@ export interface JobFilter {
   readonly queue?: string;
   readonly source?: string;
   readonly eventId?: string;
+  /** Children of this batch (ctx.batch pages through them in id order). */
+  readonly batchId?: string;
   /** Case-insensitive substring of `last_error`. */
   readonly errorContains?: string;
 }
@@ -415,6 +441,10 @@ export interface MigrateResult {
  * same methods, so code written against this runs inside or outside a transaction.
  */
 export interface StoreExecutor {
+  /** One batch with its counts and its completion job's id and status; null when unknown. */
+  batchGet(params: BatchGetParams): Promise<Batch | null>;
+  /** A batch record and its children in one transaction (the completion job too, when there are no children). */
+  batchInsert(params: BatchInsertParams): Promise<BatchInsertResult>;
   eventGet(params: EventGetParams): Promise<InboundEvent | null>;
   eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult>;
   /** Stored events, with no headers or body, and how many jobs each fanned out to. */
@@ -459,6 +489,7 @@ export interface StoreExecutor {
 export interface SyncStoreTransaction {
   /** The store's own database handle (better-sqlite3 `Database`). */
   readonly db: unknown;
+  batchInsert(params: BatchInsertParams): BatchInsertResult;
   jobInsertMany(params: JobInsertManyParams): JobInsertResult[];
   /** The outcome writer inside this transaction (ctx.complete). */
   jobFinishMany(params: JobFinishManyParams): string[];
@@ -496,4 +527,4 @@ export interface Store extends StoreExecutor {
   subscribe?(onJob: (queue: string | null) => void): Promise<() => Promise<void>>;
 }
 
-export type { Attempt, PausedQueue };
+export type { Attempt, Batch, PausedQueue };

@@ -6,7 +6,7 @@ import { TimeoutError, isPermanent, retryAfterDelayMs, snoozeDelayMs } from '../
 import { MAX_DETAILS_BYTES, boundedJson } from '../core/bounded-json.js';
 import { parseEventBody } from '../core/event-body.js';
 import type { ClaimedJob, InboundEvent } from '../core/types.js';
-import type { RegisteredTask, TaskContext } from '../core/task-registry.js';
+import type { BatchContext, RegisteredTask, TaskContext } from '../core/task-registry.js';
 import type { Logger } from '../log.js';
 import { endAttempt, runInAttempt, startAttempt } from '../tracing.js';
 import type { AttemptTrace } from '../tracing.js';
@@ -48,6 +48,10 @@ export interface ExecuteOptions {
   /** The job's logger, made on first use: most handlers never log. */
   readonly log: () => Logger;
   readonly loadEvent: (eventId: string) => Promise<InboundEvent | null>;
+  /** ctx.batch of a completion job: its batch, read when the attempt starts (null once purged). */
+  readonly loadBatch: (batchId: string) => Promise<BatchContext | null>;
+  /** ctx.enqueueBatch. */
+  readonly enqueueBatch: TaskContext['enqueueBatch'];
   readonly extendLease: (ms: number) => Promise<void>;
   /**
    * Called whenever the handler reads its signal (`ctx.signal`, `signal.aborted`,
@@ -110,8 +114,8 @@ export function execute(options: ExecuteOptions): Execution {
   const setDetails = (details: unknown): void => {
     execution.detailsJson = boundedJson(details, MAX_DETAILS_BYTES, 'ctx.setDetails()');
   };
-  const invoke = (payload: unknown, event: InboundEvent | null): unknown =>
-    runInAttempt(attempt, task.run, task, payload, jobContext(job, event, signal, setDetails, options));
+  const invoke = (payload: unknown, event: InboundEvent | null, batch: BatchContext | null): unknown =>
+    runInAttempt(attempt, task.run, task, payload, jobContext(job, event, batch, signal, setDetails, options));
 
   const execution = {
     outcome,
@@ -127,10 +131,13 @@ export function execute(options: ExecuteOptions): Execution {
       timer.unref?.();
       let handler: Promise<unknown>;
       try {
+        // Most jobs come from neither an event nor a batch: their handler starts in this call.
         handler =
-          job.eventId === null
-            ? Promise.resolve(invoke(job.payload, null))
-            : resolvePayload(job, job.eventId, options.loadEvent).then(({ payload, event }) => invoke(payload, event));
+          job.eventId !== null
+            ? resolvePayload(job, job.eventId, options.loadEvent).then(({ payload, event }) => invoke(payload, event, null))
+            : job.completesBatchId !== null
+              ? options.loadBatch(job.completesBatchId).then((batch) => invoke(job.payload, null, batch))
+              : Promise.resolve(invoke(job.payload, null, null));
       } catch (error) {
         handler = Promise.reject(error);
       }
@@ -156,6 +163,7 @@ export function execute(options: ExecuteOptions): Execution {
 function jobContext(
   job: ClaimedJob,
   event: InboundEvent | null,
+  batch: BatchContext | null,
   signal: () => AbortSignal,
   setDetails: (details: unknown) => void,
   options: ExecuteOptions,
@@ -176,6 +184,8 @@ function jobContext(
     setDetails,
     complete: options.complete,
     progress: options.progress,
+    batch,
+    enqueueBatch: options.enqueueBatch,
   };
 }
 

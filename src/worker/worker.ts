@@ -16,7 +16,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { boundedStack, describeError, JobStateError, LeaseLostError, MailroomError, UnsupportedError } from '../core/errors.js';
 import type { ClaimedJob, Job } from '../core/types.js';
-import type { TaskRegistry } from '../core/task-registry.js';
+import type { TaskContext, TaskRegistry } from '../core/task-registry.js';
+import { batchContext } from './batch-context.js';
 import { decideRetry } from '../core/retry-decision.js';
 import type { AttemptFailure, RetryDecision } from '../core/retry-decision.js';
 import type { JobFinish, Lease, Store } from '../store/store.js';
@@ -120,6 +121,8 @@ export interface WorkerDeps {
    * it (a Worker built by hand), ctx.complete is unsupported.
    */
   readonly completeInTransaction?: (fn: (tx: any) => unknown, finish: JobFinish) => unknown;
+  /** ctx.enqueueBatch (mr.enqueueBatch). Without it (a Worker built by hand), ctx.enqueueBatch is unsupported. */
+  readonly enqueueBatch?: TaskContext['enqueueBatch'];
 }
 
 export class Worker extends EventEmitter<WorkerEvents> {
@@ -134,6 +137,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly store: Store;
   private readonly registry: TaskRegistry;
   private readonly runInTransaction: WorkerDeps['completeInTransaction'];
+  private readonly enqueueBatch: TaskContext['enqueueBatch'];
   private readonly maintenance: MaintenanceRunner;
   private readonly log: Logger;
   /** Per-job debug lines cost an object each; decided once. */
@@ -171,6 +175,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.store = deps.store;
     this.registry = deps.registry;
     this.runInTransaction = deps.completeInTransaction;
+    this.enqueueBatch =
+      deps.enqueueBatch ??
+      (async () => {
+        throw new UnsupportedError('ctx.enqueueBatch needs a worker started by mr.work()');
+      });
     this.maintenance = deps.maintenance;
     this.concurrency = positiveInt(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency');
     this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : null;
@@ -369,6 +378,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       task,
       log: () => this.log.child({ jobId: job.id, type: job.type, attempt: job.attempts }),
       loadEvent: (eventId) => this.store.eventGet({ id: eventId }),
+      loadBatch: async (batchId) => {
+        const batch = await this.store.batchGet({ id: batchId });
+        return batch ? batchContext(this.store, batch) : null;
+      },
+      enqueueBatch: this.enqueueBatch,
       extendLease: async (ms) => {
         const isHeld = await this.leaseKeeper.extend(job.id, ms);
         if (!isHeld) throw new LeaseLostError(job.id);

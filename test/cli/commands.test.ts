@@ -302,6 +302,44 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect((await runJson(['job', plain.id, '--db', url])).event).toBeNull();
   });
 
+  it.runIf(harness.isAvailable)('batch shows progress, dead children and the completion job; job shows a child’s batch', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const batch = await mr.enqueueBatch(
+      [1, 2, 3, 4].map((page) => ({ type: 'page', payload: { page }, options: { maxAttempts: 1 } })),
+      { then: { type: 'assemble', payload: {} } },
+    );
+    const claimed = await mr.store.jobClaim({ workerId: 'cli-test', types: ['page'], queues: null, limit: 3, leaseMs: 60_000 });
+    await mr.store.jobFinishMany({
+      finishes: [...asDone(claimed.slice(0, 2)), ...asFailed([{ id: claimed[2]!.id, leaseToken: claimed[2]!.leaseToken, error: 'Error: page 3 is empty', outcome: 'failed', retryDelayMs: null }])],
+    });
+    const progress = await runJson(['batch', batch.id, '--db', url]);
+    expect(progress).toMatchObject({ id: batch.id, total: 4, terminal: 3, done: 2, dead: 1, thenType: 'assemble', completionJobId: null, completionStatus: null });
+    expect(progress.deadChildren.map((job: { id: string; lastError: string }) => [job.id, job.lastError])).toEqual([[claimed[2]!.id, 'Error: page 3 is empty']]);
+    const human = await runCommand(['batch', batch.id, '--db', url]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/progress\s+3 \/ 4 ended \(75%\)/);
+    expect(human.stdout).toMatch(/completion\s+assemble, enqueued when the last child ends/);
+    expect(human.stdout).toContain('Error: page 3 is empty');
+
+    await mr.cancel(batch.jobs[3]!.id);
+    const after = await runJson(['batch', batch.id, '--db', url]);
+    expect(after).toMatchObject({ terminal: 4, dead: 2, completionStatus: 'pending' });
+    expect(after.completionJobId).toMatch(/^\d+$/);
+    expect(await runCommand(['batch', batch.id, '--db', url])).toMatchObject({ stdout: expect.stringMatching(new RegExp(`completion\\s+assemble, job ${after.completionJobId} \\(pending\\)`)) });
+
+    const children = await runJson(['jobs', '--batch', batch.id, '--db', url]);
+    expect(children.jobs.map((job: { id: string }) => job.id)).toEqual(batch.jobs.map((job) => job.id));
+    const child = await runJson(['job', batch.jobs[0]!.id, '--db', url]);
+    expect(child).toMatchObject({ batchId: batch.id, completesBatchId: null });
+    expect((await runCommand(['job', batch.jobs[0]!.id, '--db', url])).stdout).toMatch(new RegExp(`batch\\s+${batch.id} \\(mailroom batch ${batch.id}\\)`));
+    expect(await runJson(['job', after.completionJobId, '--db', url])).toMatchObject({ completesBatchId: batch.id });
+
+    const unknown = await runCommand(['batch', '999999', '--db', url]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(unknown.stderr).toContain('No batch with id 999999');
+  });
+
   it.runIf(harness.isAvailable)('job of an unknown id fails with one line and exit 1', async () => {
     const { url } = await openTestMailroom(harness);
     const result = await runCommand(['job', '999999', '--db', url]);

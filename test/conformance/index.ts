@@ -4,6 +4,7 @@
 
 import { describe, it } from 'vitest';
 import type { StoreHarness } from '../harness/store-harness.js';
+import { batchesConformance } from './batches.js';
 import { cancelConformance } from './cancel.js';
 import { claimConformance } from './claim.js';
 import { enqueueConformance } from './enqueue.js';
@@ -41,6 +42,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     replayConformance(harness);
     retryNowConformance(harness);
     cancelConformance(harness);
+    batchesConformance(harness);
     retentionConformance(harness);
     statsConformance(harness);
     finishedPerMinuteConformance(harness);

@@ -25,6 +25,10 @@ export function taskContext(
       throw new Error('ctx.complete is not available to a task called directly');
     },
     progress: () => undefined,
+    batch: null,
+    enqueueBatch: async () => {
+      throw new Error('ctx.enqueueBatch is not available to a task called directly');
+    },
     setDetails: (details: unknown) => {
       recordedDetails = details;
     },

@@ -217,7 +217,7 @@ describe.each(storeHarnesses)('worker on $name', (harness) => {
     await mr.enqueue('spreads_ctx', {});
     mr.work({ pollMs: 10 });
     await waitFor(() => seen !== null);
-    expect(seen).toEqual({ keys: ['attempt', 'complete', 'event', 'extendLease', 'extra', 'job', 'log', 'progress', 'setDetails', 'signal'], aborted: true, hasLog: true });
+    expect(seen).toEqual({ keys: ['attempt', 'batch', 'complete', 'enqueueBatch', 'event', 'extendLease', 'extra', 'job', 'log', 'progress', 'setDetails', 'signal'], aborted: true, hasLog: true });
   });
 
   it.runIf(harness.isAvailable)('aborts the handler signal when its lease is lost to a rescue', async () => {

@@ -6,7 +6,7 @@ import { CliUsageError, parseCommandArgs, parseJobId } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { eventToJson, formatTime, indent, jobToJson, renderBody, renderJobTable, visibleHeaders, writeJson, writeLines } from '../output.js';
+import { eventToJson, formatTime, indent, jobToJson, renderBody, renderJobTable, visibleHeaders, writeJson, writeLines, renderFields } from '../output.js';
 import type { InboundEvent, Job } from '../../core/types.js';
 
 export interface EventCliOptions {
@@ -57,8 +57,7 @@ function renderEvent(stored: InboundEvent, jobs: readonly Job[]): string {
     ['received', formatTime(stored.receivedAt)],
     ['body', `${stored.rawBody.length} bytes`],
   ];
-  const width = Math.max(...fields.map(([name]) => name.length));
-  const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
+  const lines = renderFields(fields);
   const headers = Object.entries(visibleHeaders(stored.headers));
   const nameWidth = Math.max(0, ...headers.map(([name]) => name.length));
   lines.push('', `headers (${headers.length}):`, ...headers.map(([name, value]) => `  ${name.padEnd(nameWidth)}  ${value}`));

@@ -5,7 +5,7 @@ import { CliUsageError, parseCommandArgs, parseJobId } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { eventToJson, formatDurationMs, formatTime, indent, jobDetailToJson, renderBody, renderTable, writeJson, writeLines } from '../output.js';
+import { eventToJson, formatDurationMs, formatTime, indent, jobDetailToJson, renderBody, renderTable, writeJson, writeLines, renderFields } from '../output.js';
 import { JobNotFoundError } from '../../core/errors.js';
 import type { Attempt, InboundEvent, JobDetail, Replay } from '../../core/types.js';
 
@@ -60,6 +60,8 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     ['key', detail.key ?? '-'],
     ['group', detail.group ?? '-'],
     ['source', detail.source ? `${detail.source} (event ${detail.eventId})` : '-'],
+    ...(detail.batchId !== null ? ([['batch', `${detail.batchId} (mailroom batch ${detail.batchId})`]] as Array<[string, string]>) : []),
+    ...(detail.completesBatchId !== null ? ([['completes', `batch ${detail.completesBatchId}`]] as Array<[string, string]>) : []),
     ['created', formatTime(detail.createdAt)],
     ['run at', formatTime(detail.runAt)],
     ['started', formatTime(detail.startedAt)],
@@ -69,8 +71,7 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     ['last error', detail.lastError ?? '-'],
     ...(detail.progress ? ([['progress', `${Math.round(detail.progress.fraction * 100)}%${detail.progress.note ? ` ${detail.progress.note}` : ''}`]] as Array<[string, string]>) : []),
   ];
-  const width = Math.max(...fields.map(([name]) => name.length));
-  const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
+  const lines = renderFields(fields);
   if (event) lines.push('', `payload: the body of event ${event.id} (${[event.source, event.type].filter(Boolean).join(' ')}):`, indent(renderBody(event.rawBody)));
   else if (detail.eventId !== null) lines.push('', `payload: the body of event ${detail.eventId}, which is no longer stored`);
   else lines.push('', 'payload:', indent(JSON.stringify(detail.payload, null, 2)));

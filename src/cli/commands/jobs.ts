@@ -25,6 +25,7 @@ export const LIST_FILTER_OPTIONS = {
   queue: { type: 'string' },
   source: { type: 'string' },
   event: { type: 'string' },
+  batch: { type: 'string' },
   error: { type: 'string' },
   limit: { type: 'string' },
   after: { type: 'string' },
@@ -35,6 +36,7 @@ export const LIST_FILTER_USAGE = `  --type T             only jobs of this type
   --queue Q            only jobs on this queue
   --source S           only jobs fanned out from events of this webhook source
   --event ID           only jobs of this stored event
+  --batch ID           only the children of this batch (mailroom batch ID)
   --error TEXT         only jobs whose last error contains TEXT (case-insensitive)
   --limit N            at most N jobs (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})
   --after ID           jobs after this id (the next page)
@@ -49,6 +51,7 @@ export function parseListFilter(values: Record<string, string | boolean | undefi
     queue: values.queue as string | undefined,
     source: values.source as string | undefined,
     eventId: values.event === undefined ? undefined : parseJobId(values.event as string, '--event'),
+    batchId: values.batch === undefined ? undefined : parseJobId(values.batch as string, '--batch'),
     errorContains: values.error as string | undefined,
     limit: values.limit === undefined ? DEFAULT_LIMIT : parseInteger(values.limit as string, '--limit', { min: 1, max: MAX_LIMIT }),
     after: values.after === undefined ? undefined : parseJobId(values.after as string, '--after'),
@@ -75,7 +78,7 @@ export async function runList(options: JobsOptions, io: CliIo): Promise<number> 
 const jobsCommand: CliCommand<JobsOptions> = {
   name: 'jobs',
   summary: 'List jobs, filtered by status, type, source or error text',
-  usage: `Usage: mailroom jobs [--status S] [--type T] [--source S] [--error TEXT] [--limit N] [--json]
+  usage: `Usage: mailroom jobs [--status S] [--type T] [--source S] [--batch ID] [--error TEXT] [--limit N] [--json]
 
 Lists jobs in id order (enqueue order). Examples:
   mailroom jobs --status pending --limit 20        what is waiting

@@ -32,10 +32,15 @@ export function buildJobFilter(input: JobFilter, firstParam = 1): BuiltJobFilter
   equal('type', 'type');
   equal('queue', 'queue');
   equal('source', 'source');
-  if (input.eventId !== undefined && input.eventId !== null && input.eventId !== '') {
-    if (isJobId(String(input.eventId))) clauses.push(`event_id = ${bind(String(input.eventId))}::bigint`);
+  // Ids bound as bigints; one that is not an id matches nothing (the cast would fail).
+  const id = (column: string, name: 'eventId' | 'batchId') => {
+    const value = input[name];
+    if (value === undefined || value === null || value === '') return;
+    if (isJobId(String(value))) clauses.push(`${column} = ${bind(String(value))}::bigint`);
     else matchesNothing = true;
-  }
+  };
+  id('event_id', 'eventId');
+  id('batch_id', 'batchId');
   if (input.errorContains) {
     // strpos over lower(): a case-insensitive substring with no LIKE wildcards to escape.
     clauses.push(`strpos(lower(last_error), lower(${bind(input.errorContains)})) > 0`);

@@ -7,11 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
-import type { ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
+import type { Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
 import { LimitBudget, candidatesFor, limitsOf, longestWindowMs } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
 import {
   attemptFromRow,
+  batchFromRow,
   doneAttemptFromJobRow,
   eventFromRow,
   eventSummaryFromRow,
@@ -25,6 +26,9 @@ import { RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
 import type {
+  BatchGetParams,
+  BatchInsertParams,
+  BatchInsertResult,
   EventGetParams,
   EventInsertWithJobsParams,
   EventInsertWithJobsResult,
@@ -78,6 +82,39 @@ export class PostgresExecutor implements StoreExecutor {
     protected readonly schema: string,
   ) {
     this.sql = schemaSql(schema);
+  }
+
+  // ---- batches ----
+
+  async batchInsert(params: BatchInsertParams): Promise<BatchInsertResult> {
+    const { then } = params;
+    return this.runner.atomic(async (runner) => {
+      let [row] = await runner.run(this.stmt('batchInsert'), [
+        params.children.length,
+        then.type,
+        then.payloadJson,
+        then.queue,
+        then.priority,
+        then.maxAttempts,
+        then.limitKey ?? null,
+        then.traceContext ?? null,
+        Math.max(0, Math.ceil(then.delayMs)),
+        params.now ?? null,
+      ]);
+      const jobs = (await this.insertJobs(runner, params.children, params.now, null, String(row!.id))).map((result) => result.job);
+      let completion: Row | undefined;
+      if (params.children.length === 0) {
+        [completion] = await runner.run(this.stmt('batchComplete'), [row!.id, params.now ?? null]);
+        [row] = await runner.run(this.stmt('batchComplete.record'), [row!.id, completion!.id]);
+      }
+      return { batch: batchFromRow({ ...row, completion_status: completion?.status ?? null }), jobs };
+    });
+  }
+
+  async batchGet(params: BatchGetParams): Promise<Batch | null> {
+    if (!isJobId(String(params.id))) return null;
+    const [row] = await this.runner.run(this.stmt('batchGet'), [params.id]);
+    return row ? batchFromRow(row) : null;
   }
 
   // ---- jobs ----
@@ -378,6 +415,10 @@ export class PostgresExecutor implements StoreExecutor {
         if (deleted < PURGE_BATCH_LIMIT) break;
       }
     }
+    // Batch records whose completion job and children are all gone.
+    for (;;) {
+      if ((await this.runner.run(this.stmt('jobPurge.batches'))).length < PURGE_BATCH_LIMIT) break;
+    }
     let events = 0;
     if (params.eventsOlderThanMs !== undefined) {
       for (;;) {
@@ -486,6 +527,7 @@ export class PostgresExecutor implements StoreExecutor {
     jobs: readonly JobInsert[],
     now: Date | undefined,
     event: { id: string; source: string } | null,
+    batchId: string | null = null,
   ): Promise<JobInsertResult[]> {
     if (jobs.length === 0) return [];
     const rows = await runner.run(this.stmt('jobInsertMany'), [
@@ -506,6 +548,7 @@ export class PostgresExecutor implements StoreExecutor {
       jobs.some((job) => job.traceContext) ? jobs.map((job) => job.traceContext ?? null) : null,
       // Likewise NULL when no job has a limit key.
       jobs.some((job) => job.limitKey) ? jobs.map((job) => job.limitKey ?? null) : null,
+      batchId,
     ]);
     // Identity values follow the insert order, which is the input order (ORDER BY ord).
     rows.sort((a, b) => compareJobIds(a.id, b.id));

@@ -30,6 +30,7 @@ export function buildJobFilter(input: JobFilter, options: { readonly idOrder?: b
   equal(`${unindexed}queue`, 'queue');
   equal('source', 'source');
   equal('event_id', 'eventId');
+  equal('batch_id', 'batchId');
   if (input.errorContains) {
     // instr over lower(): a case-insensitive substring with no LIKE wildcards to escape.
     clauses.push('instr(lower(last_error), lower(@errorContains)) > 0');

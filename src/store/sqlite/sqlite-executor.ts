@@ -7,11 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
-import type { Attempt, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
+import type { Attempt, Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
-import type { ClaimedRow } from '../claimed-job.js';
+import { claimedRowFromArray, leaseColumnsMatch } from './claimed-rows.js';
+import type { FinishedRow } from './claimed-rows.js';
 import {
   attemptFromRow,
+  batchFromRow,
   doneAttemptFromJobRow,
   eventFromRow,
   eventSummaryFromRow,
@@ -24,6 +26,9 @@ import {
 } from '../rows.js';
 import type { Row } from '../rows.js';
 import type {
+  BatchGetParams,
+  BatchInsertParams,
+  BatchInsertResult,
   EventGetParams,
   EventInsert,
   EventInsertWithJobsParams,
@@ -61,7 +66,7 @@ import type {
 import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
-import { QueueCountDeltas } from './queue-count-deltas.js';
+import { StatusCountDeltas } from './status-count-deltas.js';
 import { LimitBudget, candidatesFor, limitsOf, longestWindowMs } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
 import { SqliteWriteEngine } from './write-engine.js';
@@ -78,9 +83,70 @@ export interface MergeableAck {
 
 export class SqliteExecutor implements StoreExecutor {
   protected readonly engine: SqliteWriteEngine<MergeableAck>;
+  /** Whether jobClaim.lease's columns were checked and its raw mode set (leaseStatement). */
+  private isLeaseChecked = false;
 
   constructor(makeEngine: (mergedWrite: (merges: readonly MergeableAck[]) => unknown[]) => SqliteWriteEngine<MergeableAck>) {
     this.engine = makeEngine((merges) => this.insertMerged(merges));
+  }
+
+  // ---- batches ----
+
+  async batchInsert(params: BatchInsertParams): Promise<BatchInsertResult> {
+    return this.engine.write('ack', () => this.insertBatchSync(params));
+  }
+
+  async batchGet(params: BatchGetParams): Promise<Batch | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.engine.read(() => {
+      const row = this.engine.stmt('batchGet').get({ id: params.id }) as Row | undefined;
+      return row ? batchFromRow(row) : null;
+    });
+  }
+
+  /** batchInsert's body, inside a write transaction already open (the engine's, or mr.transaction's). */
+  protected insertBatchSync(params: BatchInsertParams): BatchInsertResult {
+    const now = nowMs(params.now);
+    const { then } = params;
+    let row = this.engine.stmt('batchInsert').get({
+      total: params.children.length,
+      thenType: then.type,
+      thenPayload: then.payloadJson,
+      thenQueue: then.queue,
+      thenPriority: then.priority,
+      thenMaxAttempts: then.maxAttempts,
+      thenLimitKey: then.limitKey ?? null,
+      thenTraceContext: then.traceContext ?? null,
+      thenDelayMs: Math.max(0, Math.ceil(then.delayMs)),
+      now,
+    }) as Row;
+    const jobs = this.insertKeylessSync(params.children.map((job) => ({ job, event: null })), now, row.id);
+    if (params.children.length === 0) {
+      const counts = new StatusCountDeltas();
+      row = this.completeBatch(row.id, now, counts)!;
+      this.applyCounts(counts, now);
+      return { batch: batchFromRow({ ...row, completion_status: 'pending' }), jobs };
+    }
+    return { batch: batchFromRow(row), jobs };
+  }
+
+  /**
+   * Moves a batch's counts by what its children did in this transaction and, when that
+   * completes it, enqueues its completion job (at `now`, the outcome's time). Runs from
+   * applyCounts, inside the transaction that wrote those outcomes.
+   */
+  private settleBatch(id: string, done: number, dead: number, now: number, counts: StatusCountDeltas): void {
+    const batch = this.engine.stmt('batchSettle').get({ id, done, dead }) as Row | undefined;
+    if (!batch || batch.completion_job_id !== null || batch.done + batch.dead < batch.total) return;
+    this.completeBatch(batch.id, now, counts);
+  }
+
+  /** Inserts a complete batch's completion job and records it; returns the batch row (undefined if it had one). */
+  private completeBatch(id: number | string, now: number, counts: StatusCountDeltas): Row | undefined {
+    const job = this.engine.stmt('batchComplete').get({ id, at: now }) as Row | undefined;
+    if (!job) return undefined;
+    counts.add(job.queue, 'pending', 1);
+    return this.engine.stmt('batchComplete.record').get({ id, jobId: job.id }) as Row;
   }
 
   // ---- jobs ----
@@ -126,21 +192,35 @@ export class SqliteExecutor implements StoreExecutor {
             ? (this.engine.stmt('jobClaim.pick').all(pick) as Row[])
             : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
       if (picked.length === 0) return [];
-      const claimed = this.engine.stmt('jobClaim.lease').all({
-        ids: JSON.stringify(picked.map((row) => row.id)),
-        workerId: params.workerId,
-        leaseToken,
-        leaseMs: params.leaseMs,
-        now: claimedAt,
-      }) as Row[];
-      const counts = new QueueCountDeltas();
+      const claimed = (
+        this.leaseStatement().all({
+          ids: JSON.stringify(picked.map((row) => row.id)),
+          workerId: params.workerId,
+          leaseToken,
+          leaseMs: params.leaseMs,
+          now: claimedAt,
+        }) as unknown[][]
+      ).map(claimedRowFromArray);
+      const counts = new StatusCountDeltas();
       for (const row of claimed) counts.move(row.queue, 'pending', 'running');
       this.applyCounts(counts);
       return claimed;
     });
     // RETURNING order is unspecified; hand jobs out in claim order.
     const lease = { workerId: params.workerId, leaseToken, startedAtMs: claimedAt, leaseExpiresAtMs: claimedAt + params.leaseMs };
-    return (rows as ClaimedRow[]).sort(compareClaimed).map((row) => claimedJob(row, lease));
+    return rows.sort(compareClaimed).map((row) => claimedJob(row, lease));
+  }
+
+  /** jobClaim.lease in raw mode (claimed-rows.ts), its column list checked on first use. */
+  private leaseStatement(): ReturnType<SqliteWriteEngine<MergeableAck>['stmt']> {
+    const statement = this.engine.stmt('jobClaim.lease');
+    if (!this.isLeaseChecked) {
+      // An internal invariant: the SQL and claimedRowFromArray list the same columns.
+      if (!leaseColumnsMatch(statement.columns())) throw new Error('jobClaim.lease returns other columns than claimed-rows.ts reads');
+      statement.raw(true);
+      this.isLeaseChecked = true;
+    }
+    return statement;
   }
 
   /**
@@ -234,30 +314,31 @@ export class SqliteExecutor implements StoreExecutor {
   protected finishManySync(params: JobFinishManyParams): string[] {
     const now = nowMs(params.now);
     const written = new Set<string>();
-    const counts = new QueueCountDeltas();
+    const counts = new StatusCountDeltas();
     const successes: unknown[] = [];
     for (const finish of params.finishes) {
       if (finish.kind === 'done' && !finish.holdLease) successes.push(successTuple(finish));
       else if (this.finishOne(finish, now, counts)) written.add(finish.id);
     }
     if (successes.length > 0) {
-      const rows = this.engine.stmt('jobFinishMany.done').all({ finishes: JSON.stringify(successes), now }) as Row[];
-      for (const row of rows) {
-        counts.move(row.queue, 'running', 'done');
-        written.add(String(row.id));
+      // Raw rows (claimed-rows.ts): the hot path's other object per job.
+      const rows = this.engine.stmt('jobFinishMany.done').raw(true).all({ finishes: JSON.stringify(successes), now }) as unknown as FinishedRow[];
+      for (const [id, queue, batchId] of rows) {
+        counts.move(queue, 'running', 'done', batchId);
+        written.add(String(id));
       }
     }
-    this.applyCounts(counts);
+    this.applyCounts(counts, now);
     return params.finishes.filter((finish) => written.has(finish.id)).map((finish) => finish.id);
   }
 
   /** One finish that is not a plain success; false when fenced off. */
-  private finishOne(finish: JobFinish, now: number, counts: QueueCountDeltas): boolean {
+  private finishOne(finish: JobFinish, now: number, counts: StatusCountDeltas): boolean {
     if (finish.kind === 'done') {
       const row = this.engine.stmt('jobFinishMany.doneHeld').get({ id: finish.id, leaseToken: finish.leaseToken, now, details: finish.detailsJson ?? null }) as
         | Row
         | undefined;
-      if (row) counts.move(row.queue, 'running', 'done');
+      if (row) counts.move(row.queue, 'running', 'done', row.batch_id);
       return row !== undefined;
     }
     if (finish.kind === 'result') {
@@ -268,7 +349,7 @@ export class SqliteExecutor implements StoreExecutor {
   }
 
   /** One failure, hand-back or snooze with its history row; false when fenced off. */
-  private finishNotDone(finish: Exclude<JobFinish, { kind: 'done' | 'result' }>, now: number, counts: QueueCountDeltas): boolean {
+  private finishNotDone(finish: Exclude<JobFinish, { kind: 'done' | 'result' }>, now: number, counts: StatusCountDeltas): boolean {
     const delayMs = finish.kind === 'failed' ? finish.retryDelayMs : finish.kind === 'snoozed' ? finish.delayMs : null;
     const row = this.engine.stmt('jobFinishMany.notDone').get({
       id: finish.id,
@@ -280,7 +361,7 @@ export class SqliteExecutor implements StoreExecutor {
       error: finish.kind === 'failed' ? finish.error : null,
     }) as Row | undefined;
     if (!row) return false;
-    counts.move(row.queue, 'running', row.status);
+    counts.move(row.queue, 'running', row.status, row.batch_id);
     if (finish.kind === 'failed') {
       this.logAttempt(row, row.attempts, finish.attemptOutcome, finish.error, now, finish.stack ?? null, finish.detailsJson);
     } else {
@@ -296,13 +377,13 @@ export class SqliteExecutor implements StoreExecutor {
       const now = nowMs(params.now);
       const rows = this.engine.stmt('jobRescue').all({ now, limit: params.limit ?? 1_000 }) as Row[];
       const result: JobRescueResult = { requeued: [], dead: [] };
-      const counts = new QueueCountDeltas();
+      const counts = new StatusCountDeltas();
       for (const row of rows) {
-        counts.move(row.queue, 'running', row.status);
+        counts.move(row.queue, 'running', row.status, row.batch_id);
         this.logAttempt(row, row.attempts, 'lost', 'lease expired', now);
         (row.status === 'dead' ? result.dead : result.requeued).push(String(row.id));
       }
-      this.applyCounts(counts);
+      this.applyCounts(counts, now);
       return result;
     });
   }
@@ -312,7 +393,7 @@ export class SqliteExecutor implements StoreExecutor {
       const now = nowMs(params.now);
       const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : []);
       const replayed: string[] = [];
-      const counts = new QueueCountDeltas();
+      const counts = new StatusCountDeltas();
       for (const id of ids) {
         if (!DECIMAL_ID.test(String(id))) continue;
         const before = this.engine.stmt('jobReplay.status').get({ id }) as Row | undefined;
@@ -326,11 +407,11 @@ export class SqliteExecutor implements StoreExecutor {
           maxAttempts: params.maxAttempts ?? null,
         }) as Row | undefined;
         if (!row) continue;
-        counts.move(row.queue, before.status, 'pending');
+        counts.move(row.queue, before.status, 'pending', row.batch_id);
         this.engine.stmt('jobReplay.record').run({ jobId: id, now, reason: params.reason, by: params.by });
         replayed.push(String(id));
       }
-      this.applyCounts(counts);
+      this.applyCounts(counts, now);
       return replayed;
     });
   }
@@ -356,9 +437,9 @@ export class SqliteExecutor implements StoreExecutor {
         reason: params.reason ? `cancelled: ${params.reason}` : 'cancelled',
       }) as Row | undefined;
       if (!row) return null;
-      const counts = new QueueCountDeltas();
-      counts.move(row.queue, 'pending', 'dead');
-      this.applyCounts(counts);
+      const counts = new StatusCountDeltas();
+      counts.move(row.queue, 'pending', 'dead', row.batch_id);
+      this.applyCounts(counts, row.finished_at);
       return jobFromRow(row);
     });
   }
@@ -374,7 +455,7 @@ export class SqliteExecutor implements StoreExecutor {
         const deleted = await this.engine.write('bookkeeping', () => {
           const rows = this.engine.stmt('jobPurge').all({ status, before: now - olderThanMs }) as Row[];
           if (rows.length > 0) {
-            const counts = new QueueCountDeltas();
+            const counts = new StatusCountDeltas();
             for (const row of rows) counts.add(row.queue, status, -1);
             this.applyCounts(counts);
             const ids = JSON.stringify(rows.map((row) => row.id));
@@ -386,6 +467,11 @@ export class SqliteExecutor implements StoreExecutor {
         jobs += deleted;
         if (deleted < PURGE_BATCH_LIMIT) break;
       }
+    }
+    // Batch records whose completion job and children are all gone.
+    for (;;) {
+      const deleted = await this.engine.write('bookkeeping', () => this.engine.stmt('jobPurge.batches').run().changes);
+      if (deleted < PURGE_BATCH_LIMIT) break;
     }
     let events = 0;
     if (params.eventsOlderThanMs !== undefined) {
@@ -485,7 +571,7 @@ export class SqliteExecutor implements StoreExecutor {
       return this.insertKeylessSync(jobs.map((job) => ({ job, event })), nowValue).map((job) => ({ job, isDuplicate: false }));
     }
     const results: JobInsertResult[] = [];
-    const counts = new QueueCountDeltas();
+    const counts = new StatusCountDeltas();
     for (const job of jobs) {
       const runAt = runAtMs(job, nowValue);
       const row = this.engine.stmt('jobInsertMany').get({
@@ -518,17 +604,21 @@ export class SqliteExecutor implements StoreExecutor {
     return results;
   }
 
-  /** No keys, so no conflicts: the whole batch is one statement (jobInsertMany.keyless). */
-  private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number): Job[] {
+  /**
+   * No keys, so no conflicts: the whole batch is one statement (jobInsertMany.keyless).
+   * `batchId`: the batch every row is a child of (batchInsert), or null.
+   */
+  private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number, batchId: number | null = null): Job[] {
     if (rows.length === 0) return [];
     const runAts = rows.map(({ job }) => runAtMs(job, nowValue));
     const values = rows.map(({ job, event }, index) => {
       const row: unknown[] = [job.queue, job.type, job.priority, job.payloadJson, runAts[index], job.maxAttempts, job.group, event?.id ?? null, event?.source ?? null];
-      // The trailing trace context and limit key are left out when absent (`value ->> n`
-      // reads NULL): untraced and unlimited, the usual case, every row would carry nulls
-      // that SQLite parses back out of the JSON for nothing.
-      if (job.traceContext != null || job.limitKey != null) row.push(job.traceContext ?? null);
-      if (job.limitKey != null) row.push(job.limitKey);
+      // The trailing trace context, limit key and batch are left out when absent (`value
+      // ->> n` reads NULL): untraced, unlimited and outside a batch, the usual case, every
+      // row would carry nulls that SQLite parses back out of the JSON for nothing.
+      if (job.traceContext != null || job.limitKey != null || batchId !== null) row.push(job.traceContext ?? null);
+      if (job.limitKey != null || batchId !== null) row.push(job.limitKey ?? null);
+      if (batchId !== null) row.push(batchId);
       return row;
     });
     const info = this.engine.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
@@ -537,10 +627,10 @@ export class SqliteExecutor implements StoreExecutor {
       throw new Error(`keyless insert wrote ${info.changes} of ${rows.length} jobs`);
     }
     const firstId = Number(info.lastInsertRowid) - rows.length + 1;
-    const counts = new QueueCountDeltas();
+    const counts = new StatusCountDeltas();
     const jobs = rows.map(({ job, event }, index) => {
       counts.add(job.queue, 'pending', 1);
-      return insertedJob(firstId + index, job, runAts[index]!, nowValue, event);
+      return insertedJob(firstId + index, job, runAts[index]!, nowValue, event, batchId);
     });
     this.applyCounts(counts);
     return jobs;
@@ -588,7 +678,8 @@ export class SqliteExecutor implements StoreExecutor {
    * the walk is cheaper when matching² > limit × total.
    */
   private listWalksIdOrder(params: JobListParams): boolean {
-    if (params.status === undefined || (params.eventId !== undefined && params.eventId !== '')) return false;
+    // An event's or a batch's jobs are few next to the table: their own index is the way.
+    if (params.status === undefined || (params.eventId !== undefined && params.eventId !== '') || (params.batchId !== undefined && params.batchId !== '')) return false;
     const row = this.engine.stmt('jobList.matchEstimate').get({ status: params.status, queue: params.queue || null }) as Row;
     const matching = Number(row.matching);
     return matching * matching > clampLimit(params.limit) * Number(row.total);
@@ -644,7 +735,13 @@ export class SqliteExecutor implements StoreExecutor {
     });
   }
 
-  private applyCounts(counts: QueueCountDeltas): void {
+  /**
+   * Writes the counters a transaction moved, before it commits: first the batches (which
+   * may enqueue completion jobs, due at `now`, the time of the outcomes that ended their
+   * children), then the queues.
+   */
+  private applyCounts(counts: StatusCountDeltas, now: number = Date.now()): void {
+    counts.flushBatches((id, done, dead) => this.settleBatch(id, done, dead, now, counts));
     counts.flush((row) => this.engine.stmt('queueCountAdd').run(row));
   }
 
@@ -725,7 +822,7 @@ function isMergeable(params: { readonly jobs: readonly JobInsert[]; readonly now
  * The job just inserted, built from what was inserted: RETURNING * costs about 20 µs a
  * row in better-sqlite3 (an object of every column), two thirds of an insert.
  */
-function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: EventLink | null): Job {
+function insertedJob(id: number, job: JobInsert, runAt: number, now: number, event: EventLink | null, batchId: number | null = null): Job {
   return {
     id: String(id),
     queue: job.queue,
@@ -751,6 +848,8 @@ function insertedJob(id: number, job: JobInsert, runAt: number, now: number, eve
     result: null,
     snoozes: 0,
     progress: null,
+    batchId: batchId === null ? null : String(batchId),
+    completesBatchId: null,
   };
 }
 

@@ -81,6 +81,7 @@ export class SqliteStore extends SqliteExecutor implements Store {
   transactionSync<T>(fn: (tx: SyncStoreTransaction) => T): T {
     const tx: SyncStoreTransaction = {
       db: this.engine.db,
+      batchInsert: (params) => this.insertBatchSync(params),
       jobInsertMany: (params) => this.insertJobsSync(params.jobs, params.now, null),
       jobFinishMany: (params) => this.finishManySync(params),
     };

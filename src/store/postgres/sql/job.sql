@@ -16,7 +16,7 @@
 -- enqueueing into the same group wait until the first commits. Without it the lower id
 -- could commit after the higher one, and a claimer in between would run the higher one
 -- first and then both at once. (The InitPlan in WHERE runs once, before the first row.)
--- params: $1 queues, $2 types, $3 priorities, $4 payloads, $5 run_ats (null: now + delay), $6 delays_ms, $7 max_attempts, $8 keys, $9 group_keys, $10 event_id, $11 source, $12 now, $13 trace_contexts (null: none), $14 limit_keys (null: none)
+-- params: $1 queues, $2 types, $3 priorities, $4 payloads, $5 run_ats (null: now + delay), $6 delays_ms, $7 max_attempts, $8 keys, $9 group_keys, $10 event_id, $11 source, $12 now, $13 trace_contexts (null: none), $14 limit_keys (null: none), $15 batch_id (null: none)
 WITH clock AS (SELECT coalesce($12::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 group_locks AS MATERIALIZED (
   SELECT pg_advisory_xact_lock(hashtextextended('mailroom.group.{{schema}}.' || g.group_key, 0))
@@ -24,10 +24,10 @@ group_locks AS MATERIALIZED (
         WHERE group_key IS NOT NULL ORDER BY group_key) AS g
 )
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
-                          key, group_key, event_id, source, trace_context, limit_key, created_at)
+                          key, group_key, event_id, source, trace_context, limit_key, batch_id, created_at)
 SELECT i.queue, i.type, 'pending', i.priority, i.payload,
        coalesce(i.run_at, clock.now + i.delay_ms * interval '1 millisecond'),
-       i.max_attempts, i.key, i.group_key, $10::bigint, $11::text, i.trace_context, i.limit_key, clock.now
+       i.max_attempts, i.key, i.group_key, $10::bigint, $11::text, i.trace_context, i.limit_key, $15::bigint, clock.now
 FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::timestamptz[],
             $6::float8[], $7::integer[], $8::text[], $9::text[], $13::text[], $14::text[])
        WITH ORDINALITY AS i(queue, type, priority, payload, run_at, delay_ms, max_attempts, key, group_key, trace_context, limit_key, ord)
@@ -97,7 +97,7 @@ SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token
 FROM clock
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
-          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes,
+          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes, j.batch_id, j.completes_batch_id,
           (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
           (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
           (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
@@ -122,7 +122,7 @@ SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token
 FROM clock
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
-          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes,
+          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes, j.batch_id, j.completes_batch_id,
           (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
           (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
           (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
@@ -157,7 +157,7 @@ SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token
     lease_expires_at = $4::timestamptz + $3::float8 * interval '1 millisecond', started_at = $4::timestamptz
 WHERE j.id = ANY($5::bigint[]) AND j.status = 'pending'
 RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
-          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes,
+          j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes, j.batch_id, j.completes_batch_id,
           (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at,
           (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
           (extract(epoch FROM $4::timestamptz) * 1000)::float8 AS started_at;

@@ -15,15 +15,15 @@ RETURNING id;
 -- name: jobInsertMany.keyless
 -- Jobs without idempotency keys in one statement: @jobs is a JSON array of
 -- [queue, type, priority, payload text, run_at, max_attempts, group_key, event_id, source,
--- trace_context, limit_key] (the last ones left out when null: `->>` of a missing index is NULL)
+-- trace_context, limit_key, batch_id] (the last ones left out when null: `->>` of a missing index is NULL)
 -- in enqueue order (one enqueueMany, or every keyless enqueue and event of a group
 -- commit). Nothing can conflict, so every row inserts, in array order, and AUTOINCREMENT
 -- hands out consecutive ids under the write lock: the caller derives them from
 -- last_insert_rowid(). One statement for 1,000 jobs ran 4× faster than 1,000 statements.
 INSERT INTO mailroom_job (queue, type, status, priority, payload, run_at, max_attempts,
-                          key, group_key, event_id, source, trace_context, limit_key, created_at)
+                          key, group_key, event_id, source, trace_context, limit_key, batch_id, created_at)
 SELECT value ->> 0, value ->> 1, 'pending', value ->> 2, value ->> 3, value ->> 4, value ->> 5,
-       NULL, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, @now
+       NULL, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, @now
 FROM json_each(@jobs)
 ORDER BY key;
 
@@ -87,7 +87,7 @@ SET status = 'running', attempts = attempts + 1, lease_owner = @workerId,
     lease_token = @leaseToken, lease_expires_at = @now + @leaseMs, started_at = @now
 WHERE id IN (SELECT value FROM json_each(@ids))
 RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, last_error, key, group_key, event_id, source, created_at,
-          trace_context, snoozes;
+          trace_context, snoozes, batch_id, completes_batch_id;
 
 -- name: jobClaim.pickLimited
 -- The pick of a claim whose types include limited ones (store/limits.ts): the claim
@@ -148,13 +148,15 @@ RETURNING id;
 -- `running` clears it. With `status = 'running'` here, and table statistics from an
 -- ANALYZE, the planner scanned the partial lease index and re-scanned the batch for every
 -- running row instead of probing each id (as PostgreSQL did; see its jobExtendLease).
+-- batch_id comes back so the executor settles the batches of children it finished
+-- (null for a job outside a batch: its only cost).
 UPDATE mailroom_job AS j
 SET status = 'done', finished_at = @now, lease_token = NULL, lease_expires_at = NULL,
     last_error = NULL, result = f.result, details = f.details
 FROM (SELECT value ->> 0 AS id, value ->> 1 AS lease_token, value ->> 2 AS result, value ->> 3 AS details
       FROM json_each(@finishes)) AS f
 WHERE j.id = f.id AND j.lease_token = f.lease_token
-RETURNING mailroom_job.id, mailroom_job.queue;
+RETURNING mailroom_job.id, mailroom_job.queue, mailroom_job.batch_id;
 
 -- name: jobFinishMany.doneHeld
 -- A success committed inside the handler's own transaction (ctx.complete): done like
@@ -166,7 +168,7 @@ UPDATE mailroom_job
 SET status = 'done', finished_at = @now, lease_token = 'held:' || lease_token, lease_expires_at = NULL,
     last_error = NULL, details = @details
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
-RETURNING id, queue;
+RETURNING id, queue, batch_id;
 
 -- name: jobFinishMany.result
 -- The return value of a handler whose job jobFinishMany.doneHeld made done, written when
@@ -193,7 +195,7 @@ SET status = CASE WHEN @kind = 'failed' AND @retryAt IS NULL THEN 'dead' ELSE 'p
     last_error = CASE WHEN @kind = 'failed' THEN @error ELSE last_error END,
     lease_token = NULL, lease_expires_at = NULL
 WHERE id = @id AND lease_token = @leaseToken AND status = 'running'
-RETURNING id, queue, status, attempts, started_at, lease_owner;
+RETURNING id, queue, status, attempts, started_at, lease_owner, batch_id;
 
 -- name: jobRescue
 -- Expired leases: back to pending with the attempt still charged, or dead when it was
@@ -207,7 +209,7 @@ SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
     lease_token = NULL, lease_expires_at = NULL
 WHERE id IN (SELECT id FROM mailroom_job WHERE status = 'running' AND lease_expires_at < @now
              ORDER BY lease_expires_at LIMIT @limit)
-RETURNING id, queue, status, attempts, started_at, lease_owner;
+RETURNING id, queue, status, attempts, started_at, lease_owner, batch_id;
 
 -- name: attemptInsert
 -- One history row for an attempt that did not end `done` on the row itself.
@@ -228,7 +230,7 @@ SET status = 'pending', attempts = 0, snoozes = 0, max_attempts = coalesce(@maxA
 WHERE id = @id
   AND (status = 'dead' OR (@force = 1 AND status = 'done'))
   AND (dead_reason IS NULL OR dead_reason <> 'cancelled' OR @includeCancelled = 1)
-RETURNING id, queue;
+RETURNING id, queue, batch_id;
 
 -- name: jobReplay.status
 -- The status a replay moves the job from (for the counters).
