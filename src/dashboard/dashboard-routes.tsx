@@ -235,7 +235,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
         const cursor = await cursorEnqueuedBefore(mr.store, parseTime(query.before, 'before'));
         if (after === undefined || BigInt(cursor) < BigInt(after)) after = cursor;
       }
-      const filter = { status: query.status as JobStatus | undefined, type: query.type, queue: query.queue, source: query.source, errorContains: query.error };
+      const filter = { status: query.status as JobStatus | undefined, type: query.type, queue: query.queue, source: query.source, errorContains: query.error, batchId: query.batch };
       const { jobs, nextAfter, searchStopped } = await jobsPage(mr, filter, after, PAGE_SIZE);
       sendView(request.res, 200, <JobsPage query={query} jobs={jobs} nextAfter={nextAfter} searchStopped={searchStopped} csrfToken={request.csrfToken} />, {
         startedAt: request.startedAt,
@@ -247,13 +247,15 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
       const job = await mr.getJob(id);
       if (!job) throw new JobNotFoundError(id.slice(0, 40));
       const event = job.eventId === null ? null : await mr.getEvent(job.eventId);
+      const batchId = job.batchId ?? job.completesBatchId;
+      const batch = batchId === null ? null : await mr.getBatch(batchId);
       const shown = {
         payload: redactJson(job.payload, redactPaths),
         result: redactJson(job.result, redactPaths),
         details: job.attemptsLog.map((attempt) => redactJson(attempt.details, redactPaths)),
       };
       const notice = NOTICES[request.query.get('done') ?? ''];
-      sendView(request.res, 200, <JobPage job={job} shown={shown} event={event} csrfToken={request.csrfToken} notice={notice} />, {
+      sendView(request.res, 200, <JobPage job={job} shown={shown} event={event} batch={batch} csrfToken={request.csrfToken} notice={notice} />, {
         startedAt: request.startedAt,
       });
     }),
@@ -359,9 +361,17 @@ function jobsQueryOf(query: URLSearchParams): JobsQuery {
     queue: field(query, 'queue'),
     source: field(query, 'source'),
     error: field(query, 'error'),
+    batch: batchOf(query),
     before: field(query, 'before'),
     after: cursorOf(query),
   };
+}
+
+/** The batch filter: a batch id (digits), or undefined. */
+function batchOf(query: URLSearchParams): string | undefined {
+  const batch = field(query, 'batch');
+  if (batch !== undefined && !/^[1-9][0-9]{0,18}$/.test(batch)) throw new InvalidArgumentError('batch must be a batch id');
+  return batch;
 }
 
 function replayFilterOf(values: URLSearchParams): ReplayFilterQuery {

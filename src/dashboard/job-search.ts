@@ -1,6 +1,6 @@
 // One page of the job list, newest first, that costs the same at a million jobs as at a
 // thousand. A status filter alone is served by the store (an index, or a walk in id order
-// it chooses from the counters). Filters no index serves (type, queue, source, error
+// it chooses from the counters), and so are an event's or a batch's jobs (their indexes). Filters no index serves (type, queue, source, error
 // text) would read the whole table for a value that matches nothing, so such a page reads
 // id ranges instead, newest first, and stops when the page is full or its time is spent;
 // the page then offers to go on searching below where it stopped.
@@ -24,7 +24,7 @@ export interface JobsPageResult {
 
 /** True when a filter needs a column no index serves (see above). */
 function needsRanges(filter: JobFilter): boolean {
-  return Boolean(filter.type || filter.queue || filter.source || filter.errorContains) && !filter.eventId;
+  return Boolean(filter.type || filter.queue || filter.source || filter.errorContains) && !filter.eventId && !filter.batchId;
 }
 
 /**

@@ -1,9 +1,9 @@
 // One job, all of it: what it was given, where it came from (the inbound event, headers
-// with secrets hidden), what it returned, every attempt with its error, stack, duration
-// and details, the replays, and the actions its status allows.
+// with secrets hidden), what it returned, its progress and its batch's, every attempt with
+// its error, stack, duration and details, the replays, and the actions its status allows.
 
 import { formatDurationMs } from '../../core/display-text.js';
-import type { Attempt, InboundEvent, JobDetail } from '../../core/types.js';
+import type { Attempt, Batch, InboundEvent, JobDetail } from '../../core/types.js';
 import { ActionForm, Clip, href, Json, Pre, StatusBadge, Time } from './components.js';
 import { EventHeaders } from './event.js';
 import { Layout } from './layout.js';
@@ -13,6 +13,8 @@ export function JobPage(props: {
   /** Payload, result and details as shown (redacted). */
   readonly shown: { readonly payload: unknown; readonly result: unknown; readonly details: readonly unknown[] };
   readonly event: InboundEvent | null;
+  /** The batch the job is a child of, or completes; null for neither (or purged). */
+  readonly batch: Batch | null;
   readonly csrfToken: string | null;
   /** What an action just did, shown once (`?done=replayed`). */
   readonly notice?: string;
@@ -43,6 +45,13 @@ export function JobPage(props: {
           <Fact name="Finished">
             <Time at={job.finishedAt} />
           </Fact>
+          {job.progress ? <Fact name="Progress">{`${Math.round(job.progress.fraction * 100)} %${job.progress.note ? `: ${job.progress.note}` : ''}`}</Fact> : null}
+          {props.batch ? (
+            <Fact name={job.completesBatchId ? 'Completes batch' : 'Batch'}>
+              <a href={href(`/jobs?batch=${encodeURIComponent(props.batch.id)}`)}>{props.batch.id}</a>
+              {`: ${props.batch.done + props.batch.dead} of ${props.batch.total} ended (${props.batch.done} done, ${props.batch.dead} dead)`}
+            </Fact>
+          ) : null}
           {job.status === 'running' ? <Fact name="Running on">{`${job.leaseOwner ?? '-'}, lease until ${job.leaseExpiresAt?.toISOString() ?? '-'}`}</Fact> : null}
           <Fact name="Last error">
             <span class="error-text">{job.lastError ?? '-'}</span>

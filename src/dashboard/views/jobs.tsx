@@ -14,6 +14,8 @@ export interface JobsQuery {
   readonly source?: string;
   /** Case-insensitive substring of the last error. */
   readonly error?: string;
+  /** Only the children of this batch. */
+  readonly batch?: string;
   /** Only jobs enqueued before this time (ISO 8601, or `YYYY-MM-DDTHH:MM` from the form, UTC). */
   readonly before?: string;
   /** Keyset cursor: jobs with smaller ids than this. */
@@ -30,7 +32,7 @@ export function JobsPage(props: {
   readonly csrfToken: string | null;
 }) {
   const { query } = props;
-  const filters = { status: query.status, type: query.type, queue: query.queue, source: query.source, error: query.error, before: query.before };
+  const filters = { status: query.status, type: query.type, queue: query.queue, source: query.source, error: query.error, batch: query.batch, before: query.before };
   return (
     <Layout title="Jobs" section="jobs" csrfToken={props.csrfToken}>
       <h1>Jobs</h1>
@@ -52,6 +54,7 @@ export function JobsPage(props: {
         <label>
           Error contains <input name="error" value={query.error ?? ''} type="search" />
         </label>
+        <FilterField label="Batch" name="batch" value={query.batch} />
         <FilterField label="Enqueued before (UTC)" name="before" value={query.before} placeholder="2026-01-31T23:59" />
         <button type="submit">Filter</button> <a href={href('/jobs')}>Clear</a>
       </form>
