@@ -17,6 +17,7 @@ import type {
   StatusCounts,
 } from '../core/types.js';
 import type { TypeLimits } from './limits.js';
+import type { MessagePublishParams, MessagePublishResult, OutgoingExecutor } from './outgoing-store.js';
 
 export interface StoreCapabilities {
   /** The store can wake idle workers when a job is inserted (LISTEN/NOTIFY). */
@@ -407,7 +408,7 @@ export interface MigrateResult {
  * Every data method. A store is one; a transaction-bound executor is another with the
  * same methods, so code written against this runs inside or outside a transaction.
  */
-export interface StoreExecutor {
+export interface StoreExecutor extends OutgoingExecutor {
   eventGet(params: EventGetParams): Promise<InboundEvent | null>;
   eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult>;
   /** Stored events, with no headers or body, and how many jobs each fanned out to. */
@@ -455,6 +456,8 @@ export interface SyncStoreTransaction {
   jobInsertMany(params: JobInsertManyParams): JobInsertResult[];
   /** The outcome writer inside this transaction (ctx.complete). */
   jobFinishMany(params: JobFinishManyParams): string[];
+  /** Publish an outgoing message inside this transaction (the outbox). */
+  messagePublish(params: MessagePublishParams): MessagePublishResult;
 }
 
 export interface Store extends StoreExecutor {

@@ -83,6 +83,7 @@ export class SqliteStore extends SqliteExecutor implements Store {
       db: this.engine.db,
       jobInsertMany: (params) => this.insertJobsSync(params.jobs, params.now, null),
       jobFinishMany: (params) => this.finishManySync(params),
+      messagePublish: (params) => this.messagePublishSync(params),
     };
     try {
       return this.engine.writeSync('ack', () => {
