@@ -86,7 +86,8 @@ describe.each(storeHarnesses)('outgoing protection ($name)', (harness) => {
     target.respond = answer(500);
     const worker = mr.work();
     const first = await mr.publish('invoice.paid', { invoice: 1 }, { tenant: 'acme' });
-    await waitFor(() => target.received.length >= 1);
+    // The first failure, recorded at the clock's start, begins the streak.
+    await waitFor(async () => (await mr.endpoints.health(endpoint.id)).failures >= 1);
     await step(mr, worker, clock, DAY_MS);
     expect((await mr.endpoints.get(endpoint.id))!.enabled).toBe(true);
     await step(mr, worker, clock, 4 * DAY_MS);
