@@ -41,7 +41,7 @@ function tableResolver(table: Record<string, string[]>): Resolve & { table: Reco
     const addresses = resolve.table[hostname];
     if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
     return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-  }) as Resolve & { table: Record<string, string[]> };
+  }) as unknown as Resolve & { table: Record<string, string[]> };
   resolve.table = table;
   return resolve;
 }
