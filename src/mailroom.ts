@@ -2,6 +2,7 @@
 // jobs (get, list, replay, cancel, purge, stats). Store-agnostic: it asks the store for
 // capabilities, never for its kind.
 
+import { EventEmitter } from 'node:events';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
@@ -263,6 +264,8 @@ export class Mailroom {
   /** Types registered by Mailroom itself (until the user registers their own under the name). */
   private readonly builtInTypes = new Set<string>();
   private readonly deliverSettings: DeliverSettings;
+  /** `endpointDisabled` (endpointId, cause: 'gone' | 'failing') when a delivery of this process disabled an endpoint (metrics). */
+  readonly outgoingEvents = new EventEmitter();
   /** Outgoing webhook endpoints of your tenants (SPEC §6a). */
   readonly endpoints: EndpointsApi;
   /** Published outgoing messages. */
@@ -755,7 +758,15 @@ export class Mailroom {
    */
   startDelivering(): void {
     if (this.registry.get(DELIVER_TASK)) return;
-    this.registry.register(DELIVER_TASK, createDeliverTask({ store: this.store, settings: this.deliverSettings, log: this.log }));
+    this.registry.register(
+      DELIVER_TASK,
+      createDeliverTask({
+        store: this.store,
+        settings: this.deliverSettings,
+        log: this.log,
+        onEndpointDisabled: (endpointId, cause) => this.outgoingEvents.emit('endpointDisabled', endpointId, cause),
+      }),
+    );
     this.builtInTypes.add(DELIVER_TASK);
     this.wakeWorkers();
   }

@@ -4,7 +4,8 @@
 
 import { breakerRetryAt } from '../core/circuit-breaker.js';
 import type { BreakerRow, BreakerSettings } from '../core/circuit-breaker.js';
-import type { Delivery, Endpoint, EndpointHealth, Message } from '../core/outgoing-types.js';
+import type { BreakerState, Delivery, Endpoint, EndpointHealth, Message } from '../core/outgoing-types.js';
+import type { EndpointStatsResult } from './outgoing-store.js';
 import { jsonOf, optionalTimeOf, timeOf } from './rows.js';
 import type { Row } from './rows.js';
 
@@ -115,6 +116,18 @@ export function secretsInForce(row: Row, nowMs: number): string[] {
 /** The payload of a deliver job: what the task needs to find its delivery. */
 export function deliverPayloadJson(deliveryId: string, messageId: string, endpointId: string): string {
   return JSON.stringify({ deliveryId, messageId, endpointId });
+}
+
+/** endpointStats from its rows (counts by enabled × breaker state, backlog per endpoint). */
+export function endpointStatsFromRows(counts: readonly Row[], top: readonly Row[], totalBacklog: unknown): EndpointStatsResult {
+  const result = { enabled: 0, disabled: 0, breakers: { closed: 0, open: 0, half_open: 0 }, backlog: Number(totalBacklog ?? 0), topBacklog: top.map((row) => ({ endpointId: String(row.endpoint_id), backlog: Number(row.backlog) })) };
+  for (const row of counts) {
+    const n = Number(row.n);
+    if (row.enabled === true || row.enabled === 1) result.enabled += n;
+    else result.disabled += n;
+    result.breakers[row.breaker_state as BreakerState] += n;
+  }
+  return result;
 }
 
 /** The reason an endpoint is disabled after a failure streak. */

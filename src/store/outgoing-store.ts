@@ -151,6 +151,22 @@ export interface DeliveryRecoverParams {
   readonly now?: Date;
 }
 
+export interface EndpointStatsParams {
+  /** How many endpoints with the largest backlog to name. */
+  readonly topN: number;
+}
+
+/** Endpoint counts for metrics: bounded sets of labels, plus the few endpoints most behind. */
+export interface EndpointStatsResult {
+  readonly enabled: number;
+  readonly disabled: number;
+  readonly breakers: Record<'closed' | 'open' | 'half_open', number>;
+  /** Pending deliveries across every endpoint. */
+  readonly backlog: number;
+  /** The `topN` endpoints with the most pending deliveries, most first. */
+  readonly topBacklog: ReadonlyArray<{ readonly endpointId: string; readonly backlog: number }>;
+}
+
 export interface OutgoingExecutor {
   /** Re-send an endpoint's failed and skipped deliveries since a time: a new deliver job each. Returns their ids. */
   deliveryRecover(params: DeliveryRecoverParams): Promise<string[]>;
@@ -163,6 +179,8 @@ export interface OutgoingExecutor {
   endpointGet(params: EndpointGetParams): Promise<Endpoint | null>;
   endpointHealth(params: EndpointHealthParams): Promise<EndpointHealth | null>;
   endpointList(params: EndpointListParams): Promise<Endpoint[]>;
+  /** Counts by state and breaker, the total backlog and the endpoints most behind (metrics). */
+  endpointStats(params: EndpointStatsParams): Promise<EndpointStatsResult>;
   /** Deletes the endpoint and its health; its deliveries stay as history. True when it existed. */
   endpointRemove(params: EndpointGetParams): Promise<boolean>;
   /** True when the endpoint exists. */

@@ -245,5 +245,22 @@ export function outgoingConformance(harness: StoreHarness): void {
       for (const delivery of after.slice(1)) expect(await ctx.store.jobGet({ id: delivery.jobId! })).toMatchObject({ status: 'pending', type: 'deliver' });
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 2 });
     });
+
+    it('counts endpoints by state and breaker, with the total backlog and the endpoints most behind', async () => {
+      const [a, b, off] = [await ctx.store.endpointAdd(endpoint()), await ctx.store.endpointAdd(endpoint({ tenant: 'globex' })), await ctx.store.endpointAdd(endpoint())];
+      await ctx.store.endpointSetEnabled({ id: off.id, enabled: false, reason: 'paused', now: T0 });
+      await ctx.store.messagePublish(publish());
+      await ctx.store.messagePublish(publish());
+      await ctx.store.messagePublish(publish({ tenant: 'globex' }));
+      for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, '1', b.id, 'outage', at(i * SECOND_MS));
+      expect(await ctx.store.endpointStats({ topN: 1 })).toEqual({
+        enabled: 2,
+        disabled: 1,
+        breakers: { closed: 2, open: 1, half_open: 0 },
+        backlog: 3,
+        topBacklog: [{ endpointId: a.id, backlog: 2 }],
+      });
+      expect((await ctx.store.endpointStats({ topN: 0 })).topBacklog).toEqual([]);
+    });
   });
 }

@@ -17,6 +17,7 @@ import {
   deliverPayloadJson,
   deliveryFromRow,
   endpointFromRow,
+  endpointStatsFromRows,
   healthFromRow,
   messageFromRow,
   secretsInForce,
@@ -37,6 +38,8 @@ import type {
   EndpointListParams,
   EndpointRotateSecretParams,
   EndpointSetEnabledParams,
+  EndpointStatsParams,
+  EndpointStatsResult,
   EndpointUpdateParams,
   MessageListParams,
   MessagePublishParams,
@@ -83,6 +86,15 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
         ? await this.runner.run(this.stmt('endpointList'), page)
         : await this.runner.run(this.stmt('endpointList.tenant'), [...page, params.tenant]);
     return rows.map(endpointFromRow);
+  }
+
+  async endpointStats(params: EndpointStatsParams): Promise<EndpointStatsResult> {
+    const [counts, top, [total]] = await Promise.all([
+      this.runner.run(this.stmt('endpointStats.counts')),
+      this.runner.run(this.stmt('endpointStats.backlog'), [Math.max(0, Math.floor(params.topN))]),
+      this.runner.run(this.stmt('endpointStats.totalBacklog')),
+    ]);
+    return endpointStatsFromRows(counts, top, total?.backlog);
   }
 
   async endpointUpdate(params: EndpointUpdateParams): Promise<Endpoint | null> {

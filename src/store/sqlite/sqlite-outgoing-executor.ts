@@ -14,6 +14,7 @@ import {
   deliverPayloadJson,
   deliveryFromRow,
   endpointFromRow,
+  endpointStatsFromRows,
   healthFromRow,
   messageFromRow,
   secretsInForce,
@@ -34,6 +35,8 @@ import type {
   EndpointListParams,
   EndpointRotateSecretParams,
   EndpointSetEnabledParams,
+  EndpointStatsParams,
+  EndpointStatsResult,
   EndpointUpdateParams,
   MessageListParams,
   MessagePublishParams,
@@ -83,6 +86,16 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
         : this.engine.stmt('endpointList.tenant').all({ ...page, tenant: params.tenant })) as Row[];
       return rows.map(endpointFromRow);
     });
+  }
+
+  async endpointStats(params: EndpointStatsParams): Promise<EndpointStatsResult> {
+    return this.engine.read(() =>
+      endpointStatsFromRows(
+        this.engine.stmt('endpointStats.counts').all() as Row[],
+        this.engine.stmt('endpointStats.backlog').all({ topN: Math.max(0, Math.floor(params.topN)) }) as Row[],
+        (this.engine.stmt('endpointStats.totalBacklog').get() as Row).backlog,
+      ),
+    );
   }
 
   async endpointUpdate(params: EndpointUpdateParams): Promise<Endpoint | null> {

@@ -24,6 +24,9 @@ import type { SendOutcome } from './send-delivery.js';
 /** The job type of deliveries; `mr.publish` enqueues it and every worker runs it. */
 export const DELIVER_TASK = 'deliver';
 
+/** Why the deliver task disabled an endpoint: it answered 410, or it failed for too long. */
+export type EndpointDisableCause = 'gone' | 'failing';
+
 /** A deliver job's payload (the store writes it at publish). */
 export interface DeliverPayload {
   readonly deliveryId: string;
@@ -35,8 +38,8 @@ export interface DeliverTaskDeps {
   readonly store: StoreExecutor;
   readonly settings: DeliverSettings;
   readonly log: Logger;
-  /** Told when an attempt disabled its endpoint (410, failure streak): the metric. */
-  readonly onEndpointDisabled?: (endpointId: string, reason: string) => void;
+  /** Told when an attempt disabled its endpoint: `gone` (410) or `failing` (the streak); the metric. */
+  readonly onEndpointDisabled?: (endpointId: string, cause: EndpointDisableCause) => void;
 }
 
 /**
@@ -158,7 +161,7 @@ async function recordAttempt(
   });
   if (disabledReason === null) return;
   deps.log.warn({ endpointId: start.delivery.endpointId, tenant: start.message.tenant, jobId, reason: disabledReason }, 'endpoint disabled');
-  deps.onEndpointDisabled?.(start.delivery.endpointId, disabledReason);
+  deps.onEndpointDisabled?.(start.delivery.endpointId, fields.disableReason ? 'gone' : 'failing');
 }
 
 /**

@@ -112,3 +112,25 @@ SET breaker_state = $2, opened_at = $3, open_ms = $4, probe_until = $5,
     successes = $9, failures = $10, last_success_at = $11,
     last_failure_at = $12, failing_since = $13
 WHERE endpoint_id = $1;
+
+-- name: endpointStats.counts
+-- Endpoints by enabled and breaker state (metrics; bounded label sets).
+-- params: (none)
+SELECT e.enabled, h.breaker_state, count(*) AS n
+FROM mailroom_endpoint e JOIN mailroom_endpoint_health h ON h.endpoint_id = e.id
+GROUP BY e.enabled, h.breaker_state;
+
+-- name: endpointStats.backlog
+-- Pending deliveries whose job still waits or runs, per endpoint, most first (mailroom_delivery_pending_idx).
+-- params: $1 top n
+SELECT d.endpoint_id, count(*) AS backlog
+FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.status = 'pending' AND j.status IN ('pending', 'running')
+GROUP BY d.endpoint_id ORDER BY backlog DESC, d.endpoint_id LIMIT $1;
+
+-- name: endpointStats.totalBacklog
+-- Pending deliveries whose job still waits or runs, across every endpoint.
+-- params: (none)
+SELECT count(*) AS backlog
+FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.status = 'pending' AND j.status IN ('pending', 'running');

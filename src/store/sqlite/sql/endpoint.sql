@@ -92,3 +92,22 @@ SET breaker_state = @state, opened_at = @openedAt, open_ms = @openMs, probe_unti
     successes = @successes, failures = @failures, last_success_at = @lastSuccessAt,
     last_failure_at = @lastFailureAt, failing_since = @failingSince
 WHERE endpoint_id = @id;
+
+-- name: endpointStats.counts
+-- Endpoints by enabled and breaker state (metrics; bounded label sets).
+SELECT e.enabled, h.breaker_state, count(*) AS n
+FROM mailroom_endpoint e JOIN mailroom_endpoint_health h ON h.endpoint_id = e.id
+GROUP BY e.enabled, h.breaker_state;
+
+-- name: endpointStats.backlog
+-- Pending deliveries whose job still waits or runs, per endpoint, most first (mailroom_delivery_pending_idx).
+SELECT d.endpoint_id, count(*) AS backlog
+FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.status = 'pending' AND j.status IN ('pending', 'running')
+GROUP BY d.endpoint_id ORDER BY backlog DESC, d.endpoint_id LIMIT @topN;
+
+-- name: endpointStats.totalBacklog
+-- Pending deliveries whose job still waits or runs, across every endpoint.
+SELECT count(*) AS backlog
+FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.status = 'pending' AND j.status IN ('pending', 'running');
