@@ -3,15 +3,14 @@
 // and auto-disable, and a real loopback receiver that verifies every request with the
 // official `standardwebhooks` library, as a customer's receiver would.
 
-import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { Mailroom } from '../../src/mailroom.js';
 import type { EndpointsOptions } from '../../src/tasks/deliver/deliver-settings.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import type { LogSink } from '../harness/log-sink.js';
+import { startLoopbackServer } from '../harness/http.js';
 
 /** Retries in milliseconds, so a test walks the whole schedule in well under a second. */
 export const FAST_SCHEDULE_MS = [20, 20, 20, 20, 20, 20, 20];
@@ -72,43 +71,30 @@ export interface VerifyingReceiver {
 }
 
 export async function startVerifyingReceiver(path = '/hooks'): Promise<VerifyingReceiver> {
-  let server: Server;
+  const server = await startLoopbackServer(({ headers, body }, res) => {
+    const verifiedWith = receiver.secrets.find((secret) => verifies(secret, body, headers)) ?? null;
+    const request = { headers, body, receivedAt: Date.now(), verifiedWith };
+    receiver.received.push(request);
+    receiver.respond(request, res);
+  });
   const receiver: VerifyingReceiver = {
-    url: '',
+    url: `${server.origin}${path}`,
     received: [],
     secrets: [],
-    respond: (_request, res) => {
-      res.writeHead(204);
-      res.end();
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    respond: answer(204),
+    close: () => server.close(),
   };
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const verifiedWith =
-        receiver.secrets.find((secret) => {
-          try {
-            new Webhook(secret).verify(body, req.headers as Record<string, string>);
-            return true;
-          } catch {
-            return false;
-          }
-        }) ?? null;
-      const request = { headers: req.headers, body, receivedAt: Date.now(), verifiedWith };
-      receiver.received.push(request);
-      receiver.respond(request, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  (receiver as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
   return receiver;
+}
+
+/** Whether the official library verifies this delivery with this secret. */
+function verifies(secret: string, body: Buffer, headers: IncomingHttpHeaders): boolean {
+  try {
+    new Webhook(secret).verify(body, headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Answer every request with this status (and headers, body). */

@@ -1,6 +1,6 @@
--- Outgoing messages and their deliveries (one per message × endpoint). A delivery's status
--- is kept by the deliver task; while it says `pending`, its job's end says more (a job
--- that died without the task recording it is `failed`), so listings fold the two.
+-- Outgoing messages and their deliveries (one per message × endpoint). Listings read the
+-- view mailroom_delivery_state (migration 0012), which folds a delivery's status with its
+-- job's end.
 
 -- name: messageInsert
 -- A new message; nothing when (tenant, key) is already published.
@@ -46,48 +46,23 @@ UPDATE mailroom_delivery SET job_id = $2, status = 'pending', updated_at = $3 WH
 UPDATE mailroom_delivery SET status = $2, updated_at = $3 WHERE id = $1;
 
 -- name: deliveryGet
--- One delivery with its message's tenant and type and its job's attempts.
+-- One delivery as listings show it (mailroom_delivery_state).
 -- params: $1 id
-SELECT d.id, d.message_id, d.endpoint_id, d.job_id, d.created_at, d.updated_at, m.tenant, m.type, j.attempts, j.last_error,
-       CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-            WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-            ELSE d.status END AS status
-FROM mailroom_delivery d
-JOIN mailroom_message m ON m.id = d.message_id
-LEFT JOIN mailroom_job j ON j.id = d.job_id
-WHERE d.id = $1;
+SELECT * FROM mailroom_delivery_state WHERE id = $1;
 
 -- name: deliveryList.endpoint
 -- A page of one endpoint's deliveries (mailroom_delivery_endpoint_idx); $3 narrows by status.
 -- params: $1 after, $2 limit, $3 status, $4 endpoint id
-SELECT d.id, d.message_id, d.endpoint_id, d.job_id, d.created_at, d.updated_at, m.tenant, m.type, j.attempts, j.last_error,
-       CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-            WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-            ELSE d.status END AS status
-FROM mailroom_delivery d
-JOIN mailroom_message m ON m.id = d.message_id
-LEFT JOIN mailroom_job j ON j.id = d.job_id
-WHERE d.endpoint_id = $4 AND d.id > $1
-  AND ($3::text IS NULL OR $3 = CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-                                     WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-                                     ELSE d.status END)
-ORDER BY d.id LIMIT $2;
+SELECT * FROM mailroom_delivery_state
+WHERE endpoint_id = $4 AND id > $1 AND ($3::text IS NULL OR status = $3)
+ORDER BY id LIMIT $2;
 
 -- name: deliveryList.message
 -- A page of one message's deliveries (mailroom_delivery_message_idx); $3 narrows by status.
 -- params: $1 after, $2 limit, $3 status, $4 message id
-SELECT d.id, d.message_id, d.endpoint_id, d.job_id, d.created_at, d.updated_at, m.tenant, m.type, j.attempts, j.last_error,
-       CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-            WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-            ELSE d.status END AS status
-FROM mailroom_delivery d
-JOIN mailroom_message m ON m.id = d.message_id
-LEFT JOIN mailroom_job j ON j.id = d.job_id
-WHERE d.message_id = $4 AND d.id > $1
-  AND ($3::text IS NULL OR $3 = CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-                                     WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-                                     ELSE d.status END)
-ORDER BY d.id LIMIT $2;
+SELECT * FROM mailroom_delivery_state
+WHERE message_id = $4 AND id > $1 AND ($3::text IS NULL OR status = $3)
+ORDER BY id LIMIT $2;
 
 -- name: deliveryRecoverable
 -- An endpoint's failed and skipped deliveries since a time (a pending one whose job died counts as failed).

@@ -73,3 +73,16 @@ CREATE INDEX mailroom_delivery_endpoint_idx ON mailroom_delivery (endpoint_id, i
 CREATE INDEX mailroom_delivery_message_idx ON mailroom_delivery (message_id, id);
 -- An endpoint's backlog (its health) counts pending deliveries without reading its history.
 CREATE INDEX mailroom_delivery_pending_idx ON mailroom_delivery (endpoint_id) WHERE status = 'pending';
+
+-- A delivery as listings show it: with its message's tenant and type, its job's attempts
+-- and last error, and its status folded with its job's end (the deliver task records the
+-- status; a job that died without recording it, a lease lost on the last attempt, still
+-- shows `failed`).
+CREATE VIEW mailroom_delivery_state AS
+SELECT d.id, d.message_id, d.endpoint_id, d.job_id, d.created_at, d.updated_at, m.tenant, m.type, j.attempts, j.last_error,
+       CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
+            WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
+            ELSE d.status END AS status
+FROM mailroom_delivery d
+JOIN mailroom_message m ON m.id = d.message_id
+LEFT JOIN mailroom_job j ON j.id = d.job_id;

@@ -1,6 +1,6 @@
--- Outgoing messages and their deliveries (one per message × endpoint). A delivery's status
--- is kept by the deliver task; while it says `pending`, its job's end says more (a job
--- that died without the task recording it is `failed`), so listings fold the two.
+-- Outgoing messages and their deliveries (one per message × endpoint). Listings read the
+-- view mailroom_delivery_state (migration 0012), which folds a delivery's status with its
+-- job's end.
 
 -- name: messageInsert
 -- A new message; nothing when (tenant, key) is already published.
@@ -38,45 +38,20 @@ UPDATE mailroom_delivery SET job_id = @jobId, status = 'pending', updated_at = @
 UPDATE mailroom_delivery SET status = @status, updated_at = @now WHERE id = @id;
 
 -- name: deliveryGet
--- One delivery with its message's tenant and type and its job's attempts.
-SELECT d.id, d.message_id, d.endpoint_id, d.job_id, d.created_at, d.updated_at, m.tenant, m.type, j.attempts, j.last_error,
-       CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-            WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-            ELSE d.status END AS status
-FROM mailroom_delivery d
-JOIN mailroom_message m ON m.id = d.message_id
-LEFT JOIN mailroom_job j ON j.id = d.job_id
-WHERE d.id = @id;
+-- One delivery as listings show it (mailroom_delivery_state).
+SELECT * FROM mailroom_delivery_state WHERE id = @id;
 
 -- name: deliveryList.endpoint
 -- A page of one endpoint's deliveries (mailroom_delivery_endpoint_idx); @status narrows.
-SELECT d.id, d.message_id, d.endpoint_id, d.job_id, d.created_at, d.updated_at, m.tenant, m.type, j.attempts, j.last_error,
-       CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-            WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-            ELSE d.status END AS status
-FROM mailroom_delivery d
-JOIN mailroom_message m ON m.id = d.message_id
-LEFT JOIN mailroom_job j ON j.id = d.job_id
-WHERE d.endpoint_id = @endpointId AND d.id > @after
-  AND (@status IS NULL OR @status = CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-                                         WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-                                         ELSE d.status END)
-ORDER BY d.id LIMIT @limit;
+SELECT * FROM mailroom_delivery_state
+WHERE endpoint_id = @endpointId AND id > @after AND (@status IS NULL OR status = @status)
+ORDER BY id LIMIT @limit;
 
 -- name: deliveryList.message
 -- A page of one message's deliveries (mailroom_delivery_message_idx); @status narrows.
-SELECT d.id, d.message_id, d.endpoint_id, d.job_id, d.created_at, d.updated_at, m.tenant, m.type, j.attempts, j.last_error,
-       CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-            WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-            ELSE d.status END AS status
-FROM mailroom_delivery d
-JOIN mailroom_message m ON m.id = d.message_id
-LEFT JOIN mailroom_job j ON j.id = d.job_id
-WHERE d.message_id = @messageId AND d.id > @after
-  AND (@status IS NULL OR @status = CASE WHEN d.status = 'pending' AND j.status = 'dead' THEN 'failed'
-                                         WHEN d.status = 'pending' AND j.status = 'done' THEN 'delivered'
-                                         ELSE d.status END)
-ORDER BY d.id LIMIT @limit;
+SELECT * FROM mailroom_delivery_state
+WHERE message_id = @messageId AND id > @after AND (@status IS NULL OR status = @status)
+ORDER BY id LIMIT @limit;
 
 -- name: deliveryRecoverable
 -- An endpoint's failed and skipped deliveries since a time (a pending one whose job died counts as failed).
