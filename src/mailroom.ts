@@ -396,9 +396,8 @@ export class Mailroom {
    */
   async publish(type: string, payload: unknown, options: PublishOptions): Promise<PublishResult> {
     this.assertOpen();
-    const params = this.publishParams(type, payload, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
-    const result = await executor.messagePublish(params);
+    const result = await this.publishIn(executor, type, payload, options);
     if (options.client === undefined && result.deliveries.some((d) => d.status === 'pending')) this.wakeWorkers();
     return result;
   }
@@ -427,7 +426,7 @@ export class Mailroom {
           db: tx.db,
           enqueue: (type: string, payload: unknown, options: EnqueueOptions = {}) =>
             traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })[0]!.job),
-          publish: (type: string, payload: unknown, options: PublishOptions) => tx.messagePublish(this.publishParams(type, payload, options)),
+          publish: (type: string, payload: unknown, options: PublishOptions) => this.publishIn(tx, type, payload, options),
         });
         if (finish && tx.jobFinishMany({ finishes: [finish] }).length === 0) throw new LeaseLostError(finish.id);
         return value;
@@ -442,7 +441,7 @@ export class Mailroom {
             client: tx.client,
             enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) =>
               (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job,
-            publish: (type: string, payload: unknown, options: PublishOptions) => tx.messagePublish(this.publishParams(type, payload, options)),
+            publish: (type: string, payload: unknown, options: PublishOptions) => this.publishIn(tx, type, payload, options),
           });
           if (finish && (await tx.jobFinishMany({ finishes: [finish] })).length === 0) throw new LeaseLostError(finish.id);
           return value;
@@ -729,6 +728,17 @@ export class Mailroom {
       group: options.group ?? null,
       ...(task?.limitKey ? { limitKey: limitKeyOf(type, task.limitKey, limitPayload === NO_LIMIT_PAYLOAD ? payload : limitPayload()) } : {}),
     };
+  }
+
+  /** Publish on a transaction's executor (sync on SQLite, async on PostgreSQL), traced like any enqueue. */
+  private publishIn<R extends PublishResult | Promise<PublishResult>>(
+    tx: { messagePublish(params: MessagePublishParams): R },
+    type: string,
+    payload: unknown,
+    options: PublishOptions,
+  ): R {
+    const params = this.publishParams(type, payload, options);
+    return traceEnqueue('publish', [params.job], ([job]) => tx.messagePublish({ ...params, job: job! }));
   }
 
   /** A checked publish: tenant, type, key and payload, and the deliver job's policy. */

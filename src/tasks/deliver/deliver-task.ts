@@ -14,6 +14,7 @@ import type { Logger } from '../../log.js';
 import { signStandardWebhook } from '../../providers/standard-webhooks-scheme.js';
 import { standardWebhooksKey } from '../../providers/standard.js';
 import type { StoreExecutor } from '../../store/store.js';
+import { traceHttpCall } from '../../tracing.js';
 import type { DeliveryRecordParams, DeliveryStart } from '../../store/outgoing-store.js';
 import { classifyResponse } from '../classify-response.js';
 import { excerptOf } from '../response-excerpt.js';
@@ -91,12 +92,18 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
       }
       const body = envelope(start);
       const keys = start.secrets.map((secret) => standardWebhooksKey(secret)).filter((key): key is Buffer => key !== null);
-      const headers = {
+      const headers: Record<string, string> = {
         'content-type': 'application/json',
         'user-agent': 'mailroom-deliver',
         ...signStandardWebhook(keys, start.message.id, new Date(), body),
       };
-      const outcome = await sendDelivery({ url, body, headers, lookup: settings.guard.lookup, signal: ctx.signal }, settings, agents);
+      const outcome = await traceHttpCall(
+        'POST',
+        url.toString(),
+        headers,
+        () => sendDelivery({ url, body, headers, lookup: settings.guard.lookup, signal: ctx.signal }, settings, agents),
+        (sent) => (sent.kind === 'error' ? sent.error : undefined),
+      );
       if (outcome.kind === 'error') {
         if (isCode(outcome.error, 'MR_ERR_URL_BLOCKED')) return refuse(outcome.error as MailroomError);
         ctx.setDetails({ durationMs: outcome.durationMs, error: outcome.reason });
