@@ -766,6 +766,11 @@ export class Mailroom {
    * webhooks should not pay. So it starts when the store has an endpoint at open, when
    * this process adds one or publishes, or when `endpoints.deliver` says so.
    */
+  /** Whether this process's workers run the built-in `deliver` task (see startDelivering). */
+  get isDelivering(): boolean {
+    return this.registry.get(DELIVER_TASK) !== undefined;
+  }
+
   startDelivering(): void {
     if (this.registry.get(DELIVER_TASK)) return;
     this.registry.register(

@@ -1,15 +1,17 @@
 // `mailroom endpoints …` and `mailroom deliveries …` on every store, in-process through the
 // dispatcher the bin uses: the secret printed once by add and rotate-secret and never by
 // anything else, health in get, disable/enable/recover, and deliveries by endpoint and
-// message. The config's allowlist lets a loopback URL pass the SSRF guard; nothing here
-// connects to it.
+// message, and a worker that delivers with no task configured. The config's allowlist
+// lets a loopback URL pass the SSRF guard.
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storeHarnesses } from '../harness/stores.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
-import { removeTempDirs, runCommand, runJson, tempDir } from './run-command.js';
+import { removeTempDirs, runCommand, runJson, startCommand, tempDir } from './run-command.js';
+import { waitFor } from '../harness/wait.js';
+import { startVerifyingReceiver } from '../outgoing/outgoing-kit.js';
 
 /** A working directory whose config allows loopback endpoints. */
 function configDir(): string {
@@ -88,5 +90,23 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     const usage = await runCommand(['deliveries', '--db', url], { cwd });
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('Give one of --endpoint ID or --message ID.');
+  });
+
+  it.runIf(harness.isAvailable)('runs a worker with no configured tasks when the store has an endpoint, and it delivers', async () => {
+    const target = await startVerifyingReceiver();
+    try {
+      const { mr, url } = await openTestMailroom(harness);
+      const cwd = configDir();
+      const added = await runJson(['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', target.url], { cwd });
+      target.secrets.push(added.secret);
+      const worker = startCommand(['worker', '--db', url, '--poll', '20ms', '--shutdown-timeout', '2s'], { cwd });
+      const { message } = await mr.publish('invoice.paid', { invoice: 1 }, { tenant: 'acme' });
+      await waitFor(async () => (await mr.deliveries.list({ messageId: message.id }))[0]?.status === 'delivered', { timeoutMs: 10_000 });
+      worker.signal('SIGTERM');
+      expect((await worker.done).code).toBe(0);
+      expect(target.received.map((r) => r.verifiedWith)).toEqual([added.secret]);
+    } finally {
+      await target.close();
+    }
   });
 });

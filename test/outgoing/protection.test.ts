@@ -139,6 +139,26 @@ describe.each(storeHarnesses)('outgoing protection ($name)', (harness) => {
     expect(most).toBe(2);
   });
 
+  it.skipIf(!harness.isAvailable)('starts at most `endpoints.rate` deliveries per interval to one endpoint, each endpoint on its own', async () => {
+    const mr = await openOutgoingMailroom(harness, { endpoints: { rate: { limit: 2, intervalMs: 400 } } });
+    const [first, second] = [await receiver(), await receiver()];
+    for (const [tenant, target] of [['first', first], ['second', second]] as const) {
+      target.secrets.push((await mr.endpoints.add({ tenant, url: target.url })).secret);
+      for (let i = 0; i < 4; i++) await mr.publish('invoice.paid', { i }, { tenant });
+    }
+    mr.work({ concurrency: 8 });
+    await waitFor(() => first.received.length === 4 && second.received.length === 4, { timeoutMs: 10_000 });
+    for (const target of [first, second]) {
+      const at = target.received.map((r) => r.receivedAt).sort((a, b) => a - b);
+      // The third and fourth wait for the window: at least ~400 ms after the first and second.
+      expect(at[2]! - at[0]!).toBeGreaterThanOrEqual(350);
+      expect(at[3]! - at[1]!).toBeGreaterThanOrEqual(350);
+      expect(target.received.every((r) => r.verifiedWith !== null)).toBe(true);
+    }
+    // Two endpoints are limited each on its own: both started their first two at once.
+    expect(Math.abs(first.received[0]!.receivedAt - second.received[0]!.receivedAt)).toBeLessThan(350);
+  });
+
   it.skipIf(!harness.isAvailable)('leaves no message and no job when publish runs inside a transaction that rolls back', async () => {
     const mr = await openOutgoingMailroom(harness);
     const target = await receiver();
