@@ -57,20 +57,23 @@ export const CLOSED_BREAKER: BreakerRow = {
   windowFailures: 0,
 };
 
+/** Why a delivery must wait: its endpoint's breaker is open, a probe is in flight, or its rate is used up. */
+export type WaitReason = 'breaker_open' | 'probing' | 'rate_limit';
+
 /** What a delivery about to be sent may do. `probe` carries the row to write (the probe is taken). */
 export type Admission =
   | { readonly kind: 'send' }
   | { readonly kind: 'probe'; readonly row: BreakerRow }
-  | { readonly kind: 'wait'; readonly waitMs: number };
+  | { readonly kind: 'wait'; readonly waitMs: number; readonly reason: WaitReason };
 
 /** May a delivery go now? */
 export function admitDelivery(row: BreakerRow, nowMs: number, settings: BreakerSettings): Admission {
   if (row.state === 'closed') return { kind: 'send' };
   if (row.state === 'open') {
     const reopensAt = (row.openedAt ?? nowMs) + (row.openMs ?? settings.openMs);
-    if (nowMs < reopensAt) return { kind: 'wait', waitMs: reopensAt - nowMs };
+    if (nowMs < reopensAt) return { kind: 'wait', waitMs: reopensAt - nowMs, reason: 'breaker_open' };
   } else if (row.probeUntil !== null && nowMs < row.probeUntil) {
-    return { kind: 'wait', waitMs: Math.min(row.probeUntil - nowMs, settings.probeRecheckMs) };
+    return { kind: 'wait', waitMs: Math.min(row.probeUntil - nowMs, settings.probeRecheckMs), reason: 'probing' };
   }
   return { kind: 'probe', row: { ...row, state: 'half_open', probeUntil: nowMs + settings.probeMs } };
 }

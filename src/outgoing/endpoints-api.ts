@@ -20,7 +20,7 @@ export interface EndpointAddOptions {
   readonly description?: string;
   /** Event types it receives. @default every type */
   readonly eventTypes?: readonly string[];
-  /** Stored with the endpoint; deliveries are limited by `endpoints.rate` (Mailroom.open) today. */
+  /** At most `limit` deliveries started in any window of `intervalMs` to this endpoint. @default none */
   readonly rateLimit?: EndpointRateLimit;
   readonly metadata?: Record<string, unknown>;
 }

@@ -158,12 +158,9 @@ export class LimitBudget {
   nextRateSlotInMs(): number | null {
     let soonest: number | null = null;
     const consider = (starts: number[] | undefined, rate: RateLimit | undefined) => {
-      if (!rate || !starts || starts.length < rate.limit) return;
-      // The window holds `limit` or more starts: a slot frees when the one that is
-      // `limit`-th from the newest leaves it.
-      const sorted = [...starts].sort((a, b) => a - b);
-      const leaves = sorted[sorted.length - rate.limit]! + rate.intervalMs - this.nowMs;
-      soonest = soonest === null ? leaves : Math.min(soonest, leaves);
+      if (!rate || !starts) return;
+      const leaves = rateSlotFreesInMs(starts, rate, this.nowMs);
+      if (leaves !== null) soonest = soonest === null ? leaves : Math.min(soonest, leaves);
     };
     for (const [type, starts] of this.typeStarts) consider(starts, this.byType.get(type)?.rate);
     for (const [pair, starts] of this.keyStarts) consider(starts, this.byType.get(splitPair(pair)[0])?.perKey?.rate);
@@ -181,6 +178,18 @@ export class LimitBudget {
     if (perKey.rate && (this.keyStarts.get(pair)?.length ?? 0) >= perKey.rate.limit) return false;
     return true;
   }
+}
+
+/**
+ * How long until a rate window that is full at `nowMs` has room again, or null when it has
+ * room now. `starts` are the starts within the window (epoch ms, any order).
+ */
+export function rateSlotFreesInMs(starts: readonly number[], rate: RateLimit, nowMs: number): number | null {
+  if (starts.length < rate.limit) return null;
+  // The window holds `limit` or more starts: a slot frees when the one that is
+  // `limit`-th from the newest leaves it.
+  const sorted = [...starts].sort((a, b) => a - b);
+  return sorted[sorted.length - rate.limit]! + rate.intervalMs - nowMs;
 }
 
 /** One map key for a (type, key) pair; JSON, so no character of either can be mistaken for the seam. */

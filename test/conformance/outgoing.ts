@@ -164,18 +164,19 @@ export function outgoingConformance(harness: StoreHarness): void {
       const elsewhere = await ctx.opened.openAnother();
       const waiting = (await elsewhere.deliveryStart({ deliveryId: ids[5]!, breaker: BREAKER, now: at(10 * SECOND_MS) }))!;
       const opensAt = (BREAKER.minAttempts - 1) * SECOND_MS + BREAKER.openMs;
-      expect(waiting.admission).toEqual({ kind: 'wait', waitMs: opensAt - 10 * SECOND_MS });
+      expect(waiting.admission).toEqual({ kind: 'wait', waitMs: opensAt - 10 * SECOND_MS, reason: 'breaker_open' });
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ breakerState: 'open', failures: 5, successes: 0, breakerRetryAt: at(opensAt) });
 
       const probe = (await ctx.store.deliveryStart({ deliveryId: ids[5]!, breaker: BREAKER, now: at(opensAt) }))!;
       expect(probe.admission.kind).toBe('probe');
       const other = (await elsewhere.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(opensAt + SECOND_MS) }))!;
-      expect(other.admission).toEqual({ kind: 'wait', waitMs: BREAKER.probeRecheckMs });
+      expect(other.admission).toEqual({ kind: 'wait', waitMs: BREAKER.probeRecheckMs, reason: 'probing' });
       // The probe fails: open again, for twice as long.
       await record(ctx.store, ids[5]!, ep.id, 'outage', at(opensAt + SECOND_MS));
       expect((await ctx.store.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(opensAt + 2 * SECOND_MS) }))!.admission).toEqual({
         kind: 'wait',
         waitMs: 2 * BREAKER.openMs - SECOND_MS,
+        reason: 'breaker_open',
       });
       const secondProbeAt = opensAt + SECOND_MS + 2 * BREAKER.openMs;
       expect((await ctx.store.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(secondProbeAt) }))!.admission.kind).toBe('probe');
@@ -261,6 +262,23 @@ export function outgoingConformance(harness: StoreHarness): void {
         topBacklog: [{ endpointId: a.id, backlog: 2 }],
       });
       expect((await ctx.store.endpointStats({ topN: 0 })).topBacklog).toEqual([]);
+    });
+
+    it('holds an endpoint to its own rateLimit in any window, across connections, without taking the breaker’s probe', async () => {
+      const limited = await ctx.store.endpointAdd(endpoint({ rateLimit: { limit: 2, intervalMs: SECOND_MS } }));
+      const free = await ctx.store.endpointAdd(endpoint());
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === limited.id)!.id);
+      const elsewhere = await ctx.opened.openAnother();
+      const admission = async (store: StoreExecutor, id: string, ms: number) => (await store.deliveryStart({ deliveryId: id, breaker: BREAKER, now: at(ms) }))!.admission;
+      expect(await admission(ctx.store, ids[0]!, 0)).toEqual({ kind: 'send' });
+      expect(await admission(elsewhere, ids[1]!, 100)).toEqual({ kind: 'send' });
+      expect(await admission(ctx.store, ids[2]!, 200)).toEqual({ kind: 'wait', waitMs: 800, reason: 'rate_limit' });
+      // Another endpoint of the tenant is not held back.
+      const other = (await ctx.store.deliveryList({ endpointId: free.id }))[0]!;
+      expect(await admission(elsewhere, other.id, 200)).toEqual({ kind: 'send' });
+      expect(await admission(elsewhere, ids[2]!, SECOND_MS)).toEqual({ kind: 'send' });
+      expect(await admission(ctx.store, ids[2]!, SECOND_MS + 50)).toEqual({ kind: 'wait', waitMs: 50, reason: 'rate_limit' });
     });
   });
 }

@@ -159,6 +159,22 @@ describe.each(storeHarnesses)('outgoing protection ($name)', (harness) => {
     expect(Math.abs(first.received[0]!.receivedAt - second.received[0]!.receivedAt)).toBeLessThan(350);
   });
 
+  it.skipIf(!harness.isAvailable)('holds an endpoint to its own rateLimit while another endpoint of the tenant goes at full speed', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const [limited, free] = [await receiver(), await receiver()];
+    limited.secrets.push((await mr.endpoints.add({ tenant: 'acme', url: limited.url, rateLimit: { limit: 2, intervalMs: 400 } })).secret);
+    free.secrets.push((await mr.endpoints.add({ tenant: 'acme', url: free.url })).secret);
+    for (let i = 0; i < 4; i++) await mr.publish('invoice.paid', { i }, { tenant: 'acme' });
+    mr.work({ concurrency: 8 });
+    await waitFor(() => limited.received.length === 4 && free.received.length === 4, { timeoutMs: 10_000 });
+    const limitedAt = limited.received.map((r) => r.receivedAt).sort((a, b) => a - b);
+    const freeAt = free.received.map((r) => r.receivedAt).sort((a, b) => a - b);
+    expect(limitedAt[2]! - limitedAt[0]!).toBeGreaterThanOrEqual(350);
+    expect(limitedAt[3]! - limitedAt[1]!).toBeGreaterThanOrEqual(350);
+    expect(freeAt[3]! - freeAt[0]!).toBeLessThan(350);
+    expect([...limited.received, ...free.received].every((r) => r.verifiedWith !== null)).toBe(true);
+  });
+
   it.skipIf(!harness.isAvailable)('leaves no message and no job when publish runs inside a transaction that rolls back', async () => {
     const mr = await openOutgoingMailroom(harness);
     const target = await receiver();

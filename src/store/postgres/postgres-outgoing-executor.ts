@@ -5,7 +5,8 @@
 // statements are in sql/endpoint.sql and sql/message.sql. Each call reads the store's now
 // once (claimClock), so the breaker's rules see one instant of the server's clock.
 
-import { admitDelivery, recordOutcome } from '../../core/circuit-breaker.js';
+import { recordOutcome } from '../../core/circuit-breaker.js';
+import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
 import type { BreakerRow } from '../../core/circuit-breaker.js';
 import { MessageKeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
@@ -24,7 +25,7 @@ import {
   streakReason,
 } from '../outgoing-rows.js';
 import type { HealthCounters } from '../outgoing-rows.js';
-import { clampLimit } from '../rows.js';
+import { clampLimit, timeOf } from '../rows.js';
 import type {
   DeliveryListParams,
   DeliveryRecordParams,
@@ -202,12 +203,20 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       if (!endpointRow || !healthRow) {
         return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
       }
-      const admission = admitDelivery(breakerFromRow(healthRow), now.getTime(), params.breaker);
+      const endpoint = endpointFromRow(endpointRow);
+      let starts: number[] = [];
+      if (endpoint.rateLimit) {
+        // The health row's lock (above) serialises this count and insert per endpoint.
+        await runner.run(this.stmt('endpointRate.prune'), [ENDPOINT_RATE_TYPE, endpoint.id, new Date(now.getTime() - endpoint.rateLimit.intervalMs)]);
+        starts = (await runner.run(this.stmt('endpointRate.starts'), [ENDPOINT_RATE_TYPE, endpoint.id])).map((row) => timeOf(row.started_at).getTime());
+      }
+      const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now.getTime(), params.breaker);
       if (admission.kind === 'probe') await this.writeHealth(runner, deliveryRow.endpoint_id, admission.row, healthRow, null);
+      if (endpoint.rateLimit && admission.kind !== 'wait') await runner.run(this.stmt('endpointRate.start'), [ENDPOINT_RATE_TYPE, endpoint.id, now]);
       return {
         delivery: deliveryFromRow(deliveryRow),
         message,
-        endpoint: endpointFromRow(endpointRow),
+        endpoint,
         secrets: secretsInForce(endpointRow, now.getTime()),
         admission,
       };

@@ -3,7 +3,8 @@
 // own transaction (transactionSync), have them. Semantics mirror
 // postgres/postgres-outgoing-executor.ts; statements are in sql/endpoint.sql and sql/message.sql.
 
-import { admitDelivery, recordOutcome } from '../../core/circuit-breaker.js';
+import { recordOutcome } from '../../core/circuit-breaker.js';
+import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
 import { MessageKeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { endpointReceives } from '../../core/outgoing-types.js';
@@ -220,13 +221,20 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
       if (!endpointRow || !healthRow) {
         return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
       }
-      const breaker = breakerFromRow(healthRow);
-      const admission = admitDelivery(breaker, now, params.breaker);
+      const endpoint = endpointFromRow(endpointRow);
+      const rateKey = { type: ENDPOINT_RATE_TYPE, id: String(endpoint.id) };
+      let starts: number[] = [];
+      if (endpoint.rateLimit) {
+        this.engine.stmt('endpointRate.prune').run({ ...rateKey, since: now - endpoint.rateLimit.intervalMs });
+        starts = (this.engine.stmt('endpointRate.starts').all(rateKey) as Row[]).map((row) => Number(row.started_at));
+      }
+      const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now, params.breaker);
       if (admission.kind === 'probe') this.writeHealth(deliveryRow.endpoint_id, admission.row, healthRow, null);
+      if (endpoint.rateLimit && admission.kind !== 'wait') this.engine.stmt('endpointRate.start').run({ ...rateKey, now });
       return {
         delivery: deliveryFromRow(deliveryRow),
         message,
-        endpoint: endpointFromRow(endpointRow),
+        endpoint,
         secrets: secretsInForce(endpointRow, now),
         admission,
       };

@@ -6,6 +6,7 @@
 // time and reading, classified, and recorded with the endpoint's health (deliveryRecord).
 // While the breaker is open the job waits uncharged (Snooze) instead of failing.
 
+import type { WaitReason } from '../../core/circuit-breaker.js';
 import { Permanent, RetryAfter, Snooze } from '../../core/errors.js';
 import type { MailroomError } from '../../core/errors.js';
 import type { TaskDefinition } from '../../core/task-registry.js';
@@ -48,6 +49,13 @@ export interface DeliverTaskDeps {
  * deliveries queued behind an open breaker do not all look again in the same instant.
  */
 const WAIT_SPREAD_RATIO = 0.1;
+/** How a snoozed delivery's history says why it waits. */
+const WAIT_WORDS: Record<WaitReason, string> = {
+  breaker_open: 'its circuit breaker is open',
+  probing: 'its circuit breaker is half-open and a probe is in flight',
+  rate_limit: 'its rate limit is used up for now',
+};
+
 /**
  * Snoozes allowed per delivery: the breaker decides how long a delivery waits, and
  * auto-disable how long an endpoint may keep failing (5 days of 30-minute waits is ~240).
@@ -79,9 +87,9 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         return { skipped: start.endpoint ? `endpoint disabled: ${start.endpoint.disabledReason ?? 'by hand'}` : 'endpoint removed' };
       }
       if (start.admission.kind === 'wait') {
-        const waitMs = start.admission.waitMs;
-        ctx.setDetails({ breaker: 'open', waitMs });
-        throw new Snooze(waitMs + Math.random() * Math.min(waitMs * WAIT_SPREAD_RATIO, 5_000), `endpoint ${start.endpoint.id}'s circuit breaker is open`);
+        const { waitMs, reason } = start.admission;
+        ctx.setDetails({ wait: reason, waitMs });
+        throw new Snooze(waitMs + Math.random() * Math.min(waitMs * WAIT_SPREAD_RATIO, 5_000), `endpoint ${start.endpoint.id}: ${WAIT_WORDS[reason]}`);
       }
       const url = new URL(start.endpoint.url);
       const failed = (): DeliveryStatus => (ctx.attempt >= ctx.job.maxAttempts ? 'failed' : 'pending');

@@ -134,3 +134,18 @@ GROUP BY d.endpoint_id ORDER BY backlog DESC, d.endpoint_id LIMIT $1;
 SELECT count(*) AS backlog
 FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
 WHERE d.status = 'pending' AND j.status IN ('pending', 'running');
+
+-- name: endpointRate.prune
+-- Drops an endpoint's rate starts that left its window (kept under the endpoint-rate type).
+-- params: $1 type, $2 endpoint id, $3 since
+DELETE FROM mailroom_limit_start WHERE type = $1 AND limit_key = $2 AND started_at <= $3;
+
+-- name: endpointRate.starts
+-- An endpoint's rate starts still in its window.
+-- params: $1 type, $2 endpoint id
+SELECT started_at FROM mailroom_limit_start WHERE type = $1 AND limit_key = $2 ORDER BY started_at;
+
+-- name: endpointRate.start
+-- One more start of a delivery to a rate-limited endpoint.
+-- params: $1 type, $2 endpoint id, $3 now
+INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES ($1, $2, $3);

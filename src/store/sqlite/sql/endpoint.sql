@@ -111,3 +111,15 @@ GROUP BY d.endpoint_id ORDER BY backlog DESC, d.endpoint_id LIMIT @topN;
 SELECT count(*) AS backlog
 FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
 WHERE d.status = 'pending' AND j.status IN ('pending', 'running');
+
+-- name: endpointRate.prune
+-- Drops an endpoint's rate starts that left its window (kept under the endpoint-rate type).
+DELETE FROM mailroom_limit_start WHERE type = @type AND limit_key = @id AND started_at <= @since;
+
+-- name: endpointRate.starts
+-- An endpoint's rate starts still in its window.
+SELECT started_at FROM mailroom_limit_start WHERE type = @type AND limit_key = @id ORDER BY started_at;
+
+-- name: endpointRate.start
+-- One more start of a delivery to a rate-limited endpoint.
+INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES (@type, @id, @now);
