@@ -19,7 +19,13 @@ export type {
   MailroomStats,
   SyncTransaction,
   AsyncTransaction,
+  PublishOptions,
+  PublishResult,
 } from './mailroom.js';
+export type { EndpointAddOptions, EndpointUpdateOptions, EndpointWithSecret, RecoverResult, DeliveryListOptions } from './outgoing/endpoints-api.js';
+export type { EndpointsOptions } from './tasks/deliver/deliver-settings.js';
+export type { BreakerSettings } from './core/circuit-breaker.js';
+export type { BreakerState, Delivery, DeliveryStatus, Endpoint, EndpointHealth, EndpointRateLimit, Message } from './core/outgoing-types.js';
 export { Worker } from './worker/worker.js';
 export type { ScheduleOptions } from './maintenance/cron-scheduler.js';
 export type { RetentionSettings } from './maintenance/retention.js';
@@ -46,6 +52,10 @@ export {
   ClosedError,
   LeaseLostError,
   TimeoutError,
+  MessageKeyConflictError,
+  EndpointNotFoundError,
+  EndpointDisabledError,
+  UrlBlockedError,
   ERROR_CODES,
   isPermanent,
 } from './core/errors.js';

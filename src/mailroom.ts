@@ -2,6 +2,7 @@
 // jobs (get, list, replay, cancel, purge, stats). Store-agnostic: it asks the store for
 // capabilities, never for its kind.
 
+import { EventEmitter } from 'node:events';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
@@ -36,6 +37,12 @@ import type { RetentionSettings } from './maintenance/retention.js';
 import { MaintenanceRunner } from './maintenance/maintenance-runner.js';
 import type { ScheduleOptions } from './maintenance/cron-scheduler.js';
 import type { WorkerOptions } from './worker/worker.js';
+import { DeliveriesApi, EndpointsApi, MessagesApi } from './outgoing/endpoints-api.js';
+import { checkText, payloadJsonOf } from './outgoing/outgoing-input.js';
+import type { MessagePublishParams, MessagePublishResult } from './store/outgoing-store.js';
+import { DELIVER_TASK, createDeliverTask } from './tasks/deliver/deliver-task.js';
+import { resolveDeliverSettings } from './tasks/deliver/deliver-settings.js';
+import type { DeliverSettings, EndpointsOptions } from './tasks/deliver/deliver-settings.js';
 
 export interface MailroomOptions {
   /**
@@ -63,7 +70,24 @@ export interface MailroomOptions {
    * @default { doneMs: 7 days, intervalMs: 10 minutes }; dead jobs are kept
    */
   readonly retention?: RetentionSettings | false;
+  /**
+   * Outgoing webhooks: the SSRF guard's allowlist, timeouts, per-endpoint concurrency and
+   * rate, the breaker and auto-disable (docs/outgoing.md). @default the SPEC §6a policy
+   */
+  readonly endpoints?: EndpointsOptions;
 }
+
+export interface PublishOptions {
+  /** The customer the message is for: it goes to this tenant's matching endpoints. */
+  readonly tenant: string;
+  /** Idempotency key within the tenant: publishing it again returns the stored message. */
+  readonly key?: string;
+  /** PostgreSQL: publish inside your own open transaction on this client (the outbox). */
+  readonly client?: unknown;
+}
+
+/** What publish stored: the message, a delivery per matching endpoint, and whether it was there already. */
+export type PublishResult = MessagePublishResult;
 
 export interface EnqueueOptions {
   /** Idempotency key: enqueueing it again returns the existing job (same payload) or throws KeyConflictError. */
@@ -195,6 +219,15 @@ export interface MailroomStats extends JobStats {
 
 export { DEFAULT_DONE_RETENTION_MS };
 
+/** Whether the store holds any outgoing endpoint (false on a schema that predates them). */
+async function hasEndpoints(store: Store): Promise<boolean> {
+  try {
+    return (await store.endpointList({ limit: 1 })).length > 0;
+  } catch {
+    return false;
+  }
+}
+
 /** toInsert's marker for "the limit key comes from the payload itself". */
 const NO_LIMIT_PAYLOAD = Symbol('payload');
 
@@ -228,6 +261,8 @@ export interface SyncTransaction {
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Job<PayloadOf<T>>;
   /** mr.enqueueBatch inside this transaction. */
   enqueueBatch(children: readonly EnqueueManyItem[], options: Omit<EnqueueBatchOptions, 'client'>): EnqueuedBatch;
+  /** Publish an outgoing webhook message in this transaction (mr.publish). */
+  publish(type: string, payload: unknown, options: Omit<PublishOptions, 'client'>): PublishResult;
 }
 
 export interface AsyncTransaction {
@@ -236,6 +271,8 @@ export interface AsyncTransaction {
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: Omit<EnqueueOptions, 'client'>): Promise<Job<PayloadOf<T>>>;
   /** mr.enqueueBatch inside this transaction. */
   enqueueBatch(children: readonly EnqueueManyItem[], options: Omit<EnqueueBatchOptions, 'client'>): Promise<EnqueuedBatch>;
+  /** Publish an outgoing webhook message in this transaction (mr.publish). */
+  publish(type: string, payload: unknown, options: Omit<PublishOptions, 'client'>): Promise<PublishResult>;
 }
 
 export class Mailroom {
@@ -251,12 +288,36 @@ export class Mailroom {
   /** Retention runs under `maintenance` from the first mr.work() on; close() stops it with the rest. */
   private isRetentionStarted = false;
   private isClosed = false;
+  /** Types registered by Mailroom itself (until the user registers their own under the name). */
+  private readonly builtInTypes = new Set<string>();
+  private readonly deliverSettings: DeliverSettings;
+  /** `endpointDisabled` (endpointId, cause: 'gone' | 'failing') when a delivery of this process disabled an endpoint (metrics). */
+  readonly outgoingEvents = new EventEmitter();
+  /** Outgoing webhook endpoints of your tenants (SPEC §6a). */
+  readonly endpoints: EndpointsApi;
+  /** Published outgoing messages. */
+  readonly messages: MessagesApi;
+  /** Deliveries of messages to endpoints. */
+  readonly deliveries: DeliveriesApi;
 
-  private constructor(store: Store, log: Logger, ownsStore: boolean, retention: RetentionSettings | false) {
+  private constructor(store: Store, log: Logger, ownsStore: boolean, retention: RetentionSettings | false, deliver: DeliverSettings) {
     this.store = store;
     this.log = log;
     this.ownsStore = ownsStore;
     this.retention = retention;
+    this.deliverSettings = deliver;
+    const outgoing = {
+      store,
+      settings: deliver,
+      log,
+      deliverJob: () => this.deliverJob(),
+      startDelivering: () => this.startDelivering(),
+      wakeWorkers: () => this.wakeWorkers(),
+      assertOpen: () => this.assertOpen(),
+    };
+    this.endpoints = new EndpointsApi(outgoing);
+    this.messages = new MessagesApi(outgoing);
+    this.deliveries = new DeliveriesApi(outgoing);
     this.maintenance = new MaintenanceRunner(log);
     this.scheduler = new CronScheduler((type, payload, options) => this.enqueue(type, payload as never, options), log, this.maintenance);
   }
@@ -268,6 +329,7 @@ export class Mailroom {
   static async open(options: MailroomOptions = {}): Promise<Mailroom> {
     // Refuse a bad window now, not at the first mr.work().
     if (options.retention) validateRetention(options.retention);
+    const deliver = resolveDeliverSettings(options.endpoints);
     const log = options.logger ?? createLogger();
     const store =
       options.store ??
@@ -285,20 +347,26 @@ export class Mailroom {
       throw error;
     }
     log.debug({ store: store.description }, 'mailroom opened');
-    return new Mailroom(store, log, options.store === undefined, options.retention ?? {});
+    const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver);
+    if (options.endpoints?.deliver === true || (options.endpoints?.deliver !== false && (await hasEndpoints(store)))) mr.startDelivering();
+    return mr;
   }
 
   /** Register the handler and policy for a job type. */
   task<T extends string>(type: T, definition: TaskDefinition<PayloadOf<T>> | TaskHandler<PayloadOf<T>>): this {
     this.registry.register(type, definition);
+    this.builtInTypes.delete(type);
     // Workers claim by registered types: let idle ones look again.
     for (const worker of this.workers) worker.wake();
     return this;
   }
 
-  /** Types with a registered handler in this process. */
+  /**
+   * Types you registered a handler for in this process. Workers also run the built-in
+   * `deliver` task (outgoing webhooks), which is not listed unless you replaced it.
+   */
   taskTypes(): string[] {
-    return this.registry.types();
+    return this.registry.types().filter((type) => !this.builtInTypes.has(type));
   }
 
   /**
@@ -371,6 +439,22 @@ export class Mailroom {
   }
 
   /**
+   * Publish an outgoing webhook message for a tenant: stored once (per `key`), with a
+   * deliver job for each of the tenant's enabled endpoints whose filter takes `type` (and
+   * a `skipped` delivery for each disabled one), in one transaction — yours with `client`
+   * (PostgreSQL) or inside `mr.transaction` (`tx.publish`). A message that matches no
+   * endpoint is still stored.
+   * @example await mr.publish('invoice.paid', invoice, { tenant: 'acme', key: `invoice:${invoice.id}` });
+   */
+  async publish(type: string, payload: unknown, options: PublishOptions): Promise<PublishResult> {
+    this.assertOpen();
+    const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
+    const result = await this.publishIn(executor, type, payload, options);
+    if (options.client === undefined && result.deliveries.some((d) => d.status === 'pending')) this.wakeWorkers();
+    return result;
+  }
+
+  /**
    * Run `fn` in one store transaction with your own writes (the outbox).
    * SQLite: `fn` is synchronous and gets `{ db, enqueue }`; returns fn's value.
    * PostgreSQL: `fn` is async and gets `{ client, enqueue }`; resolves to fn's value.
@@ -398,6 +482,7 @@ export class Mailroom {
             const result = traceEnqueue('enqueue', this.toBatchInsert(children, options), (jobs) => tx.batchInsert(splitBatch(jobs)));
             return { ...result.batch, jobs: result.jobs };
           },
+          publish: (type: string, payload: unknown, options: PublishOptions) => this.publishIn(tx, type, payload, options),
         });
         if (finish && tx.jobFinishMany({ finishes: [finish] }).length === 0) throw new LeaseLostError(finish.id);
         return value;
@@ -416,6 +501,7 @@ export class Mailroom {
               const result = await traceEnqueue('enqueue', this.toBatchInsert(children, options), (jobs) => tx.batchInsert(splitBatch(jobs)));
               return { ...result.batch, jobs: result.jobs };
             },
+            publish: (type: string, payload: unknown, options: PublishOptions) => this.publishIn(tx, type, payload, options),
           });
           if (finish && (await tx.jobFinishMany({ finishes: [finish] })).length === 0) throw new LeaseLostError(finish.id);
           return value;
@@ -727,6 +813,62 @@ export class Mailroom {
     const { type, payload, ...thenOptions } = then;
     inserts.push(this.toInsert(type, payload, thenOptions));
     return inserts;
+  }
+
+  /** Publish on a transaction's executor (sync on SQLite, async on PostgreSQL), traced like any enqueue. */
+  private publishIn<R extends PublishResult | Promise<PublishResult>>(
+    tx: { messagePublish(params: MessagePublishParams): R },
+    type: string,
+    payload: unknown,
+    options: PublishOptions,
+  ): R {
+    const params = this.publishParams(type, payload, options);
+    return traceEnqueue('publish', [params.job], ([job]) => tx.messagePublish({ ...params, job: job! }));
+  }
+
+  /** A checked publish: tenant, type, key and payload, and the deliver job's policy. */
+  private publishParams(type: string, payload: unknown, options: PublishOptions): MessagePublishParams {
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('publish needs { tenant }');
+    return {
+      tenant: checkText(options.tenant, 'tenant'),
+      type: checkText(type, 'message type'),
+      payloadJson: payloadJsonOf(payload, `payload of "${type}"`),
+      key: options.key === undefined ? null : checkText(options.key, 'key'),
+      job: this.deliverJob(),
+    };
+  }
+
+  /** The deliver job as the deliver task's policy makes it; the store sets each one's payload and limit key. */
+  private deliverJob(): JobInsert {
+    this.startDelivering();
+    return this.toInsert(DELIVER_TASK, null, {}, () => ({ endpointId: '' }));
+  }
+
+  /**
+   * Register the built-in `deliver` task, once, unless the user registered their own. Not
+   * at every open: its per-endpoint limits put every claim of this process on the limited
+   * path (on PostgreSQL, an advisory lock per claim), a cost a process that never sends
+   * webhooks should not pay. So it starts when the store has an endpoint at open, when
+   * this process adds one or publishes, or when `endpoints.deliver` says so.
+   */
+  /** Whether this process's workers run the built-in `deliver` task (see startDelivering). */
+  get isDelivering(): boolean {
+    return this.registry.get(DELIVER_TASK) !== undefined;
+  }
+
+  startDelivering(): void {
+    if (this.registry.get(DELIVER_TASK)) return;
+    this.registry.register(
+      DELIVER_TASK,
+      createDeliverTask({
+        store: this.store,
+        settings: this.deliverSettings,
+        log: this.log,
+        onEndpointDisabled: (endpointId, cause) => this.outgoingEvents.emit('endpointDisabled', endpointId, cause),
+      }),
+    );
+    this.builtInTypes.add(DELIVER_TASK);
+    this.wakeWorkers();
   }
 
   private executorFor(client: unknown): StoreExecutor {

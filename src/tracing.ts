@@ -19,6 +19,7 @@ import {
 import type { Attributes, Context, Span, SpanOptions } from '@opentelemetry/api';
 import type { Job } from './core/types.js';
 import type { BatchInsertResult, EventInsertWithJobsResult, JobInsert, JobInsertResult } from './store/store.js';
+import type { MessagePublishResult } from './store/outgoing-store.js';
 import type { Outcome } from './worker/executor.js';
 
 /** The instrumentation scope of every span Mailroom makes. */
@@ -44,7 +45,7 @@ const INTERNAL: SpanOptions = { kind: SpanKind.INTERNAL };
 export type AttemptTrace = Context;
 
 /** What an enqueue hands back, whichever path made it. */
-type EnqueueResult = readonly JobInsertResult[] | Job | EventInsertWithJobsResult | BatchInsertResult;
+type EnqueueResult = readonly JobInsertResult[] | Job | EventInsertWithJobsResult | BatchInsertResult | MessagePublishResult;
 
 /**
  * Runs `handle` for a request to /hooks/:source inside a SERVER span whose parent is the
@@ -96,7 +97,7 @@ async function runIngressSpan(span: Span, parent: Context, req: IncomingMessage,
  * `insert` is (SQLite's `mr.transaction`). Untraced, `insert` gets `jobs` as they are.
  */
 export function traceEnqueue<R extends EnqueueResult | Promise<EnqueueResult>>(
-  operation: 'enqueue' | 'ingest',
+  operation: 'enqueue' | 'ingest' | 'publish',
   jobs: readonly JobInsert[],
   insert: (jobs: readonly JobInsert[]) => R,
 ): R {
@@ -189,8 +190,17 @@ export function endAttempt(attempt: AttemptTrace, outcome: Outcome): void {
  * Runs one outgoing HTTP request (`send`) inside a CLIENT span, a child of the active
  * context (the attempt), after injecting that span's `traceparent` into `headers`; any
  * trace headers already there (copied from the stored inbound request) are replaced.
+ * `send` resolves to a fetch Response or anything with the answer's `status`; one that
+ * reports a failure instead of throwing it names it through `failureOf` (deliver's
+ * timeouts and network errors).
  */
-export async function traceHttpCall(method: string, url: string, headers: Record<string, string>, send: () => Promise<Response>): Promise<Response> {
+export async function traceHttpCall<R extends object>(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  send: () => Promise<R>,
+  failureOf: (result: R) => unknown = () => undefined,
+): Promise<R> {
   const span = tracer.startSpan(method, CLIENT);
   if (!isTraced(span)) return send();
   const spanContext = trace.setSpan(context.active(), span);
@@ -198,15 +208,18 @@ export async function traceHttpCall(method: string, url: string, headers: Record
   propagation.inject(spanContext, headers);
   if (span.isRecording()) span.setAttributes(httpClientAttributes(method, url));
   try {
-    const response = await context.with(spanContext, send);
-    if (span.isRecording()) {
-      span.setAttribute('http.response.status_code', response.status);
-      if (response.status >= 400) {
-        span.setAttribute('error.type', String(response.status));
+    const result = await context.with(spanContext, send);
+    const status = (result as { status?: unknown }).status;
+    const failure = failureOf(result);
+    if (span.isRecording() && failure !== undefined) failSpan(span, failure);
+    else if (span.isRecording() && typeof status === 'number') {
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 400) {
+        span.setAttribute('error.type', String(status));
         span.setStatus({ code: SpanStatusCode.ERROR });
       }
     }
-    return response;
+    return result;
   } catch (error) {
     failSpan(span, error);
     throw error;
@@ -259,6 +272,7 @@ function endEnqueue(span: Span, result: EnqueueResult, count: number): void {
 function firstJobId(result: EnqueueResult): string | undefined {
   if (Array.isArray(result)) return (result as readonly JobInsertResult[])[0]?.job.id;
   if ('jobs' in result) return result.jobs[0]?.id;
+  if ('deliveries' in result) return result.deliveries[0]?.jobId ?? undefined;
   return (result as Job).id;
 }
 

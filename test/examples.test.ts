@@ -20,6 +20,8 @@ const EXAMPLES_DIR = join(ROOT, 'examples');
 const TSX_LOADER = new URL('../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const TOUR_HEADING = '## A five-minute tour of the library';
+const OUTGOING_GUIDE = readFileSync(join(ROOT, 'docs', 'outgoing.md'), 'utf8');
+const QUICK_START_HEADING = '## Quick start';
 
 /** Tour blocks that are not run, keyed by a line they contain, with why. */
 const NOT_RUN = new Map<string, string>([
@@ -36,10 +38,15 @@ afterAll(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The ```ts blocks of one section (a `## ` heading to the next) of a Markdown text. */
+function sectionBlocks(text: string, heading: string): string[] {
+  const start = text.indexOf(heading);
+  const end = text.indexOf('\n## ', start + heading.length);
+  return [...text.slice(start, end).matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((match) => match[1]!);
+}
+
 function tourBlocks(): string[] {
-  const start = README.indexOf(TOUR_HEADING);
-  const end = README.indexOf('\n## ', start + TOUR_HEADING.length);
-  return [...README.slice(start, end).matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((match) => match[1]!);
+  return sectionBlocks(README, TOUR_HEADING);
 }
 
 /** The lines of the trailing `// Output:` comment, without their `// ` prefix. */
@@ -67,6 +74,16 @@ describe("the README's tour", () => {
     }
     expect(missing, 'README blocks found in no examples/*.ts (edit the example with the README)').toEqual([]);
     expect([...NOT_RUN.keys()].filter((line) => !skipped.has(line)), 'NOT_RUN entries that match no README block').toEqual([]);
+  });
+});
+
+describe("docs/outgoing.md's quick start", () => {
+  it('has its blocks verbatim in examples/outgoing.sqlite.ts, which runs below (a PostgreSQL block aside)', () => {
+    const example = examples.find((e) => e.name === 'outgoing.sqlite.ts')!;
+    // The PostgreSQL outbox block needs the reader's own client; outbox.postgres.ts runs that path.
+    const blocks = sectionBlocks(OUTGOING_GUIDE, QUICK_START_HEADING).filter((block) => !block.includes("client.query('BEGIN')"));
+    expect(blocks.length).toBe(3);
+    expect(blocks.filter((block) => !example.text.includes(block)).map((block) => block.split('\n')[0])).toEqual([]);
   });
 });
 

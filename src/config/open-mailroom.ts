@@ -41,6 +41,8 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
   const mr = await Mailroom.open({
     ...options.open,
     retention: retentionOf(config, options.open?.retention),
+    // The config's allowlist, under anything the caller passes (tests: a resolver).
+    endpoints: { ...config.endpoints, ...options.open?.endpoints },
     db: options.db ?? config.db ?? DEFAULT_DB_URL,
     ...(options.logger ? { logger: options.logger } : {}),
   });

@@ -8,6 +8,7 @@ import { cronProblem } from '../maintenance/cron-scheduler.js';
 import { configureProvider } from '../providers/index.js';
 import { parseJsonPath } from '../providers/json-path.js';
 import { standardWebhooksKey } from '../providers/standard.js';
+import { SsrfGuard } from '../tasks/deliver/ssrf-guard.js';
 import type {
   ExecTaskConfig,
   ForwardTaskConfig,
@@ -93,7 +94,14 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
   }
   if (root.endpoints !== undefined) {
     const endpoints = readObject(root.endpoints, 'endpoints', ['allowlist']);
-    config.endpoints = endpoints.allowlist === undefined ? {} : { allowlist: readStringArray(endpoints.allowlist, 'endpoints.allowlist') };
+    if (endpoints.allowlist === undefined) config.endpoints = {};
+    else {
+      const allowlist = readStringArray(endpoints.allowlist, 'endpoints.allowlist');
+      allowlist.forEach((entry, index) => {
+        if (!SsrfGuard.isValidAllowlistEntry(entry)) throw new ConfigError(`endpoints.allowlist[${index}]`, 'must be a host name, an address or a CIDR range such as 10.0.0.0/8');
+      });
+      config.endpoints = { allowlist };
+    }
   }
   if (root.dashboard !== undefined) {
     const dashboard = readObject(root.dashboard, 'dashboard', ['token', 'redactPaths']);

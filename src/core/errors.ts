@@ -39,6 +39,9 @@ export const ERROR_CODES = {
   MR_ERR_REQUEST_MALFORMED: 'The request is not valid HTTP.',
   MR_ERR_NOT_FOUND: 'No route matches the request.',
   MR_ERR_UNAUTHORIZED: 'Credentials are missing or wrong.',
+  MR_ERR_ENDPOINT_NOT_FOUND: 'No outgoing-webhook endpoint has that id.',
+  MR_ERR_ENDPOINT_DISABLED: 'The endpoint is disabled, and the operation needs it enabled.',
+  MR_ERR_URL_BLOCKED: 'The endpoint URL resolves to an address outgoing deliveries may not reach (SSRF guard).',
   MR_ERR_CSRF_INVALID: 'A form was posted without the session\'s CSRF token, or from another site.',
 } as const;
 
@@ -116,6 +119,45 @@ export class KeyConflictError extends MailroomError {
       `Idempotency key "${key}" already belongs to job ${existingJobId} with a different payload; ` +
         'use a new key, or enqueue the same payload to get the existing job back.',
       { httpStatus: 409 },
+    );
+  }
+}
+
+/** A message published again under its (tenant, key) with another type or payload. */
+export class MessageKeyConflictError extends MailroomError {
+  constructor(readonly key: string, readonly existingMessageId: string) {
+    super(
+      'MR_ERR_KEY_CONFLICT',
+      `Message key "${key}" already belongs to message ${existingMessageId} with a different type or payload; ` +
+        'use a new key, or publish the same payload to get the existing message back.',
+      { httpStatus: 409 },
+    );
+  }
+}
+
+export class EndpointNotFoundError extends MailroomError {
+  constructor(readonly endpointId: string) {
+    super('MR_ERR_ENDPOINT_NOT_FOUND', `No endpoint with id ${endpointId}.`, { httpStatus: 404 });
+  }
+}
+
+export class EndpointDisabledError extends MailroomError {
+  constructor(readonly endpointId: string, operation: string) {
+    super('MR_ERR_ENDPOINT_DISABLED', `Endpoint ${endpointId} is disabled; enable it before you ${operation}.`, { httpStatus: 409 });
+  }
+}
+
+/**
+ * The SSRF guard refused an endpoint URL: its host is, or resolves to, an address of a
+ * refused range. The message names the host and the range, never a credential.
+ */
+export class UrlBlockedError extends MailroomError {
+  constructor(readonly host: string, readonly range: string, readonly address: string | null) {
+    super(
+      'MR_ERR_URL_BLOCKED',
+      `Endpoint host ${host}${address !== null && address !== host ? ` resolves to ${address}, which is` : ' is'} in a refused range (${range}); ` +
+        'outgoing deliveries reach public addresses only. Allow it with endpoints.allowlist if it is yours.',
+      { httpStatus: 400 },
     );
   }
 }

@@ -34,9 +34,17 @@ import type { Worker } from '../worker/worker.js';
 export interface MetricsOptions {
   /** How long a stats() snapshot is reused between scrapes. @default 5000 */
   readonly statsCacheMs?: number;
+  /**
+   * How many endpoints (those with the largest backlog) get a series of their own in
+   * `mailroom_endpoint_backlog`; the rest are only in the totals. 0 names none. @default 10
+   */
+  readonly endpointTopN?: number;
   /** Also export Node.js process metrics (CPU, memory, event loop) prefixed `mailroom_`. @default true */
   readonly processMetrics?: boolean;
 }
+
+/** 10 endpoints by name: enough to see who is behind, never one series per customer. */
+export const DEFAULT_ENDPOINT_TOP_N = 10;
 
 /** 5 s: Prometheus scrapes every 15–60 s; several scrapers (HA pairs) share one snapshot. */
 export const DEFAULT_STATS_CACHE_MS = 5_000;
@@ -74,6 +82,12 @@ export class MailroomMetrics {
   private readonly duration: Histogram<'queue' | 'type' | 'outcome'>;
   private readonly runningJobs: Gauge;
   private readonly ingress: Counter<'source' | 'code'>;
+  private readonly endpoints: Gauge<'state'>;
+  private readonly breakers: Gauge<'state'>;
+  private readonly outgoingBacklog: Gauge;
+  private readonly endpointBacklog: Gauge<'endpoint'>;
+  private readonly endpointsDisabled: Counter<'cause'>;
+  private readonly endpointTopN: number;
   /** Present only when the store has capabilities.databaseHealth. */
   private readonly databaseHealth: { oldestTransactionAge: Gauge; deadTuples: Gauge<'table'> } | null;
 
@@ -145,6 +159,37 @@ export class MailroomMetrics {
       labelNames: ['source', 'code'],
       registers,
     });
+    this.endpointTopN = Math.max(0, Math.floor(options.endpointTopN ?? DEFAULT_ENDPOINT_TOP_N));
+    this.endpoints = new Gauge({
+      name: 'mailroom_endpoints',
+      help: 'Outgoing webhook endpoints by state (enabled, disabled).',
+      labelNames: ['state'],
+      registers,
+    });
+    this.breakers = new Gauge({
+      name: 'mailroom_endpoint_breakers',
+      help: 'Outgoing webhook endpoints by circuit breaker state (closed, open, half_open).',
+      labelNames: ['state'],
+      registers,
+    });
+    this.outgoingBacklog = new Gauge({
+      name: 'mailroom_outgoing_backlog',
+      help: 'Outgoing deliveries waiting to be sent or retried, across every endpoint.',
+      registers,
+    });
+    this.endpointBacklog = new Gauge({
+      name: 'mailroom_endpoint_backlog',
+      help: 'Outgoing deliveries waiting, for the endpoints most behind only (endpointTopN; the rest are in mailroom_outgoing_backlog).',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.endpointsDisabled = new Counter({
+      name: 'mailroom_endpoints_auto_disabled_total',
+      help: 'Endpoints disabled by deliveries in this process: cause gone (answered 410) or failing (no success for endpoints.disableAfterMs).',
+      labelNames: ['cause'],
+      registers,
+    });
+    mr.outgoingEvents.on('endpointDisabled', (_endpointId: string, cause: string) => this.endpointsDisabled.inc({ cause }));
     this.databaseHealth = mr.store.capabilities.databaseHealth
       ? {
           oldestTransactionAge: new Gauge({
@@ -266,7 +311,7 @@ export class MailroomMetrics {
       return;
     }
     // One refresh at a time: concurrent scrapes share it.
-    this.refreshing ??= Promise.all([this.refreshJobStats(), this.refreshDatabaseHealth()])
+    this.refreshing ??= Promise.all([this.refreshJobStats(), this.refreshDatabaseHealth(), this.refreshEndpointStats()])
       .then(() => undefined)
       .finally(() => {
         this.refreshing = null;
@@ -303,6 +348,22 @@ export class MailroomMetrics {
       gauges.oldestTransactionAge.reset();
       gauges.deadTuples.reset();
       this.mr.log.warn({ err: error }, 'metrics: database health refresh failed');
+    }
+  }
+
+  private async refreshEndpointStats(): Promise<void> {
+    try {
+      const stats = await this.mr.store.endpointStats({ topN: this.endpointTopN });
+      this.endpoints.set({ state: 'enabled' }, stats.enabled);
+      this.endpoints.set({ state: 'disabled' }, stats.disabled);
+      for (const [state, n] of Object.entries(stats.breakers)) this.breakers.set({ state }, n);
+      this.outgoingBacklog.set(stats.backlog);
+      // Reset first: an endpoint that left the top N must not linger.
+      this.endpointBacklog.reset();
+      for (const { endpointId, backlog } of stats.topBacklog) this.endpointBacklog.set({ endpoint: endpointId }, backlog);
+    } catch (error) {
+      this.endpointBacklog.reset();
+      this.mr.log.warn({ err: error }, 'metrics: endpoint stats refresh failed');
     }
   }
 

@@ -171,12 +171,15 @@ function eventTypeOf(body: unknown): string | null {
   return idText(ownField(body, 'type'));
 }
 
-/** `webhook-*` headers that make `rawBody` verify under `key`. */
-export function signStandardWebhook(key: Uint8Array, id: string, now: Date, rawBody: Buffer): Record<string, string> {
+/** `webhook-*` headers that make `rawBody` verify under each of `keys`. */
+export function signStandardWebhook(keys: Uint8Array | readonly Uint8Array[], id: string, now: Date, rawBody: Buffer): Record<string, string> {
   const timestampText = String(Math.floor(now.getTime() / 1000));
+  // Several keys during a secret rotation: one `v1,` entry each, space-separated, so a
+  // receiver holding either secret verifies.
+  const list = keys instanceof Uint8Array ? [keys] : keys;
   return {
     [STANDARD_HEADERS.id]: id,
     [STANDARD_HEADERS.timestamp]: timestampText,
-    [STANDARD_HEADERS.signature]: `v1,${standardSignature(key, id, timestampText, rawBody).toString('base64')}`,
+    [STANDARD_HEADERS.signature]: list.map((key) => `v1,${standardSignature(key, id, timestampText, rawBody).toString('base64')}`).join(' '),
   };
 }

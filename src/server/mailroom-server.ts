@@ -54,7 +54,7 @@ export interface DashboardMount {
 export interface MailroomServer {
   /** Base URL it listens on (`http://127.0.0.1:8080`). */
   readonly url: string;
-  /** The worker running the registered tasks, or null when none is registered. */
+  /** The worker running the registered tasks and the built-in `deliver` task. */
   readonly worker: Worker | null;
   readonly ingress: IngressServer;
   /** The dashboard, or null when it was turned off. */
@@ -91,7 +91,9 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
   const ingress = createIngressServer({ mr, config, metrics, logger: log, routes });
   // Listen first: a port that cannot be bound then leaves nothing started to stop.
   const url = await ingress.listen(options.port ?? config.server?.port ?? DEFAULT_PORT, options.host ?? config.server?.host ?? DEFAULT_HOST);
-  const worker = types.length > 0 ? mr.work(options.worker) : null;
+  // `serve` always delivers outgoing webhooks (SPEC §7), so its worker always runs.
+  mr.startDelivering();
+  const worker = mr.work(options.worker);
   if (worker) metrics.attachWorker(worker);
   const stop = async ({ timeoutMs }: { readonly timeoutMs: number }) => {
     await ingress.close({ timeoutMs });

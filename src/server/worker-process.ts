@@ -58,7 +58,8 @@ export async function stopGracefullyUnlessHurried(
 export function startWorkerProcess(options: WorkerProcessOptions): WorkerProcess {
   const { mr } = options;
   const log = options.log ?? mr.log;
-  if (mr.taskTypes().length === 0) {
+  // A store with outgoing endpoints gives the worker the built-in deliver task to run.
+  if (mr.taskTypes().length === 0 && !mr.isDelivering) {
     throw new Error('No tasks to run: add tasks to mailroom.config.js (or pass --config PATH) so the worker has handlers.');
   }
   const worker = mr.work(options.worker);

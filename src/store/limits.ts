@@ -195,6 +195,17 @@ export class LimitBudget {
   }
 }
 
+/**
+ * How long until a rate that is full at `nowMs` has room again, or null when it has room
+ * now: the same rule as a claim's (window and pacing, RateLog). `starts` are recent starts
+ * (epoch ms, any order; those outside the window are ignored).
+ */
+export function rateSlotFreesInMs(starts: readonly number[], rate: RateLimit, nowMs: number): number | null {
+  const log = new RateLog(rate, nowMs);
+  for (const at of starts) log.load(at);
+  return log.freesInMs();
+}
+
 /** One map key for a (type, key) pair; JSON, so no character of either can be mistaken for the seam. */
 function pairKey(type: string, key: string): string {
   return JSON.stringify([type, key]);

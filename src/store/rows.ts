@@ -25,6 +25,12 @@ export function jsonOf(value: unknown): unknown {
   return value === null || value === undefined ? null : JSON.parse(value as string);
 }
 
+/** A listing's page size: 100 unless given, between 1 and 10,000. */
+export function clampLimit(limit: number | undefined): number {
+  if (limit === undefined) return 100;
+  return Math.max(1, Math.min(10_000, Math.floor(limit)));
+}
+
 function idOf(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }

@@ -18,6 +18,7 @@ import type {
   StatusCounts,
 } from '../core/types.js';
 import type { TypeLimits } from './limits.js';
+import type { MessagePublishParams, MessagePublishResult, OutgoingExecutor } from './outgoing-store.js';
 
 export interface StoreCapabilities {
   /** The store can wake idle workers when a job is inserted (LISTEN/NOTIFY). */
@@ -440,7 +441,7 @@ export interface MigrateResult {
  * Every data method. A store is one; a transaction-bound executor is another with the
  * same methods, so code written against this runs inside or outside a transaction.
  */
-export interface StoreExecutor {
+export interface StoreExecutor extends OutgoingExecutor {
   /** One batch with its counts and its completion job's id and status; null when unknown. */
   batchGet(params: BatchGetParams): Promise<Batch | null>;
   /** A batch record and its children in one transaction (the completion job too, when there are no children). */
@@ -493,6 +494,8 @@ export interface SyncStoreTransaction {
   jobInsertMany(params: JobInsertManyParams): JobInsertResult[];
   /** The outcome writer inside this transaction (ctx.complete). */
   jobFinishMany(params: JobFinishManyParams): string[];
+  /** Publish an outgoing message inside this transaction (the outbox). */
+  messagePublish(params: MessagePublishParams): MessagePublishResult;
 }
 
 export interface Store extends StoreExecutor {

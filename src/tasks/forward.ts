@@ -12,13 +12,12 @@ import { signStandardWebhook } from '../providers/standard-webhooks-scheme.js';
 import { standardWebhooksKey } from '../providers/standard.js';
 import { traceHttpCall } from '../tracing.js';
 import { classifyResponse } from './classify-response.js';
+import { excerptOf } from './response-excerpt.js';
 
 /** 30 s: an internal app that takes longer is better retried than waited on. */
 export const DEFAULT_FORWARD_REQUEST_TIMEOUT_MS = 30_000;
 /** 8 attempts over the Standard Webhooks schedule: an outage of hours does not dead-letter events. */
 export const DEFAULT_FORWARD_MAX_ATTEMPTS = STANDARD_WEBHOOKS_SCHEDULE_MS.length + 1;
-/** Bytes of a failed answer kept in the job's error. */
-const RESPONSE_EXCERPT_BYTES = 512;
 
 /**
  * Stored headers never sent on: transport headers, the first hop's Standard Webhooks id and
@@ -151,14 +150,14 @@ async function readExcerpt(response: Response): Promise<string> {
     return '';
   }
   try {
-    const text = await response.text();
-    return text.length > RESPONSE_EXCERPT_BYTES ? `${text.slice(0, RESPONSE_EXCERPT_BYTES)}…` : text;
+    return excerptOf(await response.text());
   } catch {
     return '';
   }
 }
 
-function networkMessage(error: unknown): string {
+/** A fetch or socket error as one line: its code and message. */
+export function networkMessage(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
   return (error as Error)?.message ?? String(error);

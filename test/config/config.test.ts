@@ -61,6 +61,8 @@ describe('config validation', () => {
     [{ schedules: { nightly: { cron: 'every night', task: 'report' } } }, 'schedules.nightly.cron'],
     [{ schedules: { nightly: { cron: '0 3 * * *' } } }, 'schedules.nightly.task'],
     [{ schedules: { nightly: { cron: '0 3 * * *', task: 'report', tz: 'UTC' } } }, 'schedules.nightly.tz'],
+    [{ endpoints: { allowlist: ['127.0.0.1', '10.0.0.0/33'] } }, 'endpoints.allowlist[1]'],
+    [{ endpoints: { allowlist: 'localhost' } }, 'endpoints.allowlist'],
   ])('names the bad key in %j', (raw, key) => {
     expect(configErrorKey(raw)).toBe(key);
   });

@@ -16,6 +16,7 @@ import { migrationsConformance } from './migrations.js';
 import { finishConformance } from './finish.js';
 import { finishedPerMinuteConformance } from './finished-per-minute.js';
 import { outcomeConformance } from './outcome.js';
+import { outgoingConformance } from './outgoing.js';
 import { pauseConformance } from './pause.js';
 import { replayConformance } from './replay.js';
 import { retentionConformance } from './retention.js';
@@ -49,6 +50,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     eventsConformance(harness);
     listConformance(harness);
     transactionalEnqueueConformance(harness);
+    outgoingConformance(harness);
     traceContextConformance(harness);
     migrationsConformance(harness);
     upgradeConformance(harness);

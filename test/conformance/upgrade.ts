@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { T0, at, rawSql, SECOND_MS } from './context.js';
 import { asDone } from '../harness/finishes.js';
+import { loadMigrations } from '../../src/store/migrations.js';
 
 const FIXTURES = new URL('../fixtures/upgrade/', import.meta.url);
 const TABLES = ['mailroom_job', 'mailroom_attempt', 'mailroom_event', 'mailroom_replay'] as const;
@@ -31,7 +32,10 @@ export function upgradeConformance(harness: StoreHarness): void {
         };
         const before = await counts();
         expect(before).toEqual({ mailroom_job: 6, mailroom_attempt: 5, mailroom_event: 1, mailroom_replay: 1 });
-        for (let version = 2; version <= codeVersion; version++) {
+        // Every version the dialect has, in order (a number reserved by another branch may be absent).
+        const versions = loadMigrations(new URL(`../../src/store/${harness.name}/migrations/`, import.meta.url)).map((m) => m.version);
+        expect(versions.at(-1)).toBe(codeVersion);
+        for (const version of versions.slice(1)) {
           expect(await store.migrate({ toVersion: version }), `migration ${version}`).toEqual({ applied: [version], version });
           expect(await counts(), `rows after migration ${version}`).toEqual(before);
         }

@@ -10,21 +10,15 @@ import { insertJob } from '../harness/factory.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { waitForEvent } from '../harness/wait.js';
 import { storeHarnesses } from '../harness/stores.js';
+import { hasPromtool, promtoolCheck, sample } from '../harness/prometheus.js';
 
 const IS_CI = process.env.CI === 'true';
-const promtoolVersion = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
-const hasPromtool = promtoolVersion.status === 0;
 if (!hasPromtool) {
   const line = 'promtool not found (apt-get install prometheus): the Prometheus exposition lint test is';
   if (IS_CI) console.error(`${line} FAILING (CI=true)`);
   else console.warn(`${line} SKIPPED`);
 }
 
-/** The value of one sample line, exactly as exposed (labels in prom-client's order). */
-function sample(body: string, series: string): number | undefined {
-  const line = body.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe.each(storeHarnesses)('metrics on $name', (harness) => {
   afterEach(async () => closeTestMailrooms(harness));
@@ -84,8 +78,7 @@ describe.each(storeHarnesses)('metrics on $name', (harness) => {
       }
       // The rest of the exposition passes the same lint on every store.
       if (hasPromtool) {
-        const check = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
-        expect({ status: check.status, stdout: check.stdout, stderr: check.stderr }).toEqual({ status: 0, stdout: '', stderr: '' });
+        expect(promtoolCheck(body)).toEqual({ status: 0, stdout: '', stderr: '' });
       }
     },
   );

@@ -5,6 +5,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { jobInsert } from '../harness/factory.js';
 import { waitFor } from '../harness/wait.js';
+import { loadMigrations } from '../../src/store/migrations.js';
 import { connectClient, freshSchemaName, openPostgresStore, postgresHarness } from '../harness/postgres.js';
 
 describe.skipIf(!postgresHarness.isAvailable)('postgres migrations under concurrency', () => {
@@ -15,7 +16,9 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres migrations under concurr
     const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore(schema, 2)));
     const results = await Promise.all(stores.map((store) => store.migrate()));
     const latest = (await stores[0]!.schemaVersion()).code;
-    const every = Array.from({ length: latest }, (_, index) => index + 1);
+    // Every version the dialect has (a number reserved by another branch may be absent).
+    const every = loadMigrations(new URL('../../src/store/postgres/migrations/', import.meta.url)).map((m) => m.version);
+    expect(every.at(-1)).toBe(latest);
     expect(results.map((result) => result.version)).toEqual([latest, latest, latest, latest]);
     expect(results.flatMap((result) => result.applied)).toEqual(every);
     const admin = await connectClient();

@@ -1,12 +1,11 @@
 // A handler context for calling built-in tasks directly, and a real local HTTP receiver
 // that records what it got and answers as each test says.
 
-import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import pino from 'pino';
 import type { TaskContext } from '../../src/core/task-registry.js';
 import type { ClaimedJob, InboundEvent } from '../../src/core/types.js';
+import { startLoopbackServer } from '../harness/http.js';
 
 /** The context a handler gets; `recordedDetails` holds what it last gave `ctx.setDetails()`. */
 export function taskContext(
@@ -67,30 +66,13 @@ export interface Receiver {
 
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
-  let server: Server;
-  const receiver: Receiver = {
-    url: '',
-    received,
-    respond: () => ({ status: 204 }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const got = { method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks) };
-      received.push(got);
-      const answer = receiver.respond(got);
-      if (answer.hang) return;
-      res.writeHead(answer.status, answer.headers);
-      res.end(answer.body ?? '');
-    });
+  const server = await startLoopbackServer((got, res) => {
+    received.push(got);
+    const answer = receiver.respond(got);
+    if (answer.hang) return;
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body ?? '');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  (receiver as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
+  const receiver: Receiver = { url: `${server.origin}/in`, received, respond: () => ({ status: 204 }), close: () => server.close() };
   return receiver;
 }

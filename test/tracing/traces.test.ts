@@ -21,6 +21,7 @@ import { waitFor, waitForEvent } from '../harness/wait.js';
 import { closeAll, openIngressMailroom, postHook, silentLog, standardWebhookHeaders, startIngress } from '../ingress/ingress-kit.js';
 import { startReceiver } from '../tasks/task-kit.js';
 import type { Receiver } from '../tasks/task-kit.js';
+import { closeOutgoingMailrooms, openOutgoingMailroom, startVerifyingReceiver } from '../outgoing/outgoing-kit.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const SENDER_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -225,6 +226,34 @@ describe.each(storeHarnesses)('traces on $name', (harness) => {
     expect(calls[1]!.status.code).toBe(SpanStatusCode.ERROR);
     expect(calls[1]!.attributes['error.type']).toBe('503');
     expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+  });
+
+  it.skipIf(!harness.isAvailable)("delivers a published message in the publisher's trace, its HTTP call a child of the attempt", async () => {
+    const target = await startVerifyingReceiver();
+    try {
+      const mr = await openOutgoingMailroom(harness);
+      const endpoint = await mr.endpoints.add({ tenant: 'acme', url: target.url });
+      target.secrets.push(endpoint.secret);
+      const outer = trace.getTracer('test').startSpan('checkout');
+      await context.with(trace.setSpan(context.active(), outer), () => mr.publish('invoice.paid', { invoice: 1 }, { tenant: 'acme' }));
+      outer.end();
+      mr.work();
+      const spans = await waitFor(() => spansOfKind(exporter.getFinishedSpans(), SpanKind.CLIENT).length === 1 && exporter.getFinishedSpans());
+      const publish = only(spans, SpanKind.PRODUCER);
+      const attempt = await waitFor(() => spansOfKind(exporter.getFinishedSpans(), SpanKind.CONSUMER)[0]);
+      const call = only(spans, SpanKind.CLIENT);
+      expect(parentOf(publish)).toBe(outer.spanContext().spanId);
+      expect(publish.attributes).toMatchObject({ 'messaging.operation.name': 'publish', 'messaging.mailroom.job.type': 'deliver' });
+      expect(parentOf(attempt)).toBe(publish.spanContext().spanId);
+      expect(parentOf(call)).toBe(attempt.spanContext().spanId);
+      expect(call.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.response.status_code': 204 });
+      // The traceparent rides beside the signature, which still verifies.
+      expect(TRACEPARENT.exec(String(target.received[0]!.headers.traceparent))!.slice(1, 3)).toEqual([outer.spanContext().traceId, call.spanContext().spanId]);
+      expect(target.received[0]!.verifiedWith).toBe(endpoint.secret);
+    } finally {
+      await target.close();
+      await closeOutgoingMailrooms(harness);
+    }
   });
 
   it.skipIf(!harness.isAvailable)("runs a job enqueued in code in the enqueuer's trace, even in another Mailroom on the same store", async () => {

@@ -21,6 +21,7 @@ import {
   jobFromRow,
   pausedQueueFromRow,
   replayFromRow,
+  clampLimit,
 } from '../rows.js';
 import { RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
@@ -69,18 +70,20 @@ import type { BuiltJobFilter } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
 import { channelName, quoteSchema, schemaSql, sqlBlock } from './schema-sql.js';
 import type { SqlBlocks } from '../sql-file.js';
+import { PostgresOutgoingExecutor } from './postgres-outgoing-executor.js';
 
 /** 1,000 rows per purge transaction: short locks, few round trips. Matches job.sql's LIMIT. */
 const PURGE_BATCH_LIMIT = 1_000;
 const DEFAULT_RESCUE_LIMIT = 1_000;
 
-export class PostgresExecutor implements StoreExecutor {
+export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreExecutor {
   protected readonly sql: SqlBlocks;
 
   constructor(
     protected readonly runner: QueryRunner,
     protected readonly schema: string,
   ) {
+    super();
     this.sql = schemaSql(schema);
   }
 
@@ -522,7 +525,7 @@ export class PostgresExecutor implements StoreExecutor {
    * same type and payload (canonical JSON) is the existing job, anything else a conflict.
    * Run inside an atomic section whenever a key is present, so a conflict undoes the batch.
    */
-  private async insertJobs(
+  protected async insertJobs(
     runner: QueryRunner,
     jobs: readonly JobInsert[],
     now: Date | undefined,
@@ -639,10 +642,6 @@ export class PostgresExecutor implements StoreExecutor {
   }
 }
 
-function clampLimit(limit: number | undefined): number {
-  if (limit === undefined) return 100;
-  return Math.max(1, Math.min(10_000, Math.floor(limit)));
-}
 
 /** Leases with ids the database can hold, sorted by id so batch writers lock rows in one order. */
 type DoneFinish = Extract<JobFinish, { kind: 'done' }>;

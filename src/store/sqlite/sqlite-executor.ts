@@ -23,6 +23,7 @@ import {
   optionalTimeOf,
   pausedQueueFromRow,
   replayFromRow,
+  clampLimit,
 } from '../rows.js';
 import type { Row } from '../rows.js';
 import type {
@@ -69,7 +70,8 @@ import type { BuiltJobFilter } from './job-filter.js';
 import { StatusCountDeltas } from './status-count-deltas.js';
 import { LimitBudget, candidatesFor, limitsOf, longestWindowMs } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
-import { SqliteWriteEngine } from './write-engine.js';
+import { SqliteWriteEngine, nowMs } from './write-engine.js';
+import { SqliteOutgoingExecutor } from './sqlite-outgoing-executor.js';
 
 /** 1,000 rows per purge transaction: the write lock stays short. Matches job.sql's LIMIT. */
 const PURGE_BATCH_LIMIT = 1_000;
@@ -81,12 +83,13 @@ export interface MergeableAck {
   readonly jobs: readonly JobInsert[];
 }
 
-export class SqliteExecutor implements StoreExecutor {
+export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecutor {
   protected readonly engine: SqliteWriteEngine<MergeableAck>;
   /** Whether jobClaim.lease's columns were checked and its raw mode set (leaseStatement). */
   private isLeaseChecked = false;
 
   constructor(makeEngine: (mergedWrite: (merges: readonly MergeableAck[]) => unknown[]) => SqliteWriteEngine<MergeableAck>) {
+    super();
     this.engine = makeEngine((merges) => this.insertMerged(merges));
   }
 
@@ -783,14 +786,7 @@ export class SqliteExecutor implements StoreExecutor {
   }
 }
 
-function nowMs(now: Date | undefined): number {
-  return now ? now.getTime() : Date.now();
-}
 
-function clampLimit(limit: number | undefined): number {
-  if (limit === undefined) return 100;
-  return Math.max(1, Math.min(10_000, Math.floor(limit)));
-}
 
 
 /** A keyless job and the event it fans out from, if any: one row of jobInsertMany.keyless. */

@@ -84,6 +84,7 @@ export class SqliteStore extends SqliteExecutor implements Store {
       batchInsert: (params) => this.insertBatchSync(params),
       jobInsertMany: (params) => this.insertJobsSync(params.jobs, params.now, null),
       jobFinishMany: (params) => this.finishManySync(params),
+      messagePublish: (params) => this.messagePublishSync(params),
     };
     try {
       return this.engine.writeSync('ack', () => {

@@ -29,6 +29,11 @@ export type MergedWrite<M> = (merges: readonly M[]) => unknown[];
 
 const DEFAULT_LOCK_DEADLINE_MS = 5_000;
 
+/** The SQLite store's clock: this process's, unless a test pins `now`. */
+export function nowMs(now: Date | undefined): number {
+  return now ? now.getTime() : Date.now();
+}
+
 export class SqliteWriteEngine<M> {
   readonly db: Database.Database;
   private readonly ackSynchronous: SynchronousLevel;

@@ -1,0 +1,220 @@
+// `mr.endpoints`, `mr.messages` and `mr.deliveries`: the outgoing-webhook API over the
+// store (SPEC §6a). An endpoint's secret is returned once, by `add` (and a new one by
+// `rotateSecret`); nothing else here ever returns it. URLs pass the SSRF guard at add and
+// update (and again at every send, in the deliver task).
+
+import { EndpointDisabledError, EndpointNotFoundError, InvalidArgumentError } from '../core/errors.js';
+import { DELIVERY_STATUSES } from '../core/outgoing-types.js';
+import type { Delivery, DeliveryStatus, Endpoint, EndpointHealth, EndpointRateLimit, Message } from '../core/outgoing-types.js';
+import type { Logger } from '../log.js';
+import type { JobInsert, Store } from '../store/store.js';
+import type { DeliverSettings } from '../tasks/deliver/deliver-settings.js';
+import { generateEndpointSecret } from './endpoint-secret.js';
+import { checkEndpointUrl, checkEventTypes, checkMetadata, checkOptionalText, checkRateLimit, checkText } from './outgoing-input.js';
+
+export interface EndpointAddOptions {
+  /** The user's own customer id. */
+  readonly tenant: string;
+  /** http(s) URL of the customer's receiver; checked by the SSRF guard. */
+  readonly url: string;
+  readonly description?: string;
+  /** Event types it receives. @default every type */
+  readonly eventTypes?: readonly string[];
+  /** At most `limit` deliveries started in any window of `intervalMs` to this endpoint. @default none */
+  readonly rateLimit?: EndpointRateLimit;
+  readonly metadata?: Record<string, unknown>;
+}
+
+export interface EndpointUpdateOptions {
+  readonly url?: string;
+  readonly description?: string | null;
+  readonly eventTypes?: readonly string[] | null;
+  readonly rateLimit?: EndpointRateLimit | null;
+  readonly metadata?: Record<string, unknown> | null;
+}
+
+/** An endpoint as `add` returns it: with its signing secret, shown this once. */
+export interface EndpointWithSecret extends Endpoint {
+  /** `whsec_…`: give it to the customer now; Mailroom never shows it again. */
+  readonly secret: string;
+}
+
+export interface RecoverResult {
+  readonly count: number;
+  /** The deliveries sent again (each with a new deliver job). */
+  readonly deliveryIds: string[];
+}
+
+export interface DeliveryListOptions {
+  readonly endpointId?: string;
+  readonly messageId?: string;
+  readonly status?: DeliveryStatus;
+  readonly limit?: number;
+  readonly after?: string;
+}
+
+/** A secret rotation keeps the old secret signing for a day unless told otherwise. */
+export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+/** What the API needs from the facade. */
+export interface OutgoingDeps {
+  readonly store: Store;
+  readonly settings: DeliverSettings;
+  readonly log: Logger;
+  /** The deliver job template (the task's policy); the store fills in each job's payload. */
+  readonly deliverJob: () => JobInsert;
+  /** Register the built-in deliver task in this process (once). */
+  readonly startDelivering: () => void;
+  readonly wakeWorkers: () => void;
+  readonly assertOpen: () => void;
+}
+
+export class EndpointsApi {
+  constructor(private readonly deps: OutgoingDeps) {}
+
+  /**
+   * Add an endpoint for a tenant; returns it with its signing secret, shown this once.
+   * @throws UrlBlockedError when the URL's host is, or resolves to, a refused address
+   * @example const ep = await mr.endpoints.add({ tenant: 'acme', url: 'https://acme.example/hooks', eventTypes: ['invoice.paid'] });
+   */
+  async add(options: EndpointAddOptions): Promise<EndpointWithSecret> {
+    this.deps.assertOpen();
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('endpoints.add takes { tenant, url, … }');
+    const secret = generateEndpointSecret();
+    const endpoint = await this.deps.store.endpointAdd({
+      tenant: checkText(options.tenant, 'tenant'),
+      url: await checkEndpointUrl(options.url, this.deps.settings.guard),
+      description: checkOptionalText(options.description, 'description'),
+      eventTypes: checkEventTypes(options.eventTypes),
+      rateLimit: checkRateLimit(options.rateLimit),
+      metadata: checkMetadata(options.metadata),
+      secret,
+    });
+    this.deps.log.info({ endpointId: endpoint.id, tenant: endpoint.tenant }, 'endpoint added');
+    this.deps.startDelivering();
+    return { ...endpoint, secret };
+  }
+
+  /** Endpoints (without secrets), of one tenant or all, in id order. */
+  async list(options: { tenant?: string; limit?: number; after?: string } = {}): Promise<Endpoint[]> {
+    this.deps.assertOpen();
+    return this.deps.store.endpointList(options);
+  }
+
+  /** One endpoint (without its secret), or null. */
+  async get(id: string): Promise<Endpoint | null> {
+    this.deps.assertOpen();
+    return this.deps.store.endpointGet({ id: String(id) });
+  }
+
+  /** Change an endpoint's URL (checked again by the SSRF guard), filter, description, rate or metadata. */
+  async update(id: string, changes: EndpointUpdateOptions): Promise<Endpoint> {
+    this.deps.assertOpen();
+    const updated = await this.deps.store.endpointUpdate({
+      id: String(id),
+      ...(changes.url !== undefined ? { url: await checkEndpointUrl(changes.url, this.deps.settings.guard) } : {}),
+      ...(changes.description !== undefined ? { description: checkOptionalText(changes.description, 'description') } : {}),
+      ...(changes.eventTypes !== undefined ? { eventTypes: checkEventTypes(changes.eventTypes) } : {}),
+      ...(changes.rateLimit !== undefined ? { rateLimit: checkRateLimit(changes.rateLimit) } : {}),
+      ...(changes.metadata !== undefined ? { metadata: checkMetadata(changes.metadata) } : {}),
+    });
+    return found(updated, id);
+  }
+
+  /** Stop delivering to an endpoint; messages published meanwhile are recorded `skipped`. */
+  async disable(id: string, reason = 'disabled by hand'): Promise<Endpoint> {
+    this.deps.assertOpen();
+    const endpoint = found(await this.deps.store.endpointSetEnabled({ id: String(id), enabled: false, reason: checkText(reason, 'reason') }), id);
+    this.deps.log.info({ endpointId: endpoint.id, reason }, 'endpoint disabled');
+    return endpoint;
+  }
+
+  /** Deliver to an endpoint again (what was skipped meanwhile stays so until `recover`). */
+  async enable(id: string): Promise<Endpoint> {
+    this.deps.assertOpen();
+    const endpoint = found(await this.deps.store.endpointSetEnabled({ id: String(id), enabled: true, reason: null }), id);
+    this.deps.log.info({ endpointId: endpoint.id }, 'endpoint enabled');
+    return endpoint;
+  }
+
+  /** Delete an endpoint; its deliveries stay as history, and pending ones are skipped. */
+  async remove(id: string): Promise<void> {
+    this.deps.assertOpen();
+    if (!(await this.deps.store.endpointRemove({ id: String(id) }))) throw new EndpointNotFoundError(String(id));
+    this.deps.log.info({ endpointId: String(id) }, 'endpoint removed');
+  }
+
+  /**
+   * A new signing secret, returned this once; the old one keeps signing beside it for
+   * `overlapMs` (both signatures in `webhook-signature`), so the customer can switch without
+   * missing a delivery.
+   */
+  async rotateSecret(id: string, options: { overlapMs?: number } = {}): Promise<{ secret: string }> {
+    this.deps.assertOpen();
+    const overlapMs = options.overlapMs ?? DEFAULT_ROTATION_OVERLAP_MS;
+    if (typeof overlapMs !== 'number' || !Number.isFinite(overlapMs) || overlapMs < 0) throw new InvalidArgumentError('overlapMs must be a number >= 0');
+    const secret = generateEndpointSecret();
+    if (!(await this.deps.store.endpointRotateSecret({ id: String(id), secret, overlapMs }))) throw new EndpointNotFoundError(String(id));
+    this.deps.log.info({ endpointId: String(id), overlapMs }, 'endpoint secret rotated');
+    return { secret };
+  }
+
+  /**
+   * Send an endpoint's failed and skipped deliveries since a time again, each with a fresh
+   * deliver job (after the customer fixed their receiver and the endpoint is enabled).
+   * @throws EndpointDisabledError while it is disabled
+   */
+  async recover(id: string, options: { since: Date }): Promise<RecoverResult> {
+    this.deps.assertOpen();
+    if (!(options?.since instanceof Date) || Number.isNaN(options.since.getTime())) throw new InvalidArgumentError('recover needs { since: Date }');
+    const endpoint = found(await this.deps.store.endpointGet({ id: String(id) }), id);
+    if (!endpoint.enabled) throw new EndpointDisabledError(endpoint.id, 'recover its deliveries');
+    const deliveryIds = await this.deps.store.deliveryRecover({ endpointId: endpoint.id, since: options.since, job: this.deps.deliverJob() });
+    if (deliveryIds.length > 0) {
+      this.deps.log.info({ endpointId: endpoint.id, count: deliveryIds.length, since: options.since.toISOString() }, 'deliveries recovered');
+      this.deps.wakeWorkers();
+    }
+    return { count: deliveryIds.length, deliveryIds };
+  }
+
+  /** Success rate, last success and failure, breaker state and backlog of one endpoint. */
+  async health(id: string): Promise<EndpointHealth> {
+    this.deps.assertOpen();
+    return found(await this.deps.store.endpointHealth({ id: String(id), breaker: this.deps.settings.breaker }), id);
+  }
+}
+
+export class MessagesApi {
+  constructor(private readonly deps: Pick<OutgoingDeps, 'store' | 'assertOpen'>) {}
+
+  /** Published messages in id order, of one tenant and/or type. */
+  async list(options: { tenant?: string; type?: string; limit?: number; after?: string } = {}): Promise<Message[]> {
+    this.deps.assertOpen();
+    return this.deps.store.messageList(options);
+  }
+}
+
+export class DeliveriesApi {
+  constructor(private readonly deps: Pick<OutgoingDeps, 'store' | 'assertOpen'>) {}
+
+  /** One endpoint's or one message's deliveries in id order, optionally of one status. */
+  async list(options: DeliveryListOptions): Promise<Delivery[]> {
+    this.deps.assertOpen();
+    if ((options?.endpointId === undefined) === (options?.messageId === undefined)) {
+      throw new InvalidArgumentError('deliveries.list takes one of { endpointId } or { messageId }');
+    }
+    if (options.status !== undefined && !DELIVERY_STATUSES.includes(options.status)) {
+      throw new InvalidArgumentError(`status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+    }
+    return this.deps.store.deliveryList({ ...options, endpointId: optionalId(options.endpointId), messageId: optionalId(options.messageId) });
+  }
+}
+
+function found<T>(value: T | null, id: string): T {
+  if (value === null) throw new EndpointNotFoundError(String(id));
+  return value;
+}
+
+function optionalId(id: string | undefined): string | undefined {
+  return id === undefined ? undefined : String(id);
+}

@@ -1,0 +1,140 @@
+// Rows of the outgoing-webhook tables as Endpoint, Message, Delivery, EndpointHealth and
+// the breaker's state, once for both stores (as rows.ts does for jobs). No mapper here
+// reads the `secret` columns: a listing that selected them still could not leak them.
+
+import { breakerRetryAt } from '../core/circuit-breaker.js';
+import type { BreakerRow, BreakerSettings } from '../core/circuit-breaker.js';
+import type { BreakerState, Delivery, Endpoint, EndpointHealth, Message } from '../core/outgoing-types.js';
+import type { EndpointStatsResult } from './outgoing-store.js';
+import { jsonOf, optionalTimeOf, timeOf } from './rows.js';
+import type { Row } from './rows.js';
+
+export function endpointFromRow(row: Row): Endpoint {
+  return {
+    id: String(row.id),
+    tenant: row.tenant,
+    url: row.url,
+    description: row.description ?? null,
+    eventTypes: jsonOf(row.event_types) as string[] | null,
+    enabled: row.enabled === true || row.enabled === 1,
+    disabledReason: row.disabled_reason ?? null,
+    rateLimit: jsonOf(row.rate_limit) as Endpoint['rateLimit'],
+    metadata: jsonOf(row.metadata) as Endpoint['metadata'],
+    createdAt: timeOf(row.created_at),
+    updatedAt: timeOf(row.updated_at),
+  };
+}
+
+/** A message with its payload parsed (listings) or as the stored text (the deliver task sends it byte for byte). */
+export function messageFromRow(row: Row): Message;
+export function messageFromRow(row: Row, raw: true): Message<string>;
+export function messageFromRow(row: Row, raw = false): Message<unknown> {
+  return {
+    id: String(row.id),
+    tenant: row.tenant,
+    type: row.type,
+    payload: raw ? row.payload : JSON.parse(row.payload),
+    key: row.key ?? null,
+    createdAt: timeOf(row.created_at),
+  };
+}
+
+/** A delivery row joined with its message (tenant, type) and job (status, attempts, last error). */
+export function deliveryFromRow(row: Row): Delivery {
+  return {
+    id: String(row.id),
+    messageId: String(row.message_id),
+    endpointId: String(row.endpoint_id),
+    tenant: row.tenant,
+    type: row.type,
+    status: row.status,
+    jobId: row.job_id === null || row.job_id === undefined ? null : String(row.job_id),
+    attempts: Number(row.attempts ?? 0),
+    lastError: row.last_error ?? null,
+    createdAt: timeOf(row.created_at),
+    updatedAt: timeOf(row.updated_at),
+  };
+}
+
+/** The breaker's part of a mailroom_endpoint_health row, times as epoch ms. */
+export function breakerFromRow(row: Row): BreakerRow {
+  return {
+    state: row.breaker_state,
+    openedAt: msOf(row.opened_at),
+    openMs: row.open_ms === null || row.open_ms === undefined ? null : Number(row.open_ms),
+    probeUntil: msOf(row.probe_until),
+    windowStartedAt: msOf(row.window_started_at),
+    windowSuccesses: Number(row.window_successes),
+    windowFailures: Number(row.window_failures),
+  };
+}
+
+export function healthFromRow(row: Row, settings: BreakerSettings): EndpointHealth {
+  const successes = Number(row.successes);
+  const failures = Number(row.failures);
+  const retryAt = breakerRetryAt(breakerFromRow(row), settings);
+  return {
+    endpointId: String(row.endpoint_id),
+    successRate: successes + failures === 0 ? null : successes / (successes + failures),
+    successes,
+    failures,
+    lastSuccessAt: optionalTimeOf(row.last_success_at),
+    lastFailureAt: optionalTimeOf(row.last_failure_at),
+    failingSince: optionalTimeOf(row.failing_since),
+    breakerState: row.breaker_state,
+    breakerRetryAt: retryAt === null ? null : new Date(retryAt),
+    backlog: Number(row.backlog ?? 0),
+  };
+}
+
+/** The health counters after one attempt (the breaker aside), as epoch ms. */
+export interface HealthCounters {
+  readonly successes: number;
+  readonly failures: number;
+  readonly lastSuccessAt: number | null;
+  readonly lastFailureAt: number | null;
+  readonly failingSince: number | null;
+}
+
+export function countersAfter(row: Row, isSuccess: boolean, nowMs: number): HealthCounters {
+  const failingSince = msOf(row.failing_since);
+  return {
+    successes: Number(row.successes) + (isSuccess ? 1 : 0),
+    failures: Number(row.failures) + (isSuccess ? 0 : 1),
+    lastSuccessAt: isSuccess ? nowMs : msOf(row.last_success_at),
+    lastFailureAt: isSuccess ? msOf(row.last_failure_at) : nowMs,
+    failingSince: isSuccess ? null : (failingSince ?? nowMs),
+  };
+}
+
+/** The signing secrets in force at `nowMs`: the current one, and the previous one within its overlap. */
+export function secretsInForce(row: Row, nowMs: number): string[] {
+  const until = msOf(row.previous_secret_until);
+  return row.previous_secret && until !== null && until > nowMs ? [row.secret, row.previous_secret] : [row.secret];
+}
+
+/** The payload of a deliver job: what the task needs to find its delivery. */
+export function deliverPayloadJson(deliveryId: string, messageId: string, endpointId: string): string {
+  return JSON.stringify({ deliveryId, messageId, endpointId });
+}
+
+/** endpointStats from its rows (counts by enabled × breaker state, backlog per endpoint). */
+export function endpointStatsFromRows(counts: readonly Row[], top: readonly Row[], totalBacklog: unknown): EndpointStatsResult {
+  const result = { enabled: 0, disabled: 0, breakers: { closed: 0, open: 0, half_open: 0 }, backlog: Number(totalBacklog ?? 0), topBacklog: top.map((row) => ({ endpointId: String(row.endpoint_id), backlog: Number(row.backlog) })) };
+  for (const row of counts) {
+    const n = Number(row.n);
+    if (row.enabled === true || row.enabled === 1) result.enabled += n;
+    else result.disabled += n;
+    result.breakers[row.breaker_state as BreakerState] += n;
+  }
+  return result;
+}
+
+/** The reason an endpoint is disabled after a failure streak. */
+export function streakReason(failingSinceMs: number): string {
+  return `failing without a success since ${new Date(failingSinceMs).toISOString()}`;
+}
+
+function msOf(value: unknown): number | null {
+  return value === null || value === undefined ? null : timeOf(value).getTime();
+}

@@ -1,0 +1,317 @@
+// The outgoing-webhook Store methods for PostgreSQL (outgoing-store.ts), written against a
+// QueryRunner like every other method, so they run on the pool, inside store.transaction()
+// and on a caller's own client (publish in the caller's transaction: the outbox).
+// PostgresExecutor extends this class. Semantics mirror sqlite/sqlite-outgoing-executor.ts;
+// statements are in sql/endpoint.sql and sql/message.sql. Each call reads the store's now
+// once (claimClock), so the breaker's rules see one instant of the server's clock.
+
+import { recordOutcome } from '../../core/circuit-breaker.js';
+import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
+import type { BreakerRow } from '../../core/circuit-breaker.js';
+import { MessageKeyConflictError } from '../../core/errors.js';
+import { sameJson } from '../../core/canonical-json.js';
+import { endpointReceives } from '../../core/outgoing-types.js';
+import type { Delivery, Endpoint, EndpointHealth, Message } from '../../core/outgoing-types.js';
+import {
+  breakerFromRow,
+  countersAfter,
+  deliverPayloadJson,
+  deliveryFromRow,
+  endpointFromRow,
+  endpointStatsFromRows,
+  healthFromRow,
+  messageFromRow,
+  secretsInForce,
+  streakReason,
+} from '../outgoing-rows.js';
+import type { HealthCounters } from '../outgoing-rows.js';
+import { clampLimit, timeOf } from '../rows.js';
+import type {
+  DeliveryListParams,
+  DeliveryRecordParams,
+  DeliveryRecordResult,
+  DeliveryRecoverParams,
+  DeliveryStart,
+  DeliveryStartParams,
+  EndpointAddParams,
+  EndpointGetParams,
+  EndpointHealthParams,
+  EndpointListParams,
+  EndpointRotateSecretParams,
+  EndpointSetEnabledParams,
+  EndpointStatsParams,
+  EndpointStatsResult,
+  EndpointUpdateParams,
+  MessageListParams,
+  MessagePublishParams,
+  MessagePublishResult,
+  OutgoingExecutor,
+} from '../outgoing-store.js';
+import type { JobInsert, JobInsertResult } from '../store.js';
+import { isJobId } from './job-filter.js';
+import type { QueryRunner, Row } from './query-runner.js';
+
+/** deliveryStart's first, unlocked look found it must write (a breaker not closed, a rate to count). */
+const NEEDS_WRITE = Symbol('needs a write');
+
+export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
+  protected abstract readonly runner: QueryRunner;
+  protected abstract stmt(name: string): string;
+  protected abstract insertJobs(runner: QueryRunner, jobs: readonly JobInsert[], now: Date | undefined, event: null): Promise<JobInsertResult[]>;
+
+  async endpointAdd(params: EndpointAddParams): Promise<Endpoint> {
+    return this.runner.atomic(async (runner) => {
+      const now = await this.clock(runner, params.now);
+      const [row] = await runner.run(this.stmt('endpointAdd'), [
+        params.tenant,
+        params.url,
+        params.description,
+        jsonOrNull(params.eventTypes),
+        jsonOrNull(params.rateLimit),
+        jsonOrNull(params.metadata),
+        params.secret,
+        now,
+      ]);
+      await runner.run(this.stmt('endpointAdd.health'), [row!.id]);
+      return endpointFromRow(row!);
+    });
+  }
+
+  async endpointGet(params: EndpointGetParams): Promise<Endpoint | null> {
+    if (!isJobId(params.id)) return null;
+    const [row] = await this.runner.run(this.stmt('endpointGet'), [params.id]);
+    return row ? endpointFromRow(row) : null;
+  }
+
+  async endpointList(params: EndpointListParams): Promise<Endpoint[]> {
+    const page = [afterOf(params.after), clampLimit(params.limit)];
+    const rows =
+      params.tenant === undefined
+        ? await this.runner.run(this.stmt('endpointList'), page)
+        : await this.runner.run(this.stmt('endpointList.tenant'), [...page, params.tenant]);
+    return rows.map(endpointFromRow);
+  }
+
+  async endpointStats(params: EndpointStatsParams): Promise<EndpointStatsResult> {
+    const [counts, top, [total]] = await Promise.all([
+      this.runner.run(this.stmt('endpointStats.counts')),
+      this.runner.run(this.stmt('endpointStats.backlog'), [Math.max(0, Math.floor(params.topN))]),
+      this.runner.run(this.stmt('endpointStats.totalBacklog')),
+    ]);
+    return endpointStatsFromRows(counts, top, total?.backlog);
+  }
+
+  async endpointUpdate(params: EndpointUpdateParams): Promise<Endpoint | null> {
+    if (!isJobId(params.id)) return null;
+    return this.runner.atomic(async (runner) => {
+      const [current] = await runner.run(this.stmt('endpointUpdate.current'), [params.id]);
+      if (!current) return null;
+      const now = await this.clock(runner, params.now);
+      const [row] = await runner.run(this.stmt('endpointUpdate'), [
+        params.id,
+        params.url ?? current.url,
+        params.description !== undefined ? params.description : current.description,
+        params.eventTypes !== undefined ? jsonOrNull(params.eventTypes) : current.event_types,
+        params.rateLimit !== undefined ? jsonOrNull(params.rateLimit) : current.rate_limit,
+        params.metadata !== undefined ? jsonOrNull(params.metadata) : current.metadata,
+        now,
+      ]);
+      return endpointFromRow(row!);
+    });
+  }
+
+  async endpointSetEnabled(params: EndpointSetEnabledParams): Promise<Endpoint | null> {
+    if (!isJobId(params.id)) return null;
+    const now = await this.clock(this.runner, params.now);
+    const [row] = await this.runner.run(this.stmt('endpointSetEnabled'), [params.id, params.enabled, params.enabled ? null : params.reason, now]);
+    return row ? endpointFromRow(row) : null;
+  }
+
+  async endpointRemove(params: EndpointGetParams): Promise<boolean> {
+    if (!isJobId(params.id)) return false;
+    return this.runner.atomic(async (runner) => {
+      const removed = (await runner.run(this.stmt('endpointRemove'), [params.id])).length > 0;
+      await runner.run(this.stmt('endpointRemove.health'), [params.id]);
+      return removed;
+    });
+  }
+
+  async endpointRotateSecret(params: EndpointRotateSecretParams): Promise<boolean> {
+    if (!isJobId(params.id)) return false;
+    const now = await this.clock(this.runner, params.now);
+    const until = new Date(now.getTime() + params.overlapMs);
+    return (await this.runner.run(this.stmt('endpointRotateSecret'), [params.id, params.secret, until, now])).length > 0;
+  }
+
+  async endpointHealth(params: EndpointHealthParams): Promise<EndpointHealth | null> {
+    if (!isJobId(params.id)) return null;
+    const [row] = await this.runner.run(this.stmt('endpointHealth'), [params.id]);
+    return row ? healthFromRow(row, params.breaker) : null;
+  }
+
+  async messagePublish(params: MessagePublishParams): Promise<MessagePublishResult> {
+    return this.runner.atomic(async (runner) => {
+      const now = await this.clock(runner, params.now);
+      const [inserted] = await runner.run(this.stmt('messageInsert'), [params.tenant, params.type, params.payloadJson, params.key, now]);
+      if (!inserted) {
+        const [existing] = await runner.run(this.stmt('messageByKey'), [params.tenant, params.key]);
+        if (existing!.type !== params.type || !sameJson(existing!.payload, params.payloadJson)) {
+          throw new MessageKeyConflictError(params.key!, String(existing!.id));
+        }
+        return { message: messageFromRow(existing!), deliveries: await this.deliveriesOf(runner, String(existing!.id)), isDuplicate: true };
+      }
+      const endpoints = (await runner.run(this.stmt('endpointsOfTenant'), [params.tenant])).filter((row) =>
+        endpointReceives(JSON.parse(row.event_types ?? 'null'), params.type),
+      );
+      const messageId = String(inserted.id);
+      const toSend: Array<{ deliveryId: string; endpointId: string }> = [];
+      for (const endpoint of endpoints) {
+        const status = endpoint.enabled ? 'pending' : 'skipped';
+        const [delivery] = await runner.run(this.stmt('deliveryInsert'), [messageId, endpoint.id, status, now]);
+        if (status === 'pending') toSend.push({ deliveryId: String(delivery!.id), endpointId: String(endpoint.id) });
+      }
+      await this.createDeliverJobs(runner, toSend, messageId, params.job, now);
+      return { message: messageFromRow(inserted), deliveries: await this.deliveriesOf(runner, messageId), isDuplicate: false };
+    });
+  }
+
+  async messageList(params: MessageListParams): Promise<Message[]> {
+    const page = [afterOf(params.after), clampLimit(params.limit), params.type ?? null];
+    const rows =
+      params.tenant === undefined
+        ? await this.runner.run(this.stmt('messageList'), page)
+        : await this.runner.run(this.stmt('messageList.tenant'), [...page, params.tenant]);
+    return rows.map((row) => messageFromRow(row));
+  }
+
+  async deliveryList(params: DeliveryListParams): Promise<Delivery[]> {
+    const byEndpoint = params.endpointId !== undefined;
+    const id = byEndpoint ? params.endpointId : params.messageId;
+    if (!isJobId(String(id))) return [];
+    const values = [afterOf(params.after), clampLimit(params.limit), params.status ?? null, id];
+    const rows = await this.runner.run(this.stmt(byEndpoint ? 'deliveryList.endpoint' : 'deliveryList.message'), values);
+    return rows.map(deliveryFromRow);
+  }
+
+  async deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
+    if (!isJobId(params.deliveryId)) return null;
+    // Most deliveries find their endpoint's breaker closed and no rate to count: plain reads
+    // answer them, with no transaction and no lock on the health row, which every delivery
+    // to the endpoint would otherwise queue on. Otherwise the same again, locked.
+    const read = await this.deliveryStartOn(this.runner, params, false);
+    if (read !== NEEDS_WRITE) return read;
+    return this.runner.atomic(async (runner) => (await this.deliveryStartOn(runner, params, true)) as DeliveryStart | null);
+  }
+
+  /** deliveryStart's reads and writes; without `canWrite`, NEEDS_WRITE where it would have to write. */
+  private async deliveryStartOn(runner: QueryRunner, params: DeliveryStartParams, canWrite: boolean): Promise<DeliveryStart | null | typeof NEEDS_WRITE> {
+    const now = await this.clock(runner, params.now);
+    const [deliveryRow] = await runner.run(this.stmt('deliveryGet'), [params.deliveryId]);
+    if (!deliveryRow) return null;
+    const [messageRow] = await runner.run(this.stmt('messageGet'), [deliveryRow.message_id]);
+    const message = messageFromRow(messageRow!, true);
+    const [endpointRow] = await runner.run(this.stmt('endpointSigning'), [deliveryRow.endpoint_id]);
+    const [healthRow] = await runner.run(this.stmt(canWrite ? 'endpointHealth.row' : 'endpointHealth.peek'), [deliveryRow.endpoint_id]);
+    if (!endpointRow || !healthRow) {
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
+    }
+    const endpoint = endpointFromRow(endpointRow);
+    if (!canWrite && (endpoint.rateLimit !== null || healthRow.breaker_state !== 'closed')) return NEEDS_WRITE;
+    let starts: number[] = [];
+    if (endpoint.rateLimit) {
+      // The health row's lock (above) serialises this count and insert per endpoint.
+      await runner.run(this.stmt('endpointRate.prune'), [ENDPOINT_RATE_TYPE, endpoint.id, new Date(now.getTime() - endpoint.rateLimit.intervalMs)]);
+      starts = (await runner.run(this.stmt('endpointRate.starts'), [ENDPOINT_RATE_TYPE, endpoint.id])).map((row) => timeOf(row.started_at).getTime());
+    }
+    const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now.getTime(), params.breaker);
+    if (admission.kind === 'probe') await this.writeHealth(runner, deliveryRow.endpoint_id, admission.row, healthRow, null);
+    if (endpoint.rateLimit && admission.kind !== 'wait') await runner.run(this.stmt('endpointRate.start'), [ENDPOINT_RATE_TYPE, endpoint.id, now]);
+    return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets: secretsInForce(endpointRow, now.getTime()), admission };
+  }
+
+  async deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {
+    return this.runner.atomic(async (runner) => {
+      const now = await this.clock(runner, params.now);
+      const nowMs = now.getTime();
+      await runner.run(this.stmt('deliveryRecord'), [params.deliveryId, params.status, now]);
+      const [healthRow] = await runner.run(this.stmt('endpointHealth.row'), [params.endpointId]);
+      if (params.attempt === null || !healthRow) return { disabledReason: null };
+      const isSuccess = params.attempt === 'success';
+      const counters = countersAfter(healthRow, isSuccess, nowMs);
+      const breaker = params.attempt === 'failure' ? breakerFromRow(healthRow) : recordOutcome(breakerFromRow(healthRow), !isSuccess, nowMs, params.breaker);
+      await this.writeHealth(runner, params.endpointId, breaker, healthRow, counters);
+      const streakMs = counters.failingSince === null ? 0 : nowMs - counters.failingSince;
+      const reason = params.disableReason ?? (streakMs >= params.disableAfterMs ? streakReason(counters.failingSince!) : null);
+      if (reason === null) return { disabledReason: null };
+      const disabled = await runner.run(this.stmt('endpointDisableIfEnabled'), [params.endpointId, reason, now]);
+      return { disabledReason: disabled.length > 0 ? reason : null };
+    });
+  }
+
+  async deliveryRecover(params: DeliveryRecoverParams): Promise<string[]> {
+    if (!isJobId(params.endpointId)) return [];
+    return this.runner.atomic(async (runner) => {
+      const now = await this.clock(runner, params.now);
+      const rows = await runner.run(this.stmt('deliveryRecoverable'), [params.endpointId, params.since]);
+      for (const row of rows) {
+        await this.createDeliverJobs(runner, [{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, now);
+      }
+      return rows.map((row) => String(row.id));
+    });
+  }
+
+  // ---- internals ----
+
+  /** The store's now for a call of several statements (or the pinned one). */
+  private async clock(runner: QueryRunner, now: Date | undefined): Promise<Date> {
+    const [row] = (await runner.run(this.stmt('claimClock'), [now ?? null])) as [{ now: Date }];
+    return row.now;
+  }
+
+  private async deliveriesOf(runner: QueryRunner, messageId: string): Promise<Delivery[]> {
+    return (await runner.run(this.stmt('deliveryList.message'), ['0', null, null, messageId])).map(deliveryFromRow);
+  }
+
+  /** One deliver job per delivery, keyed for the limits by its endpoint, linked back to it. */
+  private async createDeliverJobs(
+    runner: QueryRunner,
+    deliveries: ReadonlyArray<{ deliveryId: string; endpointId: string }>,
+    messageId: string,
+    job: JobInsert,
+    now: Date,
+  ): Promise<void> {
+    if (deliveries.length === 0) return;
+    const inserts = deliveries.map(({ deliveryId, endpointId }) => ({ ...job, payloadJson: deliverPayloadJson(deliveryId, messageId, endpointId), limitKey: endpointId }));
+    const jobs = await this.insertJobs(runner, inserts, now, null);
+    for (const [index, { deliveryId }] of deliveries.entries()) {
+      await runner.run(this.stmt('deliverySetJob'), [deliveryId, jobs[index]!.job.id, now]);
+    }
+  }
+
+  private async writeHealth(runner: QueryRunner, endpointId: unknown, breaker: BreakerRow, healthRow: Row, counters: HealthCounters | null): Promise<void> {
+    const at = (ms: number | null) => (ms === null ? null : new Date(ms));
+    await runner.run(this.stmt('endpointHealth.write'), [
+      endpointId,
+      breaker.state,
+      at(breaker.openedAt),
+      breaker.openMs,
+      at(breaker.probeUntil),
+      at(breaker.windowStartedAt),
+      breaker.windowSuccesses,
+      breaker.windowFailures,
+      counters?.successes ?? healthRow.successes,
+      counters?.failures ?? healthRow.failures,
+      counters ? at(counters.lastSuccessAt) : healthRow.last_success_at,
+      counters ? at(counters.lastFailureAt) : healthRow.last_failure_at,
+      counters ? at(counters.failingSince) : healthRow.failing_since,
+    ]);
+  }
+}
+
+function jsonOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+function afterOf(after: string | undefined): string {
+  return after !== undefined && isJobId(String(after)) ? String(after) : '0';
+}

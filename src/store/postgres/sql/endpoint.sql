@@ -1,0 +1,157 @@
+-- Outgoing webhooks' endpoints and their health (breaker) rows. Listings name their
+-- columns: the signing secret is selected only by endpointSigning, for the deliver task.
+-- Times come in as $n: the executor reads the store's now once (claimClock) per call.
+
+-- name: endpointAdd
+-- A new endpoint; its health row is endpointAdd.health, in the same transaction.
+-- params: $1 tenant, $2 url, $3 description, $4 event_types, $5 rate_limit, $6 metadata, $7 secret, $8 now
+INSERT INTO mailroom_endpoint (tenant, url, description, event_types, rate_limit, metadata, secret, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at;
+
+-- name: endpointAdd.health
+-- The endpoint's breaker starts closed with no history.
+-- params: $1 endpoint id
+INSERT INTO mailroom_endpoint_health (endpoint_id) VALUES ($1);
+
+-- name: endpointGet
+-- One endpoint, without its secret.
+-- params: $1 id
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at
+FROM mailroom_endpoint WHERE id = $1;
+
+-- name: endpointList
+-- A page of every tenant's endpoints in id order, without secrets.
+-- params: $1 after, $2 limit
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at
+FROM mailroom_endpoint WHERE id > $1 ORDER BY id LIMIT $2;
+
+-- name: endpointList.tenant
+-- A page of one tenant's endpoints (mailroom_endpoint_tenant_idx), without secrets.
+-- params: $1 after, $2 limit, $3 tenant
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at
+FROM mailroom_endpoint WHERE tenant = $3 AND id > $1 ORDER BY id LIMIT $2;
+
+-- name: endpointUpdate.current
+-- The endpoint an update merges into, locked until the update commits.
+-- params: $1 id
+SELECT id, url, description, event_types, rate_limit, metadata FROM mailroom_endpoint WHERE id = $1 FOR UPDATE;
+
+-- name: endpointUpdate
+-- Writes every changeable field (the executor merged the update into the current row).
+-- params: $1 id, $2 url, $3 description, $4 event_types, $5 rate_limit, $6 metadata, $7 now
+UPDATE mailroom_endpoint
+SET url = $2, description = $3, event_types = $4, rate_limit = $5, metadata = $6, updated_at = $7
+WHERE id = $1
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at;
+
+-- name: endpointSetEnabled
+-- Enable (reason cleared) or disable (reason kept) an endpoint.
+-- params: $1 id, $2 enabled, $3 reason, $4 now
+UPDATE mailroom_endpoint SET enabled = $2, disabled_reason = $3, updated_at = $4
+WHERE id = $1
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at;
+
+-- name: endpointDisableIfEnabled
+-- Disables an enabled endpoint (a 410, a failure streak); returns it only when this call did.
+-- params: $1 id, $2 reason, $3 now
+UPDATE mailroom_endpoint SET enabled = false, disabled_reason = $2, updated_at = $3
+WHERE id = $1 AND enabled
+RETURNING id;
+
+-- name: endpointRemove
+-- Deletes the endpoint; its deliveries stay as history (their jobs find it gone and skip).
+-- params: $1 id
+DELETE FROM mailroom_endpoint WHERE id = $1 RETURNING id;
+
+-- name: endpointRemove.health
+-- params: $1 id
+DELETE FROM mailroom_endpoint_health WHERE endpoint_id = $1;
+
+-- name: endpointRotateSecret
+-- The new secret signs from now; the old one beside it until $3.
+-- params: $1 id, $2 secret, $3 until, $4 now
+UPDATE mailroom_endpoint
+SET previous_secret = secret, previous_secret_until = $3, secret = $2, updated_at = $4
+WHERE id = $1
+RETURNING id;
+
+-- name: endpointSigning
+-- The endpoint with its secrets: only the deliver task's deliveryStart reads this.
+-- params: $1 id
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at,
+       secret, previous_secret, previous_secret_until
+FROM mailroom_endpoint WHERE id = $1;
+
+-- name: endpointsOfTenant
+-- Every endpoint of a tenant, for publish to match on event types.
+-- params: $1 tenant
+SELECT id, event_types, enabled FROM mailroom_endpoint WHERE tenant = $1 ORDER BY id;
+
+-- name: endpointHealth
+-- An endpoint's health row and its backlog: pending deliveries whose job still waits or runs.
+-- params: $1 id
+SELECT h.*,
+       (SELECT count(*) FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+        WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending' AND j.status IN ('pending', 'running')) AS backlog
+FROM mailroom_endpoint_health h WHERE h.endpoint_id = $1;
+
+-- name: endpointHealth.row
+-- The health row, locked: every worker's attempts on one endpoint update it in turn.
+-- params: $1 id
+SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = $1 FOR UPDATE;
+
+-- name: endpointHealth.write
+-- The breaker and counters after an attempt (computed by core/circuit-breaker.ts).
+-- params: $1 id, $2 state, $3 opened_at, $4 open_ms, $5 probe_until, $6 window_started_at,
+--   $7 window_successes, $8 window_failures, $9 successes, $10 failures, $11 last_success_at,
+--   $12 last_failure_at, $13 failing_since
+UPDATE mailroom_endpoint_health
+SET breaker_state = $2, opened_at = $3, open_ms = $4, probe_until = $5,
+    window_started_at = $6, window_successes = $7, window_failures = $8,
+    successes = $9, failures = $10, last_success_at = $11,
+    last_failure_at = $12, failing_since = $13
+WHERE endpoint_id = $1;
+
+-- name: endpointStats.counts
+-- Endpoints by enabled and breaker state (metrics; bounded label sets).
+-- params: (none)
+SELECT e.enabled, h.breaker_state, count(*) AS n
+FROM mailroom_endpoint e JOIN mailroom_endpoint_health h ON h.endpoint_id = e.id
+GROUP BY e.enabled, h.breaker_state;
+
+-- name: endpointStats.backlog
+-- Pending deliveries whose job still waits or runs, per endpoint, most first (mailroom_delivery_pending_idx).
+-- params: $1 top n
+SELECT d.endpoint_id, count(*) AS backlog
+FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.status = 'pending' AND j.status IN ('pending', 'running')
+GROUP BY d.endpoint_id ORDER BY backlog DESC, d.endpoint_id LIMIT $1;
+
+-- name: endpointStats.totalBacklog
+-- Pending deliveries whose job still waits or runs, across every endpoint.
+-- params: (none)
+SELECT count(*) AS backlog
+FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.status = 'pending' AND j.status IN ('pending', 'running');
+
+-- name: endpointRate.prune
+-- Drops an endpoint's rate starts that left its window (kept under the endpoint-rate type).
+-- params: $1 type, $2 endpoint id, $3 since
+DELETE FROM mailroom_limit_start WHERE type = $1 AND limit_key = $2 AND started_at <= $3;
+
+-- name: endpointRate.starts
+-- An endpoint's rate starts still in its window.
+-- params: $1 type, $2 endpoint id
+SELECT started_at FROM mailroom_limit_start WHERE type = $1 AND limit_key = $2 ORDER BY started_at;
+
+-- name: endpointRate.start
+-- One more start of a delivery to a rate-limited endpoint.
+-- params: $1 type, $2 endpoint id, $3 now
+INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES ($1, $2, $3);
+
+-- name: endpointHealth.peek
+-- The health row, unlocked: deliveryStart's first look (most find the breaker closed and
+-- need no lock; the rest read it again with endpointHealth.row).
+-- params: $1 id
+SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = $1;

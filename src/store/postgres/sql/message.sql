@@ -1,0 +1,74 @@
+-- Outgoing messages and their deliveries (one per message × endpoint). Listings read the
+-- view mailroom_delivery_state (migration 0012), which folds a delivery's status with its
+-- job's end.
+
+-- name: messageInsert
+-- A new message; nothing when (tenant, key) is already published.
+-- params: $1 tenant, $2 type, $3 payload, $4 key, $5 now
+INSERT INTO mailroom_message (tenant, type, payload, key, created_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (tenant, key) WHERE key IS NOT NULL DO NOTHING
+RETURNING *;
+
+-- name: messageByKey
+-- params: $1 tenant, $2 key
+SELECT * FROM mailroom_message WHERE tenant = $1 AND key = $2;
+
+-- name: messageGet
+-- params: $1 id
+SELECT * FROM mailroom_message WHERE id = $1;
+
+-- name: messageList
+-- A page of messages in id order; $3 narrows by type (NULL: every type).
+-- params: $1 after, $2 limit, $3 type
+SELECT * FROM mailroom_message WHERE id > $1 AND ($3::text IS NULL OR type = $3) ORDER BY id LIMIT $2;
+
+-- name: messageList.tenant
+-- A page of one tenant's messages (mailroom_message_tenant_idx).
+-- params: $1 after, $2 limit, $3 type, $4 tenant
+SELECT * FROM mailroom_message
+WHERE tenant = $4 AND id > $1 AND ($3::text IS NULL OR type = $3) ORDER BY id LIMIT $2;
+
+-- name: deliveryInsert
+-- params: $1 message id, $2 endpoint id, $3 status, $4 now
+INSERT INTO mailroom_delivery (message_id, endpoint_id, status, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $4)
+RETURNING id;
+
+-- name: deliverySetJob
+-- A delivery's (new) job; its status back to pending (publish, recover).
+-- params: $1 id, $2 job id, $3 now
+UPDATE mailroom_delivery SET job_id = $2, status = 'pending', updated_at = $3 WHERE id = $1;
+
+-- name: deliveryRecord
+-- The delivery's status after an attempt.
+-- params: $1 id, $2 status, $3 now
+UPDATE mailroom_delivery SET status = $2, updated_at = $3 WHERE id = $1;
+
+-- name: deliveryGet
+-- One delivery as listings show it (mailroom_delivery_state).
+-- params: $1 id
+SELECT * FROM mailroom_delivery_state WHERE id = $1;
+
+-- name: deliveryList.endpoint
+-- A page of one endpoint's deliveries (mailroom_delivery_endpoint_idx); $3 narrows by status.
+-- params: $1 after, $2 limit, $3 status, $4 endpoint id
+SELECT * FROM mailroom_delivery_state
+WHERE endpoint_id = $4 AND id > $1 AND ($3::text IS NULL OR status = $3)
+ORDER BY id LIMIT $2;
+
+-- name: deliveryList.message
+-- A page of one message's deliveries (mailroom_delivery_message_idx); $3 narrows by status.
+-- params: $1 after, $2 limit, $3 status, $4 message id
+SELECT * FROM mailroom_delivery_state
+WHERE message_id = $4 AND id > $1 AND ($3::text IS NULL OR status = $3)
+ORDER BY id LIMIT $2;
+
+-- name: deliveryRecoverable
+-- An endpoint's failed and skipped deliveries since a time (a pending one whose job died counts as failed).
+-- params: $1 endpoint id, $2 since
+SELECT d.id, d.message_id FROM mailroom_delivery d
+LEFT JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.endpoint_id = $1 AND d.created_at >= $2
+  AND (d.status IN ('failed', 'skipped') OR (d.status = 'pending' AND j.status = 'dead'))
+ORDER BY d.id;

@@ -1,0 +1,129 @@
+-- Outgoing webhooks' endpoints and their health (breaker) rows. Listings name their
+-- columns: the signing secret is selected only by endpointSigning, for the deliver task.
+
+-- name: endpointAdd
+-- A new endpoint; its health row is endpointAdd.health, in the same transaction.
+INSERT INTO mailroom_endpoint (tenant, url, description, event_types, rate_limit, metadata, secret, created_at, updated_at)
+VALUES (@tenant, @url, @description, @eventTypes, @rateLimit, @metadata, @secret, @now, @now)
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at;
+
+-- name: endpointAdd.health
+-- The endpoint's breaker starts closed with no history.
+INSERT INTO mailroom_endpoint_health (endpoint_id) VALUES (@id);
+
+-- name: endpointGet
+-- One endpoint, without its secret.
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at
+FROM mailroom_endpoint WHERE id = @id;
+
+-- name: endpointList
+-- A page of every tenant's endpoints in id order, without secrets.
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at
+FROM mailroom_endpoint WHERE id > @after ORDER BY id LIMIT @limit;
+
+-- name: endpointList.tenant
+-- A page of one tenant's endpoints (mailroom_endpoint_tenant_idx), without secrets.
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at
+FROM mailroom_endpoint WHERE tenant = @tenant AND id > @after ORDER BY id LIMIT @limit;
+
+-- name: endpointUpdate.current
+-- The endpoint an update merges into (the write transaction holds the only write lock).
+SELECT id, url, description, event_types, rate_limit, metadata FROM mailroom_endpoint WHERE id = @id;
+
+-- name: endpointUpdate
+-- Writes every changeable field (the executor merged the update into the current row).
+UPDATE mailroom_endpoint
+SET url = @url, description = @description, event_types = @eventTypes, rate_limit = @rateLimit, metadata = @metadata, updated_at = @now
+WHERE id = @id
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at;
+
+-- name: endpointSetEnabled
+-- Enable (reason cleared) or disable (reason kept) an endpoint.
+UPDATE mailroom_endpoint SET enabled = @enabled, disabled_reason = @reason, updated_at = @now
+WHERE id = @id
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at;
+
+-- name: endpointDisableIfEnabled
+-- Disables an enabled endpoint (a 410, a failure streak); returns it only when this call did.
+UPDATE mailroom_endpoint SET enabled = 0, disabled_reason = @reason, updated_at = @now
+WHERE id = @id AND enabled = 1
+RETURNING id;
+
+-- name: endpointRemove
+-- Deletes the endpoint; its deliveries stay as history (their jobs find it gone and skip).
+DELETE FROM mailroom_endpoint WHERE id = @id RETURNING id;
+
+-- name: endpointRemove.health
+DELETE FROM mailroom_endpoint_health WHERE endpoint_id = @id;
+
+-- name: endpointRotateSecret
+-- The new secret signs from now; the old one beside it until @until.
+UPDATE mailroom_endpoint
+SET previous_secret = secret, previous_secret_until = @until, secret = @secret, updated_at = @now
+WHERE id = @id
+RETURNING id;
+
+-- name: endpointSigning
+-- The endpoint with its secrets: only the deliver task's deliveryStart reads this.
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, rate_limit, metadata, created_at, updated_at,
+       secret, previous_secret, previous_secret_until
+FROM mailroom_endpoint WHERE id = @id;
+
+-- name: endpointsOfTenant
+-- Every endpoint of a tenant, for publish to match on event types.
+SELECT id, event_types, enabled FROM mailroom_endpoint WHERE tenant = @tenant ORDER BY id;
+
+-- name: endpointHealth
+-- An endpoint's health row and its backlog: pending deliveries whose job still waits or runs.
+SELECT h.*,
+       (SELECT count(*) FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+        WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending' AND j.status IN ('pending', 'running')) AS backlog
+FROM mailroom_endpoint_health h WHERE h.endpoint_id = @id;
+
+-- name: endpointHealth.row
+-- The health row alone, read inside the write transaction that updates it.
+SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = @id;
+
+-- name: endpointHealth.write
+-- The breaker and counters after an attempt (computed by core/circuit-breaker.ts).
+UPDATE mailroom_endpoint_health
+SET breaker_state = @state, opened_at = @openedAt, open_ms = @openMs, probe_until = @probeUntil,
+    window_started_at = @windowStartedAt, window_successes = @windowSuccesses, window_failures = @windowFailures,
+    successes = @successes, failures = @failures, last_success_at = @lastSuccessAt,
+    last_failure_at = @lastFailureAt, failing_since = @failingSince
+WHERE endpoint_id = @id;
+
+-- name: endpointStats.counts
+-- Endpoints by enabled and breaker state (metrics; bounded label sets).
+SELECT e.enabled, h.breaker_state, count(*) AS n
+FROM mailroom_endpoint e JOIN mailroom_endpoint_health h ON h.endpoint_id = e.id
+GROUP BY e.enabled, h.breaker_state;
+
+-- name: endpointStats.backlog
+-- Pending deliveries whose job still waits or runs, per endpoint, most first (mailroom_delivery_pending_idx).
+SELECT d.endpoint_id, count(*) AS backlog
+FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.status = 'pending' AND j.status IN ('pending', 'running')
+GROUP BY d.endpoint_id ORDER BY backlog DESC, d.endpoint_id LIMIT @topN;
+
+-- name: endpointStats.totalBacklog
+-- Pending deliveries whose job still waits or runs, across every endpoint.
+SELECT count(*) AS backlog
+FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.status = 'pending' AND j.status IN ('pending', 'running');
+
+-- name: endpointRate.prune
+-- Drops an endpoint's rate starts that left its window (kept under the endpoint-rate type).
+DELETE FROM mailroom_limit_start WHERE type = @type AND limit_key = @id AND started_at <= @since;
+
+-- name: endpointRate.starts
+-- An endpoint's rate starts still in its window.
+SELECT started_at FROM mailroom_limit_start WHERE type = @type AND limit_key = @id ORDER BY started_at;
+
+-- name: endpointRate.start
+-- One more start of a delivery to a rate-limited endpoint.
+INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES (@type, @id, @now);
+
+-- name: endpointHealth.peek
+-- The health row, read without a write: deliveryStart's first look (most find the breaker closed).
+SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = @id;

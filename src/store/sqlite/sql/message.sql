@@ -1,0 +1,62 @@
+-- Outgoing messages and their deliveries (one per message × endpoint). Listings read the
+-- view mailroom_delivery_state (migration 0012), which folds a delivery's status with its
+-- job's end.
+
+-- name: messageInsert
+-- A new message; nothing when (tenant, key) is already published.
+INSERT INTO mailroom_message (tenant, type, payload, key, created_at)
+VALUES (@tenant, @type, @payload, @key, @now)
+ON CONFLICT (tenant, key) WHERE key IS NOT NULL DO NOTHING
+RETURNING *;
+
+-- name: messageByKey
+SELECT * FROM mailroom_message WHERE tenant = @tenant AND key = @key;
+
+-- name: messageGet
+SELECT * FROM mailroom_message WHERE id = @id;
+
+-- name: messageList
+-- A page of messages in id order; @type narrows (NULL: every type).
+SELECT * FROM mailroom_message WHERE id > @after AND (@type IS NULL OR type = @type) ORDER BY id LIMIT @limit;
+
+-- name: messageList.tenant
+-- A page of one tenant's messages (mailroom_message_tenant_idx).
+SELECT * FROM mailroom_message
+WHERE tenant = @tenant AND id > @after AND (@type IS NULL OR type = @type) ORDER BY id LIMIT @limit;
+
+-- name: deliveryInsert
+INSERT INTO mailroom_delivery (message_id, endpoint_id, status, created_at, updated_at)
+VALUES (@messageId, @endpointId, @status, @now, @now)
+RETURNING id;
+
+-- name: deliverySetJob
+-- A delivery's (new) job; its status back to pending (publish, recover).
+UPDATE mailroom_delivery SET job_id = @jobId, status = 'pending', updated_at = @now WHERE id = @id;
+
+-- name: deliveryRecord
+-- The delivery's status after an attempt.
+UPDATE mailroom_delivery SET status = @status, updated_at = @now WHERE id = @id;
+
+-- name: deliveryGet
+-- One delivery as listings show it (mailroom_delivery_state).
+SELECT * FROM mailroom_delivery_state WHERE id = @id;
+
+-- name: deliveryList.endpoint
+-- A page of one endpoint's deliveries (mailroom_delivery_endpoint_idx); @status narrows.
+SELECT * FROM mailroom_delivery_state
+WHERE endpoint_id = @endpointId AND id > @after AND (@status IS NULL OR status = @status)
+ORDER BY id LIMIT @limit;
+
+-- name: deliveryList.message
+-- A page of one message's deliveries (mailroom_delivery_message_idx); @status narrows.
+SELECT * FROM mailroom_delivery_state
+WHERE message_id = @messageId AND id > @after AND (@status IS NULL OR status = @status)
+ORDER BY id LIMIT @limit;
+
+-- name: deliveryRecoverable
+-- An endpoint's failed and skipped deliveries since a time (a pending one whose job died counts as failed).
+SELECT d.id, d.message_id FROM mailroom_delivery d
+LEFT JOIN mailroom_job j ON j.id = d.job_id
+WHERE d.endpoint_id = @endpointId AND d.created_at >= @since
+  AND (d.status IN ('failed', 'skipped') OR (d.status = 'pending' AND j.status = 'dead'))
+ORDER BY d.id;

@@ -1,0 +1,325 @@
+// The outgoing-webhook Store methods for SQLite (outgoing-store.ts), each one transaction
+// on the write engine. SqliteExecutor extends this class, so the store, and the caller's
+// own transaction (transactionSync), have them. Semantics mirror
+// postgres/postgres-outgoing-executor.ts; statements are in sql/endpoint.sql and sql/message.sql.
+
+import { recordOutcome } from '../../core/circuit-breaker.js';
+import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
+import { MessageKeyConflictError } from '../../core/errors.js';
+import { sameJson } from '../../core/canonical-json.js';
+import { endpointReceives } from '../../core/outgoing-types.js';
+import type { Delivery, Endpoint, EndpointHealth, Message } from '../../core/outgoing-types.js';
+import {
+  breakerFromRow,
+  countersAfter,
+  deliverPayloadJson,
+  deliveryFromRow,
+  endpointFromRow,
+  endpointStatsFromRows,
+  healthFromRow,
+  messageFromRow,
+  secretsInForce,
+  streakReason,
+} from '../outgoing-rows.js';
+import { clampLimit } from '../rows.js';
+import type { Row } from '../rows.js';
+import type {
+  DeliveryListParams,
+  DeliveryRecordParams,
+  DeliveryRecordResult,
+  DeliveryRecoverParams,
+  DeliveryStart,
+  DeliveryStartParams,
+  EndpointAddParams,
+  EndpointGetParams,
+  EndpointHealthParams,
+  EndpointListParams,
+  EndpointRotateSecretParams,
+  EndpointSetEnabledParams,
+  EndpointStatsParams,
+  EndpointStatsResult,
+  EndpointUpdateParams,
+  MessageListParams,
+  MessagePublishParams,
+  MessagePublishResult,
+  OutgoingExecutor,
+} from '../outgoing-store.js';
+import type { JobInsert, JobInsertResult } from '../store.js';
+import { nowMs } from './write-engine.js';
+import type { SqliteWriteEngine } from './write-engine.js';
+
+const DECIMAL_ID = /^[0-9]{1,19}$/;
+/** deliveryStart's read found it must write (a breaker not closed, a rate to count). */
+const NEEDS_WRITE = Symbol('needs a write');
+
+export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
+  protected abstract readonly engine: SqliteWriteEngine<any>;
+  protected abstract insertJobsSync(jobs: readonly JobInsert[], now: Date | undefined, event: null): JobInsertResult[];
+
+  async endpointAdd(params: EndpointAddParams): Promise<Endpoint> {
+    return this.engine.write('ack', () => {
+      const row = this.engine.stmt('endpointAdd').get({
+        tenant: params.tenant,
+        url: params.url,
+        description: params.description,
+        eventTypes: jsonOrNull(params.eventTypes),
+        rateLimit: jsonOrNull(params.rateLimit),
+        metadata: jsonOrNull(params.metadata),
+        secret: params.secret,
+        now: nowMs(params.now),
+      }) as Row;
+      this.engine.stmt('endpointAdd.health').run({ id: row.id });
+      return endpointFromRow(row);
+    });
+  }
+
+  async endpointGet(params: EndpointGetParams): Promise<Endpoint | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.engine.read(() => {
+      const row = this.engine.stmt('endpointGet').get({ id: params.id }) as Row | undefined;
+      return row ? endpointFromRow(row) : null;
+    });
+  }
+
+  async endpointList(params: EndpointListParams): Promise<Endpoint[]> {
+    return this.engine.read(() => {
+      const page = { after: afterOf(params.after), limit: clampLimit(params.limit) };
+      const rows = (params.tenant === undefined
+        ? this.engine.stmt('endpointList').all(page)
+        : this.engine.stmt('endpointList.tenant').all({ ...page, tenant: params.tenant })) as Row[];
+      return rows.map(endpointFromRow);
+    });
+  }
+
+  async endpointStats(params: EndpointStatsParams): Promise<EndpointStatsResult> {
+    return this.engine.read(() =>
+      endpointStatsFromRows(
+        this.engine.stmt('endpointStats.counts').all() as Row[],
+        this.engine.stmt('endpointStats.backlog').all({ topN: Math.max(0, Math.floor(params.topN)) }) as Row[],
+        (this.engine.stmt('endpointStats.totalBacklog').get() as Row).backlog,
+      ),
+    );
+  }
+
+  async endpointUpdate(params: EndpointUpdateParams): Promise<Endpoint | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.engine.write('ack', () => {
+      const current = this.engine.stmt('endpointUpdate.current').get({ id: params.id }) as Row | undefined;
+      if (!current) return null;
+      const row = this.engine.stmt('endpointUpdate').get({
+        id: params.id,
+        url: params.url ?? current.url,
+        description: params.description !== undefined ? params.description : current.description,
+        eventTypes: params.eventTypes !== undefined ? jsonOrNull(params.eventTypes) : current.event_types,
+        rateLimit: params.rateLimit !== undefined ? jsonOrNull(params.rateLimit) : current.rate_limit,
+        metadata: params.metadata !== undefined ? jsonOrNull(params.metadata) : current.metadata,
+        now: nowMs(params.now),
+      }) as Row;
+      return endpointFromRow(row);
+    });
+  }
+
+  async endpointSetEnabled(params: EndpointSetEnabledParams): Promise<Endpoint | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.engine.write('ack', () => {
+      const row = this.engine.stmt('endpointSetEnabled').get({
+        id: params.id,
+        enabled: params.enabled ? 1 : 0,
+        reason: params.enabled ? null : params.reason,
+        now: nowMs(params.now),
+      }) as Row | undefined;
+      return row ? endpointFromRow(row) : null;
+    });
+  }
+
+  async endpointRemove(params: EndpointGetParams): Promise<boolean> {
+    if (!DECIMAL_ID.test(String(params.id))) return false;
+    return this.engine.write('ack', () => {
+      const removed = this.engine.stmt('endpointRemove').get({ id: params.id }) !== undefined;
+      this.engine.stmt('endpointRemove.health').run({ id: params.id });
+      return removed;
+    });
+  }
+
+  async endpointRotateSecret(params: EndpointRotateSecretParams): Promise<boolean> {
+    if (!DECIMAL_ID.test(String(params.id))) return false;
+    return this.engine.write('ack', () => {
+      const now = nowMs(params.now);
+      return this.engine.stmt('endpointRotateSecret').get({ id: params.id, secret: params.secret, until: now + params.overlapMs, now }) !== undefined;
+    });
+  }
+
+  async endpointHealth(params: EndpointHealthParams): Promise<EndpointHealth | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.engine.read(() => {
+      const row = this.engine.stmt('endpointHealth').get({ id: params.id }) as Row | undefined;
+      return row ? healthFromRow(row, params.breaker) : null;
+    });
+  }
+
+  async messagePublish(params: MessagePublishParams): Promise<MessagePublishResult> {
+    // An acknowledgement: concurrent publishes share one commit (and its fsync), each in its
+    // own savepoint, so one caller's key conflict rolls back only its own message.
+    return this.engine.ackWrite(() => this.messagePublishSync(params));
+  }
+
+  /** messagePublish inside a transaction already open (the store's, or the caller's). */
+  protected messagePublishSync(params: MessagePublishParams): MessagePublishResult {
+    const now = nowMs(params.now);
+    const inserted = this.engine.stmt('messageInsert').get({ tenant: params.tenant, type: params.type, payload: params.payloadJson, key: params.key, now }) as Row | undefined;
+    if (!inserted) {
+      const existing = this.engine.stmt('messageByKey').get({ tenant: params.tenant, key: params.key }) as Row;
+      if (existing.type !== params.type || !sameJson(existing.payload, params.payloadJson)) {
+        throw new MessageKeyConflictError(params.key!, String(existing.id));
+      }
+      const deliveries = (this.engine.stmt('deliveryList.message').all({ messageId: existing.id, after: 0, status: null, limit: -1 }) as Row[]).map(deliveryFromRow);
+      return { message: messageFromRow(existing), deliveries, isDuplicate: true };
+    }
+    const endpoints = (this.engine.stmt('endpointsOfTenant').all({ tenant: params.tenant }) as Row[]).filter((row) =>
+      endpointReceives(JSON.parse(row.event_types ?? 'null'), params.type),
+    );
+    const messageId = String(inserted.id);
+    const toSend: Array<{ deliveryId: string; endpointId: string }> = [];
+    for (const endpoint of endpoints) {
+      const status = endpoint.enabled === 1 ? 'pending' : 'skipped';
+      const delivery = this.engine.stmt('deliveryInsert').get({ messageId, endpointId: endpoint.id, status, now }) as Row;
+      if (status === 'pending') toSend.push({ deliveryId: String(delivery.id), endpointId: String(endpoint.id) });
+    }
+    this.createDeliverJobs(toSend, messageId, params.job, params.now, now);
+    const deliveries = (this.engine.stmt('deliveryList.message').all({ messageId, after: 0, status: null, limit: -1 }) as Row[]).map(deliveryFromRow);
+    return { message: messageFromRow(inserted), deliveries, isDuplicate: false };
+  }
+
+  async messageList(params: MessageListParams): Promise<Message[]> {
+    return this.engine.read(() => {
+      const page = { after: afterOf(params.after), limit: clampLimit(params.limit), type: params.type ?? null };
+      const rows = (params.tenant === undefined
+        ? this.engine.stmt('messageList').all(page)
+        : this.engine.stmt('messageList.tenant').all({ ...page, tenant: params.tenant })) as Row[];
+      return rows.map((row) => messageFromRow(row));
+    });
+  }
+
+  async deliveryList(params: DeliveryListParams): Promise<Delivery[]> {
+    const byEndpoint = params.endpointId !== undefined;
+    const id = byEndpoint ? params.endpointId : params.messageId;
+    if (!DECIMAL_ID.test(String(id))) return [];
+    return this.engine.read(() => {
+      const page = { after: afterOf(params.after), limit: clampLimit(params.limit), status: params.status ?? null };
+      const rows = (byEndpoint
+        ? this.engine.stmt('deliveryList.endpoint').all({ ...page, endpointId: id })
+        : this.engine.stmt('deliveryList.message').all({ ...page, messageId: id })) as Row[];
+      return rows.map(deliveryFromRow);
+    });
+  }
+
+  async deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
+    if (!DECIMAL_ID.test(String(params.deliveryId))) return null;
+    // Most deliveries find their endpoint's breaker closed and no rate to count: a read
+    // transaction answers them without a commit. Otherwise the same again, as a write.
+    const read = await this.engine.read(() => this.deliveryStartSync(params, false));
+    if (read !== NEEDS_WRITE) return read;
+    return this.engine.write('bookkeeping', () => this.deliveryStartSync(params, true) as DeliveryStart | null);
+  }
+
+  /** deliveryStart's reads and writes; without `canWrite`, NEEDS_WRITE where it would have to write. */
+  private deliveryStartSync(params: DeliveryStartParams, canWrite: boolean): DeliveryStart | null | typeof NEEDS_WRITE {
+    const now = nowMs(params.now);
+    const deliveryRow = this.engine.stmt('deliveryGet').get({ id: params.deliveryId }) as Row | undefined;
+    if (!deliveryRow) return null;
+    const message = messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true);
+    const endpointRow = this.engine.stmt('endpointSigning').get({ id: deliveryRow.endpoint_id }) as Row | undefined;
+    const healthRow = this.engine.stmt(canWrite ? 'endpointHealth.row' : 'endpointHealth.peek').get({ id: deliveryRow.endpoint_id }) as Row | undefined;
+    if (!endpointRow || !healthRow) {
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
+    }
+    const endpoint = endpointFromRow(endpointRow);
+    if (!canWrite && (endpoint.rateLimit !== null || healthRow.breaker_state !== 'closed')) return NEEDS_WRITE;
+    const rateKey = { type: ENDPOINT_RATE_TYPE, id: String(endpoint.id) };
+    let starts: number[] = [];
+    if (endpoint.rateLimit) {
+      this.engine.stmt('endpointRate.prune').run({ ...rateKey, since: now - endpoint.rateLimit.intervalMs });
+      starts = (this.engine.stmt('endpointRate.starts').all(rateKey) as Row[]).map((row) => Number(row.started_at));
+    }
+    const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now, params.breaker);
+    if (admission.kind === 'probe') this.writeHealth(deliveryRow.endpoint_id, admission.row, healthRow, null);
+    if (endpoint.rateLimit && admission.kind !== 'wait') this.engine.stmt('endpointRate.start').run({ ...rateKey, now });
+    return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets: secretsInForce(endpointRow, now), admission };
+  }
+
+  async deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {
+    return this.engine.write('bookkeeping', () => {
+      const now = nowMs(params.now);
+      this.engine.stmt('deliveryRecord').run({ id: params.deliveryId, status: params.status, now });
+      let disabledReason: string | null = null;
+      const healthRow = this.engine.stmt('endpointHealth.row').get({ id: params.endpointId }) as Row | undefined;
+      if (params.attempt !== null && healthRow) {
+        const isSuccess = params.attempt === 'success';
+        const counters = countersAfter(healthRow, isSuccess, now);
+        const breaker = params.attempt === 'failure' ? breakerFromRow(healthRow) : recordOutcome(breakerFromRow(healthRow), !isSuccess, now, params.breaker);
+        this.writeHealth(params.endpointId, breaker, healthRow, counters);
+        const streakMs = counters.failingSince === null ? 0 : now - counters.failingSince;
+        const reason = params.disableReason ?? (streakMs >= params.disableAfterMs ? streakReason(counters.failingSince!) : null);
+        if (reason !== null && this.engine.stmt('endpointDisableIfEnabled').get({ id: params.endpointId, reason, now }) !== undefined) {
+          disabledReason = reason;
+        }
+      }
+      return { disabledReason };
+    });
+  }
+
+  async deliveryRecover(params: DeliveryRecoverParams): Promise<string[]> {
+    if (!DECIMAL_ID.test(String(params.endpointId))) return [];
+    return this.engine.write('ack', () => {
+      const now = nowMs(params.now);
+      const rows = this.engine.stmt('deliveryRecoverable').all({ endpointId: params.endpointId, since: params.since.getTime() }) as Row[];
+      for (const row of rows) {
+        this.createDeliverJobs([{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, params.now, now);
+      }
+      return rows.map((row) => String(row.id));
+    });
+  }
+
+  // ---- internals ----
+
+  /** One deliver job per delivery, keyed for the limits by its endpoint, linked back to it. */
+  private createDeliverJobs(
+    deliveries: ReadonlyArray<{ deliveryId: string; endpointId: string }>,
+    messageId: string,
+    job: JobInsert,
+    nowParam: Date | undefined,
+    now: number,
+  ): void {
+    if (deliveries.length === 0) return;
+    const inserts = deliveries.map(({ deliveryId, endpointId }) => ({ ...job, payloadJson: deliverPayloadJson(deliveryId, messageId, endpointId), limitKey: endpointId }));
+    const jobs = this.insertJobsSync(inserts, nowParam, null);
+    deliveries.forEach(({ deliveryId }, index) => this.engine.stmt('deliverySetJob').run({ id: deliveryId, jobId: jobs[index]!.job.id, now }));
+  }
+
+  private writeHealth(endpointId: unknown, breaker: ReturnType<typeof breakerFromRow>, healthRow: Row, counters: ReturnType<typeof countersAfter> | null): void {
+    this.engine.stmt('endpointHealth.write').run({
+      id: endpointId,
+      state: breaker.state,
+      openedAt: breaker.openedAt,
+      openMs: breaker.openMs,
+      probeUntil: breaker.probeUntil,
+      windowStartedAt: breaker.windowStartedAt,
+      windowSuccesses: breaker.windowSuccesses,
+      windowFailures: breaker.windowFailures,
+      successes: counters?.successes ?? healthRow.successes,
+      failures: counters?.failures ?? healthRow.failures,
+      lastSuccessAt: counters ? counters.lastSuccessAt : healthRow.last_success_at,
+      lastFailureAt: counters ? counters.lastFailureAt : healthRow.last_failure_at,
+      failingSince: counters ? counters.failingSince : healthRow.failing_since,
+    });
+  }
+}
+
+function jsonOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+function afterOf(after: string | undefined): number {
+  return after !== undefined && DECIMAL_ID.test(String(after)) ? Number(after) : 0;
+}
+

@@ -1,0 +1,194 @@
+// The built-in `deliver` task (SPEC §6a): one attempt to deliver one message to one
+// endpoint. The store says, in one transaction, what to send, where, with which secrets,
+// and whether the endpoint's breaker lets it go (deliveryStart); the request is signed per
+// Standard Webhooks (webhook-id = the message id, stable across retries and endpoints;
+// timestamp and signatures fresh per attempt), sent through the SSRF guard with bounded
+// time and reading, classified, and recorded with the endpoint's health (deliveryRecord).
+// While the breaker is open the job waits uncharged (Snooze) instead of failing.
+
+import type { WaitReason } from '../../core/circuit-breaker.js';
+import { Permanent, RetryAfter, Snooze } from '../../core/errors.js';
+import type { MailroomError } from '../../core/errors.js';
+import type { TaskDefinition } from '../../core/task-registry.js';
+import type { DeliveryStatus } from '../../core/outgoing-types.js';
+import type { Logger } from '../../log.js';
+import { signStandardWebhook } from '../../providers/standard-webhooks-scheme.js';
+import { standardWebhooksKey } from '../../providers/standard.js';
+import type { StoreExecutor } from '../../store/store.js';
+import { traceHttpCall } from '../../tracing.js';
+import type { DeliveryRecordParams, DeliveryStart } from '../../store/outgoing-store.js';
+import { classifyResponse } from '../classify-response.js';
+import { excerptOf } from '../response-excerpt.js';
+import type { DeliverSettings } from './deliver-settings.js';
+import { createDeliveryAgents, sendDelivery } from './send-delivery.js';
+import type { SendOutcome } from './send-delivery.js';
+
+/** The job type of deliveries; `mr.publish` enqueues it and every worker runs it. */
+export const DELIVER_TASK = 'deliver';
+
+/** Why the deliver task disabled an endpoint: it answered 410, or it failed for too long. */
+export type EndpointDisableCause = 'gone' | 'failing';
+
+/** A deliver job's payload (the store writes it at publish). */
+export interface DeliverPayload {
+  readonly deliveryId: string;
+  readonly messageId: string;
+  readonly endpointId: string;
+}
+
+export interface DeliverTaskDeps {
+  readonly store: StoreExecutor;
+  readonly settings: DeliverSettings;
+  readonly log: Logger;
+  /** Told when an attempt disabled its endpoint: `gone` (410) or `failing` (the streak); the metric. */
+  readonly onEndpointDisabled?: (endpointId: string, cause: EndpointDisableCause) => void;
+}
+
+/**
+ * Snoozes until a breaker reopens are spread by up to this share (at most 5 s), so the
+ * deliveries queued behind an open breaker do not all look again in the same instant.
+ */
+const WAIT_SPREAD_RATIO = 0.1;
+/** How a snoozed delivery's history says why it waits. */
+const WAIT_WORDS: Record<WaitReason, string> = {
+  breaker_open: 'its circuit breaker is open',
+  probing: 'its circuit breaker is half-open and a probe is in flight',
+  rate_limit: 'its rate limit is used up for now',
+};
+
+/**
+ * Snoozes allowed per delivery: the breaker decides how long a delivery waits, and
+ * auto-disable how long an endpoint may keep failing (5 days of 30-minute waits is ~240).
+ */
+const DELIVER_MAX_SNOOZES = 100_000;
+
+export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<DeliverPayload> {
+  const { store, settings, log } = deps;
+  const agents = createDeliveryAgents();
+  const now = () => settings.clock?.();
+  return {
+    maxAttempts: settings.maxAttempts,
+    retryScheduleMs: settings.retryScheduleMs,
+    // The request's own timeouts fire first; this only catches a store that hangs.
+    timeoutMs: settings.requestTimeoutMs + 30_000,
+    maxSnoozes: DELIVER_MAX_SNOOZES,
+    ...(settings.queue !== undefined ? { queue: settings.queue } : {}),
+    limits: {
+      key: (payload) => payload.endpointId,
+      perKey: { concurrency: settings.concurrency, ...(settings.rate ? { rate: settings.rate } : {}) },
+    },
+    async run(payload, ctx) {
+      const start = await store.deliveryStart({ deliveryId: payload.deliveryId, breaker: settings.breaker, now: now() });
+      if (!start) return { skipped: 'the delivery no longer exists' };
+      const record = (fields: Pick<DeliveryRecordParams, 'status' | 'attempt' | 'disableReason'>) =>
+        recordAttempt(deps, start, fields, ctx.job.id);
+      if (!start.endpoint || !start.endpoint.enabled) {
+        await record({ status: 'skipped', attempt: null });
+        return { skipped: start.endpoint ? `endpoint disabled: ${start.endpoint.disabledReason ?? 'by hand'}` : 'endpoint removed' };
+      }
+      if (start.admission.kind === 'wait') {
+        const { waitMs, reason } = start.admission;
+        ctx.setDetails({ wait: reason, waitMs });
+        throw new Snooze(waitMs + Math.random() * Math.min(waitMs * WAIT_SPREAD_RATIO, 5_000), `endpoint ${start.endpoint.id}: ${WAIT_WORDS[reason]}`);
+      }
+      const url = new URL(start.endpoint.url);
+      const failed = (): DeliveryStatus => (ctx.attempt >= ctx.job.maxAttempts ? 'failed' : 'pending');
+      try {
+        settings.guard.checkLiteral(url);
+      } catch (error) {
+        return refuse(error as MailroomError);
+      }
+      const body = envelope(start);
+      const keys = start.secrets.map((secret) => standardWebhooksKey(secret)).filter((key): key is Buffer => key !== null);
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': 'mailroom-deliver',
+        ...signStandardWebhook(keys, start.message.id, new Date(), body),
+      };
+      const outcome = await traceHttpCall(
+        'POST',
+        url.toString(),
+        headers,
+        () => sendDelivery({ url, body, headers, lookup: settings.guard.lookup, signal: ctx.signal }, settings, agents),
+        (sent) => (sent.kind === 'error' ? sent.error : undefined),
+      );
+      if (outcome.kind === 'error') {
+        if (isCode(outcome.error, 'MR_ERR_URL_BLOCKED')) return refuse(outcome.error as MailroomError);
+        ctx.setDetails({ durationMs: outcome.durationMs, error: outcome.reason });
+        if (ctx.signal.aborted) throw ctx.signal.reason ?? outcome.error;
+        await record({ status: failed(), attempt: 'outage' });
+        throw new Error(`delivery to endpoint ${start.endpoint.id} failed: ${outcome.reason} (${outcome.error.message})`);
+      }
+      return settle(outcome);
+
+      /** The SSRF guard refused the endpoint's address: no request went out, and none ever will. */
+      async function refuse(error: MailroomError): Promise<never> {
+        ctx.setDetails({ error: 'url_blocked' });
+        await record({ status: 'failed', attempt: 'failure' });
+        throw new Permanent(error.message);
+      }
+
+      async function settle(response: Extract<SendOutcome, { kind: 'response' }>) {
+        const excerpt = excerptOf(response.body.toString('utf8'), response.isTruncated);
+        ctx.setDetails({
+          status: response.status,
+          durationMs: response.durationMs,
+          ...(response.retryAfter !== null ? { retryAfter: response.retryAfter.slice(0, 64) } : {}),
+          ...(excerpt ? { excerpt } : {}),
+        });
+        const verdict = classifyResponse(response.status, response.retryAfter);
+        const what = `endpoint ${start!.endpoint!.id} answered ${response.status}${excerpt ? `: ${excerpt}` : ''}`;
+        if (verdict.kind === 'done') {
+          await record({ status: 'delivered', attempt: 'success' });
+          return { status: response.status };
+        }
+        if (response.status === 410) {
+          await record({ status: 'failed', attempt: 'failure', disableReason: 'the endpoint answered 410 Gone' });
+          throw new Permanent(what);
+        }
+        if (verdict.kind === 'permanent') {
+          await record({ status: 'failed', attempt: 'failure' });
+          throw new Permanent(what);
+        }
+        // 5xx and 408 say the receiver is unwell (the breaker counts them); 409/425/429 say "not now".
+        await record({ status: failed(), attempt: response.status >= 500 || response.status === 408 ? 'outage' : 'failure' });
+        if (verdict.retryAfterMs !== null) throw new RetryAfter(verdict.retryAfterMs, what);
+        throw new Error(what);
+      }
+    },
+  };
+}
+
+/** The delivery's outcome and the endpoint's health, in one store transaction; a disable is logged and counted. */
+async function recordAttempt(
+  deps: DeliverTaskDeps,
+  start: DeliveryStart,
+  fields: Pick<DeliveryRecordParams, 'status' | 'attempt' | 'disableReason'>,
+  jobId: string,
+): Promise<void> {
+  const { disabledReason } = await deps.store.deliveryRecord({
+    deliveryId: start.delivery.id,
+    endpointId: start.delivery.endpointId,
+    ...fields,
+    disableAfterMs: deps.settings.disableAfterMs,
+    breaker: deps.settings.breaker,
+    now: deps.settings.clock?.(),
+  });
+  if (disabledReason === null) return;
+  deps.log.warn({ endpointId: start.delivery.endpointId, tenant: start.message.tenant, jobId, reason: disabledReason }, 'endpoint disabled');
+  deps.onEndpointDisabled?.(start.delivery.endpointId, fields.disableReason ? 'gone' : 'failing');
+}
+
+/**
+ * The body every endpoint receives: the Standard Webhooks envelope `{ type, timestamp,
+ * data }` around the payload exactly as it was published, the same bytes on every attempt.
+ */
+function envelope(start: DeliveryStart): Buffer {
+  const { message } = start;
+  return Buffer.from(`{"type":${JSON.stringify(message.type)},"timestamp":${JSON.stringify(message.createdAt.toISOString())},"data":${message.payload}}`, 'utf8');
+}
+
+function isCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
+}
+

@@ -1,0 +1,112 @@
+// `mailroom endpoints …` and `mailroom deliveries …` on every store, in-process through the
+// dispatcher the bin uses: the secret printed once by add and rotate-secret and never by
+// anything else, health in get, disable/enable/recover, and deliveries by endpoint and
+// message, and a worker that delivers with no task configured. The config's allowlist
+// lets a loopback URL pass the SSRF guard.
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { storeHarnesses } from '../harness/stores.js';
+import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
+import { removeTempDirs, runCommand, runJson, startCommand, tempDir } from './run-command.js';
+import { waitFor } from '../harness/wait.js';
+import { startVerifyingReceiver } from '../outgoing/outgoing-kit.js';
+
+/** A working directory whose config allows loopback endpoints. */
+function configDir(): string {
+  const cwd = tempDir();
+  writeFileSync(join(cwd, 'mailroom.config.mjs'), `export default { endpoints: { allowlist: ['127.0.0.1'] } };\n`);
+  return cwd;
+}
+
+describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (harness) => {
+  afterEach(async () => {
+    await closeTestMailrooms(harness);
+    removeTempDirs();
+  });
+
+  it.runIf(harness.isAvailable)('adds an endpoint printing its secret once, and never prints it again', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const cwd = configDir();
+    const added = await runJson(['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', 'http://127.0.0.1:9/hooks', '--events', 'invoice.paid,invoice.voided'], { cwd });
+    expect(added).toMatchObject({ tenant: 'acme', url: 'http://127.0.0.1:9/hooks', eventTypes: ['invoice.paid', 'invoice.voided'], enabled: true });
+    expect(added.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    const human = await runCommand(['endpoints', 'add', '--db', url, '--tenant', 'globex', '--url', 'http://127.0.0.1:9/other'], { cwd });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/Signing secret \(shown once; give it to the customer\): whsec_/);
+    const humanSecret = /whsec_\S+/.exec(human.stdout)![0];
+
+    await mr.publish('invoice.paid', { invoice: 1 }, { tenant: 'acme' });
+    const rotated = await runJson(['endpoints', 'rotate-secret', added.id, '--db', url, '--overlap', '1h'], { cwd });
+    expect(rotated.secret).toMatch(/^whsec_/);
+    const outputs = [
+      await runCommand(['endpoints', 'list', '--db', url], { cwd }),
+      await runCommand(['endpoints', 'list', '--db', url, '--json'], { cwd }),
+      await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd }),
+      await runCommand(['endpoints', 'get', added.id, '--db', url, '--json'], { cwd }),
+      await runCommand(['endpoints', 'update', added.id, '--db', url, '--description', 'billing'], { cwd }),
+      await runCommand(['deliveries', '--endpoint', added.id, '--db', url], { cwd }),
+      await runCommand(['deliveries', '--endpoint', added.id, '--db', url, '--json'], { cwd }),
+      await runCommand(['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', 'http://10.0.0.1/'], { cwd }),
+      await runCommand(['endpoints', 'get', '999', '--db', url], { cwd }),
+    ];
+    expect(outputs.slice(0, 7).map((o) => o.code)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    const shown = outputs.map((o) => o.stdout + o.stderr).join('\n');
+    for (const secret of [added.secret, humanSecret, rotated.secret]) expect(shown).not.toContain(secret.slice('whsec_'.length));
+    expect(outputs[7]!.code).toBe(1);
+    expect(outputs[7]!.stderr).toContain('refused range (private)');
+    expect(outputs[8]!.code).toBe(1);
+  });
+
+  it.runIf(harness.isAvailable)('gets an endpoint with its health, disables, enables and recovers it, and lists deliveries', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const cwd = configDir();
+    const added = await runJson(['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', 'http://127.0.0.1:9/hooks'], { cwd });
+    const got = await runJson(['endpoints', 'get', added.id, '--db', url], { cwd });
+    expect(got.health).toMatchObject({ breakerState: 'closed', successRate: null, backlog: 0, lastSuccessAt: null });
+    const human = await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd });
+    expect(human.stdout).toMatch(/breaker: +closed/);
+    expect(human.stdout).toMatch(/backlog: +0/);
+
+    const disabled = await runJson(['endpoints', 'disable', added.id, '--db', url, '--reason', 'customer asked'], { cwd });
+    expect(disabled).toMatchObject({ enabled: false, disabledReason: 'customer asked' });
+    const { message } = await mr.publish('invoice.paid', { invoice: 1 }, { tenant: 'acme' });
+    const refused = await runCommand(['endpoints', 'recover', added.id, '--db', url, '--since', '1h'], { cwd });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('is disabled; enable it before you recover');
+    expect(await runJson(['endpoints', 'enable', added.id, '--db', url], { cwd })).toMatchObject({ enabled: true, disabledReason: null });
+    const skipped = await runJson(['deliveries', '--message', message.id, '--db', url], { cwd });
+    expect(skipped.map((d: { status: string }) => d.status)).toEqual(['skipped']);
+    expect(await runJson(['endpoints', 'recover', added.id, '--db', url, '--since', '1h'], { cwd })).toMatchObject({ count: 1 });
+    const pending = await runJson(['deliveries', '--endpoint', added.id, '--db', url, '--status', 'pending'], { cwd });
+    expect(pending).toHaveLength(1);
+    expect(pending[0]).toMatchObject({ messageId: message.id, type: 'invoice.paid', status: 'pending' });
+    const table = await runCommand(['deliveries', '--endpoint', added.id, '--db', url], { cwd });
+    expect(table.stdout).toMatch(/^ID +MESSAGE +ENDPOINT +TYPE +STATUS/);
+
+    expect((await runCommand(['endpoints', 'remove', added.id, '--db', url], { cwd })).code).toBe(0);
+    expect(await mr.endpoints.get(added.id)).toBeNull();
+    const usage = await runCommand(['deliveries', '--db', url], { cwd });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('Give one of --endpoint ID or --message ID.');
+  });
+
+  it.runIf(harness.isAvailable)('runs a worker with no configured tasks when the store has an endpoint, and it delivers', async () => {
+    const target = await startVerifyingReceiver();
+    try {
+      const { mr, url } = await openTestMailroom(harness);
+      const cwd = configDir();
+      const added = await runJson(['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', target.url], { cwd });
+      target.secrets.push(added.secret);
+      const worker = startCommand(['worker', '--db', url, '--poll', '20ms', '--shutdown-timeout', '2s'], { cwd });
+      const { message } = await mr.publish('invoice.paid', { invoice: 1 }, { tenant: 'acme' });
+      await waitFor(async () => (await mr.deliveries.list({ messageId: message.id }))[0]?.status === 'delivered', { timeoutMs: 10_000 });
+      worker.signal('SIGTERM');
+      expect((await worker.done).code).toBe(0);
+      expect(target.received.map((r) => r.verifiedWith)).toEqual([added.secret]);
+    } finally {
+      await target.close();
+    }
+  });
+});

@@ -1,0 +1,284 @@
+// Outgoing webhooks in the store (SPEC §6a): endpoints that never hand out their secret,
+// messages published once per (tenant, key) with one deliver job per matching enabled
+// endpoint and `skipped` for disabled ones, in one transaction (the caller's too), and the
+// per-endpoint breaker, health and auto-disable kept by deliveryStart/deliveryRecord on a
+// pinned clock, so every worker on every connection sees the same state.
+
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_BREAKER_SETTINGS } from '../../src/core/circuit-breaker.js';
+import type { EndpointAddParams, MessagePublishParams } from '../../src/store/outgoing-store.js';
+import type { StoreExecutor } from '../../src/store/store.js';
+import type { StoreHarness } from '../harness/store-harness.js';
+import { asFailed } from '../harness/finishes.js';
+import { DAY_MS, MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, rejectionOf, useStore } from './context.js';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const NEW_SECRET = 'whsec_QWxsIHRoZSB3b3JsZCdzIGEgc3RhZ2UsIGFuZA==';
+const BREAKER = DEFAULT_BREAKER_SETTINGS;
+const FIVE_DAYS_MS = 5 * DAY_MS;
+
+function endpoint(overrides: Partial<EndpointAddParams> = {}): EndpointAddParams {
+  return { tenant: 'acme', url: 'https://hooks.example.com/in', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: SECRET, now: T0, ...overrides };
+}
+
+function publish(overrides: Partial<Omit<MessagePublishParams, 'payloadJson'>> & { payload?: unknown } = {}): MessagePublishParams {
+  const { payload, ...rest } = overrides;
+  return { tenant: 'acme', type: 'invoice.paid', key: null, job: jobInsert({ type: 'deliver', maxAttempts: 9 }), now: T0, ...rest, payloadJson: JSON.stringify(payload ?? { invoice: 1 }) };
+}
+
+/** An attempt's outcome as the deliver task records it. */
+function record(store: StoreExecutor, deliveryId: string, endpointId: string, attempt: 'success' | 'failure' | 'outage', now: Date, extra: { disableReason?: string } = {}) {
+  const status = attempt === 'success' ? 'delivered' : 'pending';
+  return store.deliveryRecord({ deliveryId, endpointId, status, attempt, disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now, ...extra });
+}
+
+export function outgoingConformance(harness: StoreHarness): void {
+  describe('outgoing webhooks', () => {
+    const ctx = useStore(harness);
+
+    it('keeps an endpoint’s secret out of add, get, list and update', async () => {
+      const added = await ctx.store.endpointAdd(endpoint({ eventTypes: ['invoice.paid'], metadata: { plan: 'pro' }, description: 'billing' }));
+      expect(added).toMatchObject({ tenant: 'acme', url: 'https://hooks.example.com/in', enabled: true, eventTypes: ['invoice.paid'], metadata: { plan: 'pro' } });
+      await ctx.store.endpointAdd(endpoint({ tenant: 'globex' }));
+      const updated = await ctx.store.endpointUpdate({ id: added.id, description: null, rateLimit: { limit: 5, intervalMs: SECOND_MS }, now: at(SECOND_MS) });
+      expect(updated).toMatchObject({ description: null, rateLimit: { limit: 5, intervalMs: SECOND_MS }, eventTypes: ['invoice.paid'], metadata: { plan: 'pro' } });
+      const everything = [added, updated, await ctx.store.endpointGet({ id: added.id }), await ctx.store.endpointList({}), await ctx.store.endpointList({ tenant: 'acme' })];
+      expect(JSON.stringify(everything)).not.toContain(SECRET);
+      expect((await ctx.store.endpointList({ tenant: 'acme' })).map((e) => e.id)).toEqual([added.id]);
+      expect(await ctx.store.endpointList({})).toHaveLength(2);
+      expect(await ctx.store.endpointGet({ id: '999999' })).toBeNull();
+      expect(await ctx.store.endpointGet({ id: 'nope' })).toBeNull();
+    });
+
+    it('disables with a reason, enables again, and removes an endpoint', async () => {
+      const { id } = await ctx.store.endpointAdd(endpoint());
+      expect(await ctx.store.endpointSetEnabled({ id, enabled: false, reason: 'customer asked', now: at(SECOND_MS) })).toMatchObject({ enabled: false, disabledReason: 'customer asked' });
+      expect(await ctx.store.endpointSetEnabled({ id, enabled: true, reason: null, now: at(2 * SECOND_MS) })).toMatchObject({ enabled: true, disabledReason: null });
+      expect(await ctx.store.endpointRemove({ id })).toBe(true);
+      expect(await ctx.store.endpointRemove({ id })).toBe(false);
+      expect(await ctx.store.endpointGet({ id })).toBeNull();
+    });
+
+    it('publishes a message once with a deliver job per matching enabled endpoint and `skipped` for a disabled one', async () => {
+      const all = await ctx.store.endpointAdd(endpoint());
+      const paid = await ctx.store.endpointAdd(endpoint({ eventTypes: ['invoice.paid'] }));
+      await ctx.store.endpointAdd(endpoint({ eventTypes: ['invoice.voided'] }));
+      await ctx.store.endpointAdd(endpoint({ tenant: 'globex' }));
+      const off = await ctx.store.endpointAdd(endpoint());
+      await ctx.store.endpointSetEnabled({ id: off.id, enabled: false, reason: 'paused', now: T0 });
+
+      const result = await ctx.store.messagePublish(publish({ payload: { invoice: 7 } }));
+      expect(result.isDuplicate).toBe(false);
+      expect(result.message).toMatchObject({ tenant: 'acme', type: 'invoice.paid', payload: { invoice: 7 } });
+      expect(result.deliveries.map((d) => [d.endpointId, d.status])).toEqual([
+        [all.id, 'pending'],
+        [paid.id, 'pending'],
+        [off.id, 'skipped'],
+      ]);
+      expect(result.deliveries[2]!.jobId).toBeNull();
+      for (const delivery of result.deliveries.slice(0, 2)) {
+        const job = (await ctx.store.jobGet({ id: delivery.jobId! }))!;
+        expect(job).toMatchObject({ type: 'deliver', status: 'pending', maxAttempts: 9 });
+        expect(job.payload).toEqual({ deliveryId: delivery.id, messageId: result.message.id, endpointId: delivery.endpointId });
+      }
+      expect(await ctx.store.messageList({ tenant: 'acme' })).toEqual([result.message]);
+      expect(await ctx.store.messageList({ tenant: 'globex' })).toEqual([]);
+      expect((await ctx.store.deliveryList({ endpointId: off.id, status: 'skipped' })).map((d) => d.messageId)).toEqual([result.message.id]);
+    });
+
+    it('stores a message that matches no endpoint', async () => {
+      const result = await ctx.store.messagePublish(publish({ tenant: 'nobody' }));
+      expect(result.deliveries).toEqual([]);
+      expect((await ctx.store.messageList({ type: 'invoice.paid' })).map((m) => m.id)).toEqual([result.message.id]);
+    });
+
+    it('publishes a key once per tenant, and refuses the same key with another payload', async () => {
+      await ctx.store.endpointAdd(endpoint());
+      const first = await ctx.store.messagePublish(publish({ key: 'invoice:7' }));
+      const again = await ctx.store.messagePublish(publish({ key: 'invoice:7', now: at(SECOND_MS) }));
+      expect(again).toMatchObject({ isDuplicate: true, message: { id: first.message.id } });
+      expect(again.deliveries.map((d) => d.id)).toEqual(first.deliveries.map((d) => d.id));
+      const error = await rejectionOf(ctx.store.messagePublish(publish({ key: 'invoice:7', payload: { invoice: 8 } })));
+      expect(error).toMatchObject({ code: 'MR_ERR_KEY_CONFLICT', existingMessageId: first.message.id });
+      const otherTenant = await ctx.store.messagePublish(publish({ key: 'invoice:7', tenant: 'globex' }));
+      expect(otherTenant.isDuplicate).toBe(false);
+      expect(await ctx.store.messageList({ tenant: 'acme' })).toHaveLength(1);
+      expect((await ctx.store.jobList({ type: 'deliver' })).length).toBe(1);
+    });
+
+    it('keys each deliver job by its endpoint, so per-key limits hold per endpoint', async () => {
+      const a = await ctx.store.endpointAdd(endpoint());
+      const b = await ctx.store.endpointAdd(endpoint());
+      await ctx.store.messagePublish(publish());
+      await ctx.store.messagePublish(publish());
+      const claimed = await claim(ctx.store, { types: ['deliver'], limits: [{ type: 'deliver', perKey: { concurrency: 1 } }], now: T0 });
+      expect(claimed.map((job) => (job.payload as { endpointId: string }).endpointId).sort()).toEqual([a.id, b.id].sort());
+    });
+
+    it.skipIf(!harness.capabilities.syncTransactions)('publishes nothing when the caller’s transactionSync rolls back (syncTransactions)', async () => {
+      await ctx.store.endpointAdd(endpoint());
+      expect(() =>
+        ctx.store.transactionSync!((tx) => {
+          tx.messagePublish(publish());
+          throw new Error('order failed');
+        }),
+      ).toThrow('order failed');
+      expect(await ctx.store.messageList({})).toEqual([]);
+      expect(await ctx.store.jobList({})).toEqual([]);
+      const committed = ctx.store.transactionSync!((tx) => tx.messagePublish(publish()));
+      expect(await ctx.store.jobGet({ id: committed.deliveries[0]!.jobId! })).not.toBeNull();
+    });
+
+    it.skipIf(!harness.capabilities.asyncTransactions)('publishes nothing when the caller’s own transaction rolls back (asyncTransactions)', async () => {
+      await ctx.store.endpointAdd(endpoint());
+      const error = await rejectionOf(
+        ctx.store.transaction!(async (tx) => {
+          await tx.messagePublish(publish());
+          throw new Error('order failed');
+        }),
+      );
+      expect(error.message).toBe('order failed');
+      expect(await ctx.store.messageList({})).toEqual([]);
+      expect(await ctx.store.jobList({})).toEqual([]);
+    });
+
+    it('hands the deliver task the stored body, the endpoint and both secrets during a rotation’s overlap', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const { deliveries } = await ctx.store.messagePublish({ ...publish(), payloadJson: '{"b":1,  "a":2}' });
+      const start = (await ctx.store.deliveryStart({ deliveryId: deliveries[0]!.id, breaker: BREAKER, now: T0 }))!;
+      expect(start).toMatchObject({ endpoint: { id: ep.id, enabled: true }, secrets: [SECRET], admission: { kind: 'send' } });
+      expect(start.message.payload).toBe('{"b":1,  "a":2}');
+      expect(await ctx.store.endpointRotateSecret({ id: ep.id, secret: NEW_SECRET, overlapMs: MINUTE_MS, now: at(SECOND_MS) })).toBe(true);
+      const during = (await ctx.store.deliveryStart({ deliveryId: deliveries[0]!.id, breaker: BREAKER, now: at(30 * SECOND_MS) }))!;
+      expect(during.secrets).toEqual([NEW_SECRET, SECRET]);
+      const after = (await ctx.store.deliveryStart({ deliveryId: deliveries[0]!.id, breaker: BREAKER, now: at(2 * MINUTE_MS) }))!;
+      expect(after.secrets).toEqual([NEW_SECRET]);
+      expect(await ctx.store.deliveryStart({ deliveryId: '999999', breaker: BREAKER, now: T0 })).toBeNull();
+    });
+
+    it('opens the breaker on a failure ratio, lets one probe through when it may, and closes on its success', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const ids: string[] = [];
+      for (let i = 0; i < 7; i++) ids.push((await ctx.store.messagePublish(publish())).deliveries[0]!.id);
+      for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, ids[i]!, ep.id, 'outage', at(i * SECOND_MS));
+      const elsewhere = await ctx.opened.openAnother();
+      const waiting = (await elsewhere.deliveryStart({ deliveryId: ids[5]!, breaker: BREAKER, now: at(10 * SECOND_MS) }))!;
+      const opensAt = (BREAKER.minAttempts - 1) * SECOND_MS + BREAKER.openMs;
+      expect(waiting.admission).toEqual({ kind: 'wait', waitMs: opensAt - 10 * SECOND_MS, reason: 'breaker_open' });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ breakerState: 'open', failures: 5, successes: 0, breakerRetryAt: at(opensAt) });
+
+      const probe = (await ctx.store.deliveryStart({ deliveryId: ids[5]!, breaker: BREAKER, now: at(opensAt) }))!;
+      expect(probe.admission.kind).toBe('probe');
+      const other = (await elsewhere.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(opensAt + SECOND_MS) }))!;
+      expect(other.admission).toEqual({ kind: 'wait', waitMs: BREAKER.probeRecheckMs, reason: 'probing' });
+      // The probe fails: open again, for twice as long.
+      await record(ctx.store, ids[5]!, ep.id, 'outage', at(opensAt + SECOND_MS));
+      expect((await ctx.store.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(opensAt + 2 * SECOND_MS) }))!.admission).toEqual({
+        kind: 'wait',
+        waitMs: 2 * BREAKER.openMs - SECOND_MS,
+        reason: 'breaker_open',
+      });
+      const secondProbeAt = opensAt + SECOND_MS + 2 * BREAKER.openMs;
+      expect((await ctx.store.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(secondProbeAt) }))!.admission.kind).toBe('probe');
+      await record(ctx.store, ids[6]!, ep.id, 'success', at(secondProbeAt + SECOND_MS));
+      expect((await elsewhere.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(secondProbeAt + 2 * SECOND_MS) }))!.admission).toEqual({ kind: 'send' });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({
+        breakerState: 'closed',
+        successes: 1,
+        failures: 6,
+        successRate: 1 / 7,
+        lastSuccessAt: at(secondProbeAt + SECOND_MS),
+        lastFailureAt: at(opensAt + SECOND_MS),
+        failingSince: null,
+      });
+    });
+
+    it('does not open the breaker on refused requests (4xx), which still count as failures', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const { deliveries } = await ctx.store.messagePublish(publish());
+      for (let i = 0; i < 10; i++) await record(ctx.store, deliveries[0]!.id, ep.id, 'failure', at(i * SECOND_MS));
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ breakerState: 'closed', failures: 10 });
+    });
+
+    it('disables an endpoint after failing for the streak’s length without a success, or at once when told (410)', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const { deliveries } = await ctx.store.messagePublish(publish());
+      const id = deliveries[0]!.id;
+      expect(await record(ctx.store, id, ep.id, 'outage', T0)).toEqual({ disabledReason: null });
+      expect(await record(ctx.store, id, ep.id, 'outage', at(FIVE_DAYS_MS - SECOND_MS))).toEqual({ disabledReason: null });
+      const streak = await record(ctx.store, id, ep.id, 'outage', at(FIVE_DAYS_MS));
+      expect(streak.disabledReason).toContain(T0.toISOString());
+      expect(await ctx.store.endpointGet({ id: ep.id })).toMatchObject({ enabled: false, disabledReason: streak.disabledReason });
+      // Disabled once: a later failure does not report it again.
+      expect(await record(ctx.store, id, ep.id, 'outage', at(FIVE_DAYS_MS + SECOND_MS))).toEqual({ disabledReason: null });
+
+      const gone = await ctx.store.endpointAdd(endpoint());
+      const next = await ctx.store.messagePublish(publish());
+      const goneDelivery = next.deliveries.find((d) => d.endpointId === gone.id)!;
+      expect(await record(ctx.store, goneDelivery.id, gone.id, 'failure', T0, { disableReason: 'answered 410 Gone' })).toEqual({ disabledReason: 'answered 410 Gone' });
+      expect(await ctx.store.endpointGet({ id: gone.id })).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone' });
+    });
+
+    it('lists a delivery whose job died as failed, counts the backlog, and recovers failed and skipped deliveries since a time', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const early = await ctx.store.messagePublish(publish({ now: T0 }));
+      const failed = await ctx.store.messagePublish(publish({ now: at(MINUTE_MS) }));
+      await ctx.store.endpointSetEnabled({ id: ep.id, enabled: false, reason: 'maintenance', now: at(MINUTE_MS) });
+      const skipped = await ctx.store.messagePublish(publish({ now: at(2 * MINUTE_MS) }));
+      await ctx.store.endpointSetEnabled({ id: ep.id, enabled: true, reason: null, now: at(3 * MINUTE_MS) });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 2 });
+
+      // Both pending jobs die (the first delivered nothing either).
+      const jobs = await claim(ctx.store, { types: ['deliver'], now: at(3 * MINUTE_MS) });
+      await ctx.store.jobFinishMany({
+        finishes: asFailed(jobs.map((job) => ({ ...job, error: 'answered 400', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }))),
+        now: at(3 * MINUTE_MS),
+      });
+      expect((await ctx.store.deliveryList({ endpointId: ep.id })).map((d) => d.status)).toEqual(['failed', 'failed', 'skipped']);
+      expect((await ctx.store.deliveryList({ endpointId: ep.id, status: 'failed' })).map((d) => d.lastError)).toEqual(['answered 400', 'answered 400']);
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 0 });
+
+      const recovered = await ctx.store.deliveryRecover({ endpointId: ep.id, since: at(MINUTE_MS), job: publish().job, now: at(4 * MINUTE_MS) });
+      expect(recovered).toEqual([failed.deliveries[0]!.id, skipped.deliveries[0]!.id]);
+      const after = await ctx.store.deliveryList({ endpointId: ep.id });
+      expect(after.map((d) => d.status)).toEqual(['failed', 'pending', 'pending']);
+      expect(after[0]!.id).toBe(early.deliveries[0]!.id);
+      for (const delivery of after.slice(1)) expect(await ctx.store.jobGet({ id: delivery.jobId! })).toMatchObject({ status: 'pending', type: 'deliver' });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 2 });
+    });
+
+    it('counts endpoints by state and breaker, with the total backlog and the endpoints most behind', async () => {
+      const [a, b, off] = [await ctx.store.endpointAdd(endpoint()), await ctx.store.endpointAdd(endpoint({ tenant: 'globex' })), await ctx.store.endpointAdd(endpoint())];
+      await ctx.store.endpointSetEnabled({ id: off.id, enabled: false, reason: 'paused', now: T0 });
+      await ctx.store.messagePublish(publish());
+      await ctx.store.messagePublish(publish());
+      await ctx.store.messagePublish(publish({ tenant: 'globex' }));
+      for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, '1', b.id, 'outage', at(i * SECOND_MS));
+      expect(await ctx.store.endpointStats({ topN: 1 })).toEqual({
+        enabled: 2,
+        disabled: 1,
+        breakers: { closed: 2, open: 1, half_open: 0 },
+        backlog: 3,
+        topBacklog: [{ endpointId: a.id, backlog: 2 }],
+      });
+      expect((await ctx.store.endpointStats({ topN: 0 })).topBacklog).toEqual([]);
+    });
+
+    it('holds an endpoint to its own rateLimit in any window, across connections, without taking the breaker’s probe', async () => {
+      const limited = await ctx.store.endpointAdd(endpoint({ rateLimit: { limit: 2, intervalMs: SECOND_MS } }));
+      const free = await ctx.store.endpointAdd(endpoint());
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === limited.id)!.id);
+      const elsewhere = await ctx.opened.openAnother();
+      const admission = async (store: StoreExecutor, id: string, ms: number) => (await store.deliveryStart({ deliveryId: id, breaker: BREAKER, now: at(ms) }))!.admission;
+      expect(await admission(ctx.store, ids[0]!, 0)).toEqual({ kind: 'send' });
+      expect(await admission(elsewhere, ids[1]!, 100)).toEqual({ kind: 'send' });
+      expect(await admission(ctx.store, ids[2]!, 200)).toEqual({ kind: 'wait', waitMs: 800, reason: 'rate_limit' });
+      // Another endpoint of the tenant is not held back.
+      const other = (await ctx.store.deliveryList({ endpointId: free.id }))[0]!;
+      expect(await admission(elsewhere, other.id, 200)).toEqual({ kind: 'send' });
+      expect(await admission(elsewhere, ids[2]!, SECOND_MS)).toEqual({ kind: 'send' });
+      expect(await admission(ctx.store, ids[2]!, SECOND_MS + 50)).toEqual({ kind: 'wait', waitMs: 50, reason: 'rate_limit' });
+    });
+  });
+}

@@ -1,0 +1,267 @@
+// Outgoing deliveries end to end on both stores: publish, a real worker, and loopback
+// receivers that verify every request with the official `standardwebhooks` library. Each
+// case is one answer a customer's receiver can give (2xx, 500s, 429 with Retry-After, a
+// hang, a slow or huge body, a redirect, 410) and what becomes of the delivery.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Mailroom } from '../../src/mailroom.js';
+import type { DeliveryStatus } from '../../src/core/outgoing-types.js';
+import { storeHarnesses } from '../harness/stores.js';
+import { logSink } from '../harness/log-sink.js';
+import { waitFor } from '../harness/wait.js';
+import { answer, closeOutgoingMailrooms, openOutgoingMailroom, startVerifyingReceiver } from './outgoing-kit.js';
+import type { VerifyingReceiver } from './outgoing-kit.js';
+
+const receivers: VerifyingReceiver[] = [];
+
+async function receiver(): Promise<VerifyingReceiver> {
+  const started = await startVerifyingReceiver();
+  receivers.push(started);
+  return started;
+}
+
+/** An endpoint for `tenant` at the receiver, whose secret the receiver then holds. */
+async function endpointAt(mr: Mailroom, target: VerifyingReceiver, tenant = 'acme') {
+  const endpoint = await mr.endpoints.add({ tenant, url: target.url });
+  target.secrets.push(endpoint.secret);
+  return endpoint;
+}
+
+/**
+ * The message's (one) delivery once it is `status` and its job has ended to match: the
+ * task records the delivery just before the job's outcome (with its attempt's details)
+ * is written.
+ */
+async function deliveryStatus(mr: Mailroom, messageId: string, status: Extract<DeliveryStatus, 'delivered' | 'failed'>, timeoutMs = 10_000) {
+  const jobStatus = status === 'delivered' ? 'done' : 'dead';
+  return waitFor(
+    async () => {
+      const [delivery] = await mr.deliveries.list({ messageId });
+      return delivery?.status === status && (await mr.getJob(delivery.jobId!))?.status === jobStatus && delivery;
+    },
+    { timeoutMs, description: `message ${messageId}'s delivery to be ${status}` },
+  );
+}
+
+describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
+  afterEach(async () => {
+    for (const r of receivers.splice(0)) await r.close();
+    await closeOutgoingMailrooms(harness);
+  });
+
+  it.skipIf(!harness.isAvailable)('delivers a signed message that standardwebhooks verifies, under one webhook-id at every endpoint', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const [first, second] = [await receiver(), await receiver()];
+    await endpointAt(mr, first);
+    await endpointAt(mr, second);
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', { invoice: 7, total: 4200 }, { tenant: 'acme' });
+    await waitFor(async () => (await mr.deliveries.list({ messageId: message.id, status: 'delivered' })).length === 2);
+    for (const target of [first, second]) {
+      const [got] = target.received;
+      expect(got!.verifiedWith).toBe(target.secrets[0]);
+      expect(got!.headers['webhook-id']).toBe(message.id);
+      expect(JSON.parse(got!.body.toString())).toEqual({ type: 'invoice.paid', timestamp: message.createdAt.toISOString(), data: { invoice: 7, total: 4200 } });
+      expect(Math.abs(Number(got!.headers['webhook-timestamp']) * 1000 - got!.receivedAt)).toBeLessThan(2_000);
+    }
+    const [delivery] = await mr.deliveries.list({ messageId: message.id });
+    const job = await waitFor(async () => {
+      const found = (await mr.getJob(delivery!.jobId!))!;
+      return found.status === 'done' && found;
+    });
+    expect(job.attemptsLog.at(-1)!.details).toMatchObject({ status: 204 });
+  });
+
+  it.skipIf(!harness.isAvailable)('survives 500s: retries on the schedule under the same webhook-id, each attempt freshly signed', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const target = await receiver();
+    await endpointAt(mr, target);
+    target.respond = (_request, res) => {
+      res.writeHead(target.received.length <= 2 ? 500 : 200);
+      res.end(target.received.length <= 2 ? 'database is down' : 'ok');
+    };
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', { invoice: 8 }, { tenant: 'acme' });
+    const delivery = await deliveryStatus(mr, message.id, 'delivered');
+    expect(target.received).toHaveLength(3);
+    expect(target.received.every((r) => r.verifiedWith !== null && r.headers['webhook-id'] === message.id)).toBe(true);
+    const job = (await mr.getJob(delivery.jobId!))!;
+    expect(job.attemptsLog.map((a) => a.outcome)).toEqual(['failed', 'failed', 'done']);
+    expect(job.attemptsLog[0]!.details).toMatchObject({ status: 500, excerpt: 'database is down' });
+    expect(job.attemptsLog[0]!.error).toContain('answered 500');
+  });
+
+  it.skipIf(!harness.isAvailable)('honours Retry-After on a 429', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const target = await receiver();
+    await endpointAt(mr, target);
+    target.respond = (_request, res) => {
+      if (target.received.length === 1) res.writeHead(429, { 'retry-after': '1' });
+      else res.writeHead(204);
+      res.end();
+    };
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', { invoice: 9 }, { tenant: 'acme' });
+    const delivery = await deliveryStatus(mr, message.id, 'delivered');
+    const [first, second] = target.received;
+    // The schedule would have retried after 20 ms; the receiver asked for a second.
+    expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(950);
+    expect((await mr.getJob(delivery.jobId!))!.attemptsLog[0]!.details).toMatchObject({ status: 429, retryAfter: '1' });
+  });
+
+  it.skipIf(!harness.isAvailable)('gives up on a receiver that hangs past the request timeout, and retries it', async () => {
+    const mr = await openOutgoingMailroom(harness, { endpoints: { requestTimeoutMs: 300 } });
+    const target = await receiver();
+    await endpointAt(mr, target);
+    target.respond = (_request, res) => {
+      if (target.received.length > 1) {
+        res.writeHead(204);
+        res.end();
+      }
+    };
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', { invoice: 10 }, { tenant: 'acme' });
+    const delivery = await deliveryStatus(mr, message.id, 'delivered');
+    const job = (await mr.getJob(delivery.jobId!))!;
+    expect(job.attemptsLog[0]).toMatchObject({ outcome: 'failed', details: { error: 'timeout' } });
+    expect(job.attemptsLog[0]!.error).toContain('timeout');
+  });
+
+  it.skipIf(!harness.isAvailable)('reads a slow answer to its end, and keeps a bounded excerpt of a huge one without reading it all', async () => {
+    const mr = await openOutgoingMailroom(harness, { endpoints: { maxAttempts: 1 } });
+    const slow = await receiver();
+    const huge = await receiver();
+    await endpointAt(mr, slow, 'slow');
+    await endpointAt(mr, huge, 'huge');
+    slow.respond = (_request, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      let sent = 0;
+      const drip = setInterval(() => {
+        res.write('.');
+        if (++sent === 5) {
+          clearInterval(drip);
+          res.end();
+        }
+      }, 40);
+    };
+    let hugeBytesWritten = 0;
+    huge.respond = (_request, res) => {
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      const chunk = 'x'.repeat(64 * 1024);
+      // 16 MiB if anyone read it all; the deliver task stops after 64 KiB.
+      const pump = () => {
+        while (hugeBytesWritten < 16 * 1024 * 1024) {
+          hugeBytesWritten += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      res.on('error', () => undefined);
+      pump();
+    };
+    mr.work();
+    const slowMessage = await mr.publish('report.ready', {}, { tenant: 'slow' });
+    const hugeMessage = await mr.publish('report.ready', {}, { tenant: 'huge' });
+    const slowDelivery = await deliveryStatus(mr, slowMessage.message.id, 'delivered');
+    expect((await mr.getJob(slowDelivery.jobId!))!.attemptsLog.at(-1)!.details).toMatchObject({ status: 200 });
+    const hugeDelivery = await deliveryStatus(mr, hugeMessage.message.id, 'failed');
+    const details = (await mr.getJob(hugeDelivery.jobId!))!.attemptsLog[0]!.details as { status: number; excerpt: string };
+    expect(details.status).toBe(400);
+    expect(details.excerpt.length).toBeLessThanOrEqual(513);
+    expect(details.excerpt.endsWith('…')).toBe(true);
+    expect(hugeBytesWritten).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it.skipIf(!harness.isAvailable)('does not follow a redirect: the delivery fails and the other address gets nothing', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const target = await receiver();
+    const elsewhere = await receiver();
+    await endpointAt(mr, target);
+    target.respond = answer(307, { location: elsewhere.url });
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    const delivery = await deliveryStatus(mr, message.id, 'failed');
+    expect(target.received).toHaveLength(1);
+    expect(elsewhere.received).toHaveLength(0);
+    expect((await mr.getJob(delivery.jobId!))!.deadReason).toBe('permanent');
+  });
+
+  it.skipIf(!harness.isAvailable)('disables an endpoint that answers 410, with a reason and a log line, and skips what is published to it next', async () => {
+    const log = logSink();
+    const mr = await openOutgoingMailroom(harness, { log });
+    const target = await receiver();
+    const endpoint = await endpointAt(mr, target);
+    target.respond = answer(410);
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    await deliveryStatus(mr, message.id, 'failed');
+    const disabled = (await mr.endpoints.get(endpoint.id))!;
+    expect(disabled).toMatchObject({ enabled: false });
+    expect(disabled.disabledReason).toContain('410');
+    expect(log.text()).toContain('"msg":"endpoint disabled"');
+    const next = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    expect(next.deliveries.map((d) => d.status)).toEqual(['skipped']);
+    expect(target.received).toHaveLength(1);
+  });
+
+  it.skipIf(!harness.isAvailable)('signs with both secrets during a rotation’s overlap, so a receiver holding either verifies', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const target = await receiver();
+    const endpoint = await endpointAt(mr, target);
+    const oldSecret = endpoint.secret;
+    const { secret: newSecret } = await mr.endpoints.rotateSecret(endpoint.id, { overlapMs: 60_000 });
+    expect(newSecret).toMatch(/^whsec_/);
+    expect(newSecret).not.toBe(oldSecret);
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    await deliveryStatus(mr, message.id, 'delivered');
+    const [got] = target.received;
+    expect(String(got!.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const secret of [oldSecret, newSecret]) {
+      target.secrets = [secret];
+      // Verified again by the library with only this secret.
+      const { Webhook } = await import('standardwebhooks');
+      expect(() => new Webhook(secret).verify(got!.body, got!.headers as Record<string, string>)).not.toThrow();
+    }
+    const { secret: latest } = await mr.endpoints.rotateSecret(endpoint.id, { overlapMs: 0 });
+    const next = await mr.publish('invoice.paid', { n: 2 }, { tenant: 'acme' });
+    await deliveryStatus(mr, next.message.id, 'delivered');
+    expect(String(target.received[1]!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    const { Webhook } = await import('standardwebhooks');
+    expect(() => new Webhook(latest).verify(target.received[1]!.body, target.received[1]!.headers as Record<string, string>)).not.toThrow();
+  });
+
+  it.skipIf(!harness.isAvailable)('never shows an endpoint’s secret in logs, lists, job history or errors', async () => {
+    const log = logSink();
+    const mr = await openOutgoingMailroom(harness, { log });
+    const target = await receiver();
+    const endpoint = await endpointAt(mr, target);
+    const { secret: rotated } = await mr.endpoints.rotateSecret(endpoint.id, { overlapMs: 60_000 });
+    target.respond = (request, res) => {
+      res.writeHead(target.received.length === 1 ? 500 : 204);
+      // A receiver that echoes what it got: the signature, never a secret, comes back.
+      res.end(JSON.stringify(request.headers));
+    };
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    const delivery = await deliveryStatus(mr, message.id, 'delivered');
+    const errors: unknown[] = [];
+    for (const attempt of [mr.endpoints.add({ tenant: 'acme', url: 'http://10.0.0.1/x' }), mr.endpoints.recover('999999', { since: new Date(0) })]) {
+      errors.push(await attempt.catch((error: Error) => ({ message: error.message, stack: error.stack })));
+    }
+    const shown = JSON.stringify([
+      await mr.endpoints.list(),
+      await mr.endpoints.get(endpoint.id),
+      await mr.endpoints.health(endpoint.id),
+      await mr.messages.list({ tenant: 'acme' }),
+      await mr.deliveries.list({ endpointId: endpoint.id }),
+      await mr.getJob(delivery.jobId!),
+      errors,
+      log.text(),
+    ]);
+    for (const secret of [endpoint.secret, rotated]) {
+      expect(shown).not.toContain(secret);
+      expect(shown).not.toContain(secret.slice('whsec_'.length));
+    }
+  });
+});

@@ -1,0 +1,154 @@
+// The SSRF guard of outgoing deliveries: every refused range in every disguise, at add and
+// at every send, with the connection pinned to the checked address. Host names resolve
+// through an injected resolver, and no test ever opens a connection to a non-loopback
+// address: node's `net.client.socket` channel reports every socket created, and the
+// blocked cases assert it reported none.
+
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SsrfGuard } from '../../src/tasks/deliver/ssrf-guard.js';
+import type { Resolve } from '../../src/tasks/deliver/ssrf-guard.js';
+import { storeHarnesses } from '../harness/stores.js';
+import { waitFor } from '../harness/wait.js';
+import { closeOutgoingMailrooms, openOutgoingMailroom, startVerifyingReceiver } from './outgoing-kit.js';
+import type { VerifyingReceiver } from './outgoing-kit.js';
+
+/**
+ * Addresses any socket tried to reach while `fn` ran: what its lookup handed it, and what
+ * it connected to. A socket whose lookup was refused never gets that far. (The PostgreSQL
+ * store's own connections, to loopback, show up too.)
+ */
+async function connectionsDuring(fn: () => Promise<unknown>): Promise<string[]> {
+  const addresses: string[] = [];
+  const onSocket = (message: unknown) => {
+    const socket = (message as { socket: Socket }).socket;
+    socket.on('lookup', (error: Error | null, address: string) => void (error ? undefined : addresses.push(address)));
+    socket.on('connect', () => void addresses.push(socket.remoteAddress ?? '?'));
+  };
+  subscribe('net.client.socket', onSocket);
+  try {
+    await fn();
+  } finally {
+    unsubscribe('net.client.socket', onSocket);
+  }
+  return addresses;
+}
+
+/** A resolver that answers from a table, and whose answers a test can change (rebinding). */
+function tableResolver(table: Record<string, string[]>): Resolve & { table: Record<string, string[]> } {
+  const resolve = (async (hostname: string) => {
+    const addresses = resolve.table[hostname];
+    if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  }) as unknown as Resolve & { table: Record<string, string[]> };
+  resolve.table = table;
+  return resolve;
+}
+
+const REFUSED_URLS: Array<[string, string]> = [
+  ['http://127.0.0.1/', 'loopback'],
+  ['http://2130706433/', 'loopback (decimal)'],
+  ['http://0x7f.1/', 'loopback (hex)'],
+  ['http://0177.0.0.1/', 'loopback (octal)'],
+  ['http://[::1]/', 'IPv6 loopback'],
+  ['http://[::ffff:127.0.0.1]/', 'IPv4-mapped IPv6 loopback'],
+  ['http://[::ffff:a00:1]/', 'IPv4-mapped IPv6 private'],
+  ['http://[64:ff9b::a00:1]/', 'NAT64 of a private address'],
+  ['http://10.0.0.1/', 'private'],
+  ['http://172.16.5.4/', 'private'],
+  ['http://192.168.1.1/', 'private'],
+  ['http://169.254.169.254/latest/meta-data/', 'metadata (link-local)'],
+  ['http://[fd00:ec2::254]/', 'metadata (unique-local)'],
+  ['http://100.100.100.200/', 'metadata (CGNAT)'],
+  ['http://100.64.0.1/', 'CGNAT'],
+  ['http://[fe80::1]/', 'IPv6 link-local'],
+  ['http://[fc00::1]/', 'unique-local'],
+  ['http://224.0.0.1/', 'multicast'],
+  ['http://[ff02::1]/', 'IPv6 multicast'],
+  ['http://0.0.0.0/', 'unspecified'],
+  ['http://localhost./', 'a name with a trailing dot that resolves to loopback'],
+  ['http://internal.example.com/', 'a name that resolves to a private address'],
+  ['http://mixed.example.com/', 'a name with one public and one private address'],
+];
+
+const RESOLVER_TABLE = {
+  localhost: ['127.0.0.1'],
+  'internal.example.com': ['10.1.2.3'],
+  'mixed.example.com': ['93.184.216.34', '192.168.0.10'],
+  'public.example.com': ['93.184.216.34'],
+};
+
+describe('SSRF guard', () => {
+  it.each(REFUSED_URLS)('refuses %s (%s) at add, without connecting', async (url) => {
+    const guard = new SsrfGuard({ resolve: tableResolver({ ...RESOLVER_TABLE }) });
+    let error: any;
+    expect(await connectionsDuring(async () => (error = await guard.checkUrl(new URL(url)).catch((e: unknown) => e)))).toEqual([]);
+    expect(error).toMatchObject({ code: 'MR_ERR_URL_BLOCKED' });
+  });
+
+  it('lets a public address through, and what the allowlist names (hosts, addresses, CIDR ranges)', async () => {
+    const resolve = tableResolver({ ...RESOLVER_TABLE });
+    expect(await new SsrfGuard({ resolve }).checkUrl(new URL('https://public.example.com/hooks'))).toBeUndefined();
+    const allowing = new SsrfGuard({ resolve, allowlist: ['internal.example.com', '127.0.0.1', '192.168.0.0/16', '::1/128'] });
+    for (const url of ['http://internal.example.com/', 'http://127.0.0.1:8080/', 'http://mixed.example.com/', 'http://[::1]/']) {
+      expect(await allowing.checkUrl(new URL(url))).toBeUndefined();
+    }
+    await expect(allowing.checkUrl(new URL('http://10.0.0.1/'))).rejects.toMatchObject({ code: 'MR_ERR_URL_BLOCKED' });
+    await expect(allowing.checkUrl(new URL('http://127.0.0.2/'))).rejects.toMatchObject({ code: 'MR_ERR_URL_BLOCKED' });
+  });
+
+  it('hands the HTTP client only the checked addresses from its lookup, and refuses a host with any refused one', async () => {
+    const guard = new SsrfGuard({ resolve: tableResolver({ ...RESOLVER_TABLE }) });
+    const lookup = (host: string, all: boolean) =>
+      new Promise<unknown>((resolve) => guard.lookup(host, { all }, (error, address, family) => resolve(error ?? (all ? address : [address, family]))));
+    expect(await lookup('public.example.com', true)).toEqual([{ address: '93.184.216.34', family: 4 }]);
+    expect(await lookup('public.example.com', false)).toEqual(['93.184.216.34', 4]);
+    expect(await lookup('mixed.example.com', true)).toMatchObject({ code: 'MR_ERR_URL_BLOCKED', range: 'private' });
+  });
+});
+
+describe.each(storeHarnesses)('SSRF guard at every send ($name)', (harness) => {
+  const receivers: VerifyingReceiver[] = [];
+  afterEach(async () => {
+    for (const r of receivers.splice(0)) await r.close();
+    await closeOutgoingMailrooms(harness);
+  });
+
+  it.skipIf(!harness.isAvailable)('refuses a host that resolved to a public address at add and to a private one at send (DNS rebinding), without connecting', async () => {
+    const resolve = tableResolver({ 'hooks.customer.example': ['93.184.216.34'] });
+    const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: [], resolve } });
+    const endpoint = await mr.endpoints.add({ tenant: 'acme', url: 'http://hooks.customer.example/in' });
+    resolve.table['hooks.customer.example'] = ['169.254.169.254'];
+    const reached = await connectionsDuring(async () => {
+      const worker = mr.work();
+      const { message } = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+      const delivery = await waitFor(async () => {
+        const [found] = await mr.deliveries.list({ messageId: message.id });
+        return found?.status === 'failed' && found;
+      });
+      await waitFor(async () => (await mr.getJob(delivery.jobId!))!.status === 'dead');
+      await worker.stop({ timeoutMs: 2_000 });
+    });
+    expect(reached.filter((address) => address !== '127.0.0.1' && address !== '::1' && address !== '::ffff:127.0.0.1')).toEqual([]);
+    const [delivery] = await mr.deliveries.list({ endpointId: endpoint.id });
+    const job = (await mr.getJob(delivery!.jobId!))!;
+    expect(job).toMatchObject({ status: 'dead', deadReason: 'permanent' });
+    expect(job.lastError).toContain('169.254.169.254');
+  });
+
+  it.skipIf(!harness.isAvailable)('connects to the address it checked: the loopback receiver the allowlist names gets the delivery', async () => {
+    const target = await startVerifyingReceiver();
+    receivers.push(target);
+    const port = new URL(target.url).port;
+    const resolve = tableResolver({ 'receiver.test': ['127.0.0.1'] });
+    const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: ['127.0.0.1/32'], resolve } });
+    const endpoint = await mr.endpoints.add({ tenant: 'acme', url: `http://receiver.test:${port}/hooks` });
+    target.secrets.push(endpoint.secret);
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    await waitFor(async () => (await mr.deliveries.list({ messageId: message.id }))[0]?.status === 'delivered');
+    expect(target.received[0]!.verifiedWith).toBe(endpoint.secret);
+    expect(target.received[0]!.headers.host).toBe(`receiver.test:${port}`);
+  });
+});
