@@ -51,6 +51,7 @@ await Promise.all(secrets.map((secret, i) => new Promise((resolve) => {
 })));
 say('LISTENING');
 process.stdin.setEncoding('utf8');
+process.stdin.on('end', () => process.exit(0));
 let buf = '';
 process.stdin.on('data', (d) => {
   buf += d;
@@ -91,6 +92,8 @@ say('PUBLISHED ' + JSON.stringify({ ms: performance.now() - t0 }));
 await next(); // WORK
 const startedAt = Date.now();
 const worker = mr.work();
+let claims = 0, claimed = 0;
+worker.on('claimed', (jobs) => { claims++; claimed += jobs.length; });
 say('STARTED ' + startedAt);
 await next(); // STEADY
 const total = Math.round(rate * seconds), interval = 1000 / rate, start = performance.now();
@@ -106,7 +109,8 @@ say('STEADY_DONE');
 await next(); // STOP
 await worker.stop({ timeoutMs: 5_000 });
 await mr.close();
-say('RESULT ' + JSON.stringify({ maxRssMB: process.resourceUsage().maxRSS / 1024 }));
+say('RESULT ' + JSON.stringify({ maxRssMB: process.resourceUsage().maxRSS / 1024, claims, claimed }));
+process.exit(0);
 `;
 
 function lineReader(proc, onLine) {
@@ -125,7 +129,9 @@ function lineReader(proc, onLine) {
 
 /** A process running `code` as an ES module from bench/, and a way to await its next line starting with a prefix. */
 function script(code, arg) {
-  const proc = spawn(process.execPath, ['--input-type=module', '-e', code, JSON.stringify(arg)], {
+  // BENCH_PROFILE_DIR=dir: a --cpu-prof profile of each process, for "Where the time goes".
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const proc = spawn(process.execPath, [...profile, '--input-type=module', '-e', code, JSON.stringify(arg)], {
     cwd: join(here, '..'),
     env: { ...process.env, MAILROOM_LOG_LEVEL: 'warn' },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -203,10 +209,15 @@ export async function runOutgoing(loc, { n = MESSAGES } = {}) {
       p99: pct(report.latencies, 99),
       latencySamples: report.latencies.length,
       maxRssMB: result.maxRssMB,
+      jobsPerClaim: result.claimed / result.claims,
     };
   } finally {
-    sender.proc.kill();
+    // Ending stdin lets the receivers exit on their own (a kill would cut a --cpu-prof
+    // profile short); the kills are for a run that failed half-way.
+    receivers?.proc.stdin.end();
+    await Promise.race([Promise.all([sender.exited, receivers?.exited]), new Promise((r) => setTimeout(r, 5_000))]);
     receivers?.proc.kill();
+    sender.proc.kill();
   }
 }
 

@@ -72,6 +72,23 @@ export function candidatesFor(limit: number): number {
 }
 
 /**
+ * The jobs a limited claim can take at most: `limit`, or `limitedLimit` when every type of
+ * the claim holds a concurrency slot (the rest of a claim's size would be prefetch it may
+ * not take). Its pick reads candidatesFor() of this: a worker with a deep prefetch read a
+ * thousand candidates to start five deliveries.
+ */
+export function limitedClaimSize(params: { readonly types: readonly string[]; readonly limit: number; readonly limitedLimit?: number }, limits: readonly TypeLimits[]): number {
+  if (params.limitedLimit === undefined || params.limitedLimit >= params.limit) return params.limit;
+  const holding = new Set(limits.filter(holdsSlot).map((limit) => limit.type));
+  return params.types.every((type) => holding.has(type)) ? params.limitedLimit : params.limit;
+}
+
+/** Whether a job of these limits counts against a concurrency limit (its type's or its key's). */
+function holdsSlot(limit: TypeLimits): boolean {
+  return limit.concurrency !== undefined || limit.perKey?.concurrency !== undefined;
+}
+
+/**
  * One claim's view of the limits: the usage when it started, and what it has taken so
  * far. `fits` answers for each candidate in claim order and counts those it admits.
  */
@@ -179,7 +196,7 @@ export class LimitBudget {
   /** Whether a job of this type counts against a concurrency limit (its type's or its key's). */
   private holdsSlot(type: string): boolean {
     const limit = this.byType.get(type);
-    return limit !== undefined && (limit.concurrency !== undefined || limit.perKey?.concurrency !== undefined);
+    return limit !== undefined && holdsSlot(limit);
   }
 
   private typeHasRoom(limit: TypeLimits): boolean {

@@ -211,7 +211,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       {
         freeSlots: () => this.freeSlots(),
-        startableSlots: () => Math.max(0, this.concurrency - this.running.size - this.abandoned.size - this.buffer.length),
+        startableSlots: () => this.startableSlots(),
         bufferedCount: () => this.buffer.length,
         accept: (jobs, claimSentAtMs) => this.accept(jobs, claimSentAtMs),
         handBack: (jobs) => this.handBack(jobs),
@@ -426,8 +426,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.changes.notify();
       // Its outcome written, a job under a concurrency limit no longer holds its slot: a
       // claim that came back short on that limit may fill it now, not at the next poll.
+      // Once half the slots are free, as unlimited claims wait for half the capacity: one
+      // claim per finished job cost more than the jobs (short HTTP deliveries).
       const limits = this.registry.get(job.type)?.limits;
-      if (limits && hasConcurrencyLimit(limits)) this.wake();
+      if (limits && hasConcurrencyLimit(limits) && this.startableSlots() >= Math.ceil(this.concurrency / 2)) this.wake();
     });
     this.recordings.add(recording);
     // A handler that outlived its timeout keeps its slot until it really settles.
@@ -684,6 +686,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private reportStoreError(error: unknown): void {
     this.log.error({ err: error }, 'store error in worker; backing off');
     if (this.listenerCount('storeError') > 0) this.emit('storeError', error);
+  }
+
+  /** Jobs this worker could start at once: free concurrency slots with nothing buffered for them. */
+  private startableSlots(): number {
+    return Math.max(0, this.concurrency - this.running.size - this.abandoned.size - this.buffer.length);
   }
 
   /** Jobs this worker may still take on: its capacity less what it runs, holds or abandoned. */

@@ -68,7 +68,7 @@ import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import { StatusCountDeltas } from './status-count-deltas.js';
-import { LimitBudget, candidatesFor, limitsOf, longestWindowMs } from '../limits.js';
+import { LimitBudget, candidatesFor, limitedClaimSize, limitsOf, longestWindowMs } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
 import { SqliteWriteEngine, nowMs } from './write-engine.js';
 import { SqliteOutgoingExecutor } from './sqlite-outgoing-executor.js';
@@ -233,8 +233,10 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    * write transaction, so no other claim counts in between.
    */
   private pickWithinLimits(params: JobClaimParams, limits: readonly TypeLimits[], now: number): Row[] {
+    const size = limitedClaimSize(params, limits);
+    if (size <= 0) return [];
     const budget = this.limitBudget(limits, now, true);
-    const { admitted, starts } = budget.admit(this.pickLimited(params, budget, candidatesFor(params.limit), now) as Array<Row & Candidate>, params.limit, params.limitedLimit);
+    const { admitted, starts } = budget.admit(this.pickLimited(params, budget, candidatesFor(size), now) as Array<Row & Candidate>, params.limit, params.limitedLimit);
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
     return admitted;
   }
