@@ -77,8 +77,8 @@ export function EndpointsPage(props: {
                 <td>
                   <a href={href('/endpoints', { tenant: endpoint.tenant })}>{endpoint.tenant}</a>
                 </td>
-                <td>
-                  <Clip text={endpoint.url} max={60} />
+                <td class="url">
+                  <Clip text={endpoint.url} max={80} />
                 </td>
                 <td>
                   <EndpointState endpoint={endpoint} />
