@@ -222,7 +222,7 @@ export function PortalEndpointPage(props: {
       )}
       {props.nextAfter === null ? null : (
         <p>
-          <a href={portalHref(`/endpoints/${endpoint.id}`, { after: props.nextAfter })}>Older deliveries</a>
+          <a href={portalHref(`/endpoints/${endpoint.id}`, { after: props.nextAfter })}>Next page</a>
         </p>
       )}
     </PortalLayout>
