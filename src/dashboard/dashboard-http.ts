@@ -6,7 +6,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { VNode } from 'preact';
 import { renderToString } from 'preact-render-to-string';
-import { CsrfError } from '../core/errors.js';
+import { CsrfError, MailroomError } from '../core/errors.js';
+import { httpErrorFromError, sendHttpError } from '../ingress/http-errors.js';
+import type { HttpError } from '../ingress/http-errors.js';
+import type { Logger } from '../log.js';
 import { BodyBudget } from '../ingress/body-budget.js';
 import { finishResponse } from '../ingress/finish-response.js';
 import { readBody } from '../ingress/read-body.js';
@@ -102,4 +105,23 @@ function hostOf(origin: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Answer a failed request: a page from `page` for a browser, the server's JSON error for a
+ * script. An error that is not one of ours is logged (by path only: never a query that may
+ * carry a filter or a token); a response already under way is cut off.
+ */
+export function sendError(req: IncomingMessage, res: ServerResponse, error: unknown, log: Logger, page: (answer: HttpError) => VNode): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (!(error instanceof MailroomError)) log.error({ err: error, path: (req.url ?? '/').split('?')[0]!.slice(0, 500) }, 'dashboard request failed');
+  const answer = httpErrorFromError(error);
+  if (!wantsHtml(req)) {
+    sendHttpError(res, answer);
+    return;
+  }
+  sendView(res, answer.status, page(answer), { headers: answer.headers });
 }

@@ -6,17 +6,17 @@
 // bound parameter of a column on the store's allow-list.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CsrfError, InvalidArgumentError, JobNotFoundError, MailroomError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
+import { CsrfError, InvalidArgumentError, JobNotFoundError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
 import { JOB_STATUSES } from '../core/types.js';
 import type { Job, JobStatus } from '../core/types.js';
-import { httpErrorFromError, sendHttpError, sendJson } from '../ingress/http-errors.js';
+import { sendJson } from '../ingress/http-errors.js';
 import type { Route } from '../ingress/route-table.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import { assetRoute } from './asset-route.js';
 import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS } from './dashboard-auth.js';
 import type { DashboardCredential } from './dashboard-auth.js';
-import { assertSameOrigin, cookie, readForm, redirect, sendView, wantsHtml } from './dashboard-http.js';
+import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
 import { idCursor, optionalField, requiredField } from './form-fields.js';
 import { cursorEnqueuedBefore } from './enqueued-before.js';
 import { jobsPage } from './job-search.js';
@@ -118,24 +118,12 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
 
   /** Errors as a page for a browser, as the server's JSON error for a script; a browser without a session goes to login. */
   function answerError(req: IncomingMessage, res: ServerResponse, error: unknown, credential: DashboardCredential | null): void {
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (!(error instanceof MailroomError)) log.error({ err: error, path: pathOf(req) }, 'dashboard request failed');
-    if (error instanceof UnauthorizedError && wantsHtml(req) && req.method !== 'POST') {
+    if (error instanceof UnauthorizedError && wantsHtml(req) && req.method !== 'POST' && !res.headersSent) {
       redirect(res, href('/login', { next: pathOf(req) + searchOf(req) }));
       return;
     }
-    const answer = httpErrorFromError(error);
-    if (!wantsHtml(req)) {
-      sendHttpError(res, answer);
-      return;
-    }
     const csrfToken = credential?.kind === 'session' ? credential.csrfToken : null;
-    sendView(res, answer.status, <ErrorPage status={answer.status} code={answer.code} message={answer.message} csrfToken={csrfToken} />, {
-      headers: answer.headers,
-    });
+    sendError(req, res, error, log, (answer) => <ErrorPage status={answer.status} code={answer.code} message={answer.message} csrfToken={csrfToken} />);
   }
 
   /** A POST's form, after proving it came from a dashboard page of this session (or a script with the token). */

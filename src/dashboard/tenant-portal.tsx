@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CsrfError, EndpointNotFoundError, InvalidArgumentError, MailroomError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
 import type { Endpoint } from '../core/outgoing-types.js';
-import { httpErrorFromError, sendHttpError, sendJson } from '../ingress/http-errors.js';
+import { sendJson } from '../ingress/http-errors.js';
 import type { Route } from '../ingress/route-table.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
@@ -17,7 +17,7 @@ import type { PortalSession, PortalSigner } from '../portal/portal-signer.js';
 import { assetRoute } from './asset-route.js';
 import { idCursor, optionalField, requiredField } from './form-fields.js';
 import { cookiesOf } from './dashboard-auth.js';
-import { assertSameOrigin, cookie, readForm, redirect, sendView, wantsHtml } from './dashboard-http.js';
+import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
 import { PORTAL_BASE, portalHref, PortalDeliveryPage, PortalEndpointPage, PortalErrorPage, PortalHomePage, PortalSecretPage } from './views/portal.js';
 import type { AddAttempt, PortalDeliveryStatus } from './views/portal.js';
 
@@ -80,17 +80,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
   });
 
   function answerError(req: IncomingMessage, res: ServerResponse, error: unknown, session: PortalSession | null): void {
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (!(error instanceof MailroomError)) log.error({ err: error, path: '/portal' }, 'portal request failed');
-    const answer = httpErrorFromError(error);
-    if (!wantsHtml(req)) {
-      sendHttpError(res, answer);
-      return;
-    }
-    sendView(res, answer.status, <PortalErrorPage status={answer.status} message={answer.message} tenant={session?.tenant ?? null} />, { headers: answer.headers });
+    sendError(req, res, error, log, (answer) => <PortalErrorPage status={answer.status} message={answer.message} tenant={session?.tenant ?? null} />);
   }
 
   /** The session tenant's endpoint, or the same 404 whether it is another tenant's or nobody's. */

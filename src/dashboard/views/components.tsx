@@ -105,3 +105,13 @@ export function FilterField(props: { readonly label: string; readonly name: stri
     </label>
   );
 }
+
+/** The link to a list's next page, when there is one. */
+export function NextPageLink(props: { readonly href: string | null; readonly label?: string }) {
+  if (props.href === null) return null;
+  return (
+    <p>
+      <a href={props.href}>{props.label ?? 'Next page'}</a>
+    </p>
+  );
+}

@@ -4,7 +4,7 @@
 // time. No page shows a signing secret: the shapes it renders do not carry one.
 
 import type { Endpoint, EndpointHealth } from '../../core/outgoing-types.js';
-import { ActionForm, Clip, FilterField, href, TableHead, Time } from './components.js';
+import { ActionForm, Clip, FilterField, href, NextPageLink, TableHead, Time } from './components.js';
 import { Layout } from './layout.js';
 
 /** An endpoint with its health, as a list row shows it. */
@@ -92,11 +92,7 @@ export function EndpointsPage(props: {
           </tbody>
         </table>
       )}
-      {props.nextAfter === null ? null : (
-        <p>
-          <a href={href('/endpoints', { tenant: props.tenant, after: props.nextAfter })}>Next page</a>
-        </p>
-      )}
+      <NextPageLink href={props.nextAfter === null ? null : href('/endpoints', { tenant: props.tenant, after: props.nextAfter })} />
     </Layout>
   );
 }

@@ -6,7 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import type { Delivery, Endpoint, EndpointHealth } from '../../core/outgoing-types.js';
 import type { Attempt } from '../../core/types.js';
-import { ActionForm, Clip, hrefUnder, TableHead, Time } from './components.js';
+import { ActionForm, Clip, hrefUnder, NextPageLink, TableHead, Time } from './components.js';
 import { EndpointState, HEALTH_COLUMNS, HealthCells } from './endpoints.js';
 import type { EndpointRow } from './endpoints.js';
 import { PageHead } from './layout.js';
@@ -95,11 +95,7 @@ export function PortalHomePage(props: {
           </tbody>
         </table>
       )}
-      {props.nextAfter === null ? null : (
-        <p>
-          <a href={portalHref('', { after: props.nextAfter })}>Next page</a>
-        </p>
-      )}
+      <NextPageLink href={props.nextAfter === null ? null : portalHref('', { after: props.nextAfter })} />
       <h2>Add an endpoint</h2>
       {props.refused ? <p class="error-text">{props.refused.error}</p> : null}
       <ActionForm action="add-endpoint" base={PORTAL_BASE} csrfToken={props.csrfToken} class="confirm">
@@ -220,11 +216,7 @@ export function PortalEndpointPage(props: {
           </tbody>
         </table>
       )}
-      {props.nextAfter === null ? null : (
-        <p>
-          <a href={portalHref(`/endpoints/${endpoint.id}`, { after: props.nextAfter })}>Next page</a>
-        </p>
-      )}
+      <NextPageLink href={props.nextAfter === null ? null : portalHref(`/endpoints/${endpoint.id}`, { after: props.nextAfter })} />
     </PortalLayout>
   );
 }
