@@ -8,6 +8,7 @@ import { validateConfig } from '../../src/config/validate-config.js';
 import type { Mailroom } from '../../src/mailroom.js';
 import { startMailroomServer } from '../../src/server/mailroom-server.js';
 import type { MailroomServer } from '../../src/server/mailroom-server.js';
+import type { LogSink } from '../harness/log-sink.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { waitFor } from '../harness/wait.js';
 import { answer, openOutgoingMailroom, startVerifyingReceiver } from '../outgoing/outgoing-kit.js';
@@ -29,8 +30,9 @@ export interface ServedPortal {
   close(): Promise<void>;
 }
 
-export async function servePortal(harness: StoreHarness): Promise<ServedPortal> {
-  const mr = await openOutgoingMailroom(harness, { portal: { secret: PORTAL_SECRET } });
+/** `log` keeps every line the server logs (at debug), for tests that read them. */
+export async function servePortal(harness: StoreHarness, options: { log?: LogSink } = {}): Promise<ServedPortal> {
+  const mr = await openOutgoingMailroom(harness, { portal: { secret: PORTAL_SECRET }, ...(options.log ? { log: options.log } : {}) });
   const acmeReceiver = await startVerifyingReceiver('/acme');
   const globexReceiver = await startVerifyingReceiver('/globex');
   acmeReceiver.respond = answer(400, { 'content-type': 'text/plain' }, REFUSAL_EXCERPT);

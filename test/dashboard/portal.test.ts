@@ -8,6 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortalApi } from '../../src/portal/portal-api.js';
 import { PortalSigner } from '../../src/portal/portal-signer.js';
+import { logSink } from '../harness/log-sink.js';
+import type { LogSink } from '../harness/log-sink.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { waitFor } from '../harness/wait.js';
 import { send } from '../ingress/ingress-kit.js';
@@ -59,8 +61,8 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     await closeOutgoingMailrooms(harness);
   });
 
-  async function serve(): Promise<ServedPortal> {
-    served = await servePortal(harness);
+  async function serve(options: { log?: LogSink } = {}): Promise<ServedPortal> {
+    served = await servePortal(harness, options);
     return served;
   }
 
@@ -130,8 +132,9 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     }
   });
 
-  it.skipIf(!harness.isAvailable)('refuses an expired, altered or foreign link with 401, no data and no cookie', async () => {
-    const p = await serve();
+  it.skipIf(!harness.isAvailable)('refuses an expired, altered or foreign link with 401, no data and no cookie, and never logs a link', async () => {
+    const log = logSink();
+    const p = await serve({ log });
     const signer = new PortalSigner(PORTAL_SECRET);
     const valid = new URL(await p.mr.portal.link('acme')).pathname.split('/').pop()!;
     const [, expiry, signature] = valid.split('.');
@@ -166,6 +169,12 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
       expect(write.status).toBe(401);
     }
     expect((await p.mr.endpoints.get(p.acme.endpoint.id))!.enabled).toBe(true);
+    // A link posted to (405, which the server logs) or opened is never written to the log.
+    expect((await send(p.url, `/portal/enter/${valid}`, { method: 'POST', headers: FORM, body: '' })).status).toBe(405);
+    expect((await send(p.url, `/portal/enter/${valid}`, { method: 'GET', headers: HTML })).status).toBe(303);
+    expect(log.text()).toContain('request refused');
+    expect(log.text()).not.toContain(signature!);
+    expect(log.text()).not.toContain(PORTAL_SECRET);
   });
 
   it.skipIf(!harness.isAvailable)("takes a post only with the session's CSRF token from the same origin", async () => {
