@@ -27,11 +27,17 @@ async function endpointAt(mr: Mailroom, target: VerifyingReceiver, tenant = 'acm
   return endpoint;
 }
 
-async function deliveryStatus(mr: Mailroom, messageId: string, status: DeliveryStatus, timeoutMs = 10_000) {
+/**
+ * The message's (one) delivery once it is `status` and its job has ended to match: the
+ * task records the delivery just before the job's outcome (with its attempt's details)
+ * is written.
+ */
+async function deliveryStatus(mr: Mailroom, messageId: string, status: Extract<DeliveryStatus, 'delivered' | 'failed'>, timeoutMs = 10_000) {
+  const jobStatus = status === 'delivered' ? 'done' : 'dead';
   return waitFor(
     async () => {
       const [delivery] = await mr.deliveries.list({ messageId });
-      return delivery?.status === status && delivery;
+      return delivery?.status === status && (await mr.getJob(delivery.jobId!))?.status === jobStatus && delivery;
     },
     { timeoutMs, description: `message ${messageId}'s delivery to be ${status}` },
   );
@@ -59,8 +65,10 @@ describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
       expect(Math.abs(Number(got!.headers['webhook-timestamp']) * 1000 - got!.receivedAt)).toBeLessThan(2_000);
     }
     const [delivery] = await mr.deliveries.list({ messageId: message.id });
-    const job = (await mr.getJob(delivery!.jobId!))!;
-    expect(job.status).toBe('done');
+    const job = await waitFor(async () => {
+      const found = (await mr.getJob(delivery!.jobId!))!;
+      return found.status === 'done' && found;
+    });
     expect(job.attemptsLog.at(-1)!.details).toMatchObject({ status: 204 });
   });
 
@@ -175,8 +183,7 @@ describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
     const delivery = await deliveryStatus(mr, message.id, 'failed');
     expect(target.received).toHaveLength(1);
     expect(elsewhere.received).toHaveLength(0);
-    // The delivery's status is recorded just before the job's outcome is written.
-    await waitFor(async () => (await mr.getJob(delivery.jobId!))!.deadReason === 'permanent');
+    expect((await mr.getJob(delivery.jobId!))!.deadReason).toBe('permanent');
   });
 
   it.skipIf(!harness.isAvailable)('disables an endpoint that answers 410, with a reason and a log line, and skips what is published to it next', async () => {

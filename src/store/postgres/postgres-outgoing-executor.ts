@@ -51,6 +51,9 @@ import type { JobInsert, JobInsertResult } from '../store.js';
 import { isJobId } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
 
+/** deliveryStart's first, unlocked look found it must write (a breaker not closed, a rate to count). */
+const NEEDS_WRITE = Symbol('needs a write');
+
 export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   protected abstract readonly runner: QueryRunner;
   protected abstract stmt(name: string): string;
@@ -192,35 +195,38 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
 
   async deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
     if (!isJobId(params.deliveryId)) return null;
-    return this.runner.atomic(async (runner) => {
-      const now = await this.clock(runner, params.now);
-      const [deliveryRow] = await runner.run(this.stmt('deliveryGet'), [params.deliveryId]);
-      if (!deliveryRow) return null;
-      const [messageRow] = await runner.run(this.stmt('messageGet'), [deliveryRow.message_id]);
-      const message = messageFromRow(messageRow!, true);
-      const [endpointRow] = await runner.run(this.stmt('endpointSigning'), [deliveryRow.endpoint_id]);
-      const [healthRow] = await runner.run(this.stmt('endpointHealth.row'), [deliveryRow.endpoint_id]);
-      if (!endpointRow || !healthRow) {
-        return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
-      }
-      const endpoint = endpointFromRow(endpointRow);
-      let starts: number[] = [];
-      if (endpoint.rateLimit) {
-        // The health row's lock (above) serialises this count and insert per endpoint.
-        await runner.run(this.stmt('endpointRate.prune'), [ENDPOINT_RATE_TYPE, endpoint.id, new Date(now.getTime() - endpoint.rateLimit.intervalMs)]);
-        starts = (await runner.run(this.stmt('endpointRate.starts'), [ENDPOINT_RATE_TYPE, endpoint.id])).map((row) => timeOf(row.started_at).getTime());
-      }
-      const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now.getTime(), params.breaker);
-      if (admission.kind === 'probe') await this.writeHealth(runner, deliveryRow.endpoint_id, admission.row, healthRow, null);
-      if (endpoint.rateLimit && admission.kind !== 'wait') await runner.run(this.stmt('endpointRate.start'), [ENDPOINT_RATE_TYPE, endpoint.id, now]);
-      return {
-        delivery: deliveryFromRow(deliveryRow),
-        message,
-        endpoint,
-        secrets: secretsInForce(endpointRow, now.getTime()),
-        admission,
-      };
-    });
+    // Most deliveries find their endpoint's breaker closed and no rate to count: plain reads
+    // answer them, with no transaction and no lock on the health row, which every delivery
+    // to the endpoint would otherwise queue on. Otherwise the same again, locked.
+    const read = await this.deliveryStartOn(this.runner, params, false);
+    if (read !== NEEDS_WRITE) return read;
+    return this.runner.atomic(async (runner) => (await this.deliveryStartOn(runner, params, true)) as DeliveryStart | null);
+  }
+
+  /** deliveryStart's reads and writes; without `canWrite`, NEEDS_WRITE where it would have to write. */
+  private async deliveryStartOn(runner: QueryRunner, params: DeliveryStartParams, canWrite: boolean): Promise<DeliveryStart | null | typeof NEEDS_WRITE> {
+    const now = await this.clock(runner, params.now);
+    const [deliveryRow] = await runner.run(this.stmt('deliveryGet'), [params.deliveryId]);
+    if (!deliveryRow) return null;
+    const [messageRow] = await runner.run(this.stmt('messageGet'), [deliveryRow.message_id]);
+    const message = messageFromRow(messageRow!, true);
+    const [endpointRow] = await runner.run(this.stmt('endpointSigning'), [deliveryRow.endpoint_id]);
+    const [healthRow] = await runner.run(this.stmt(canWrite ? 'endpointHealth.row' : 'endpointHealth.peek'), [deliveryRow.endpoint_id]);
+    if (!endpointRow || !healthRow) {
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
+    }
+    const endpoint = endpointFromRow(endpointRow);
+    if (!canWrite && (endpoint.rateLimit !== null || healthRow.breaker_state !== 'closed')) return NEEDS_WRITE;
+    let starts: number[] = [];
+    if (endpoint.rateLimit) {
+      // The health row's lock (above) serialises this count and insert per endpoint.
+      await runner.run(this.stmt('endpointRate.prune'), [ENDPOINT_RATE_TYPE, endpoint.id, new Date(now.getTime() - endpoint.rateLimit.intervalMs)]);
+      starts = (await runner.run(this.stmt('endpointRate.starts'), [ENDPOINT_RATE_TYPE, endpoint.id])).map((row) => timeOf(row.started_at).getTime());
+    }
+    const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now.getTime(), params.breaker);
+    if (admission.kind === 'probe') await this.writeHealth(runner, deliveryRow.endpoint_id, admission.row, healthRow, null);
+    if (endpoint.rateLimit && admission.kind !== 'wait') await runner.run(this.stmt('endpointRate.start'), [ENDPOINT_RATE_TYPE, endpoint.id, now]);
+    return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets: secretsInForce(endpointRow, now.getTime()), admission };
   }
 
   async deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {

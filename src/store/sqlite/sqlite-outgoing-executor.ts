@@ -49,6 +49,8 @@ import { nowMs } from './write-engine.js';
 import type { SqliteWriteEngine } from './write-engine.js';
 
 const DECIMAL_ID = /^[0-9]{1,19}$/;
+/** deliveryStart's read found it must write (a breaker not closed, a rate to count). */
+const NEEDS_WRITE = Symbol('needs a write');
 
 export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
   protected abstract readonly engine: SqliteWriteEngine<any>;
@@ -156,7 +158,9 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
   }
 
   async messagePublish(params: MessagePublishParams): Promise<MessagePublishResult> {
-    return this.engine.write('ack', () => this.messagePublishSync(params));
+    // An acknowledgement: concurrent publishes share one commit (and its fsync), each in its
+    // own savepoint, so one caller's key conflict rolls back only its own message.
+    return this.engine.ackWrite(() => this.messagePublishSync(params));
   }
 
   /** messagePublish inside a transaction already open (the store's, or the caller's). */
@@ -211,34 +215,36 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
 
   async deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
     if (!DECIMAL_ID.test(String(params.deliveryId))) return null;
-    return this.engine.write('bookkeeping', () => {
-      const now = nowMs(params.now);
-      const deliveryRow = this.engine.stmt('deliveryGet').get({ id: params.deliveryId }) as Row | undefined;
-      if (!deliveryRow) return null;
-      const message = messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true);
-      const endpointRow = this.engine.stmt('endpointSigning').get({ id: deliveryRow.endpoint_id }) as Row | undefined;
-      const healthRow = this.engine.stmt('endpointHealth.row').get({ id: deliveryRow.endpoint_id }) as Row | undefined;
-      if (!endpointRow || !healthRow) {
-        return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
-      }
-      const endpoint = endpointFromRow(endpointRow);
-      const rateKey = { type: ENDPOINT_RATE_TYPE, id: String(endpoint.id) };
-      let starts: number[] = [];
-      if (endpoint.rateLimit) {
-        this.engine.stmt('endpointRate.prune').run({ ...rateKey, since: now - endpoint.rateLimit.intervalMs });
-        starts = (this.engine.stmt('endpointRate.starts').all(rateKey) as Row[]).map((row) => Number(row.started_at));
-      }
-      const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now, params.breaker);
-      if (admission.kind === 'probe') this.writeHealth(deliveryRow.endpoint_id, admission.row, healthRow, null);
-      if (endpoint.rateLimit && admission.kind !== 'wait') this.engine.stmt('endpointRate.start').run({ ...rateKey, now });
-      return {
-        delivery: deliveryFromRow(deliveryRow),
-        message,
-        endpoint,
-        secrets: secretsInForce(endpointRow, now),
-        admission,
-      };
-    });
+    // Most deliveries find their endpoint's breaker closed and no rate to count: a read
+    // transaction answers them without a commit. Otherwise the same again, as a write.
+    const read = await this.engine.read(() => this.deliveryStartSync(params, false));
+    if (read !== NEEDS_WRITE) return read;
+    return this.engine.write('bookkeeping', () => this.deliveryStartSync(params, true) as DeliveryStart | null);
+  }
+
+  /** deliveryStart's reads and writes; without `canWrite`, NEEDS_WRITE where it would have to write. */
+  private deliveryStartSync(params: DeliveryStartParams, canWrite: boolean): DeliveryStart | null | typeof NEEDS_WRITE {
+    const now = nowMs(params.now);
+    const deliveryRow = this.engine.stmt('deliveryGet').get({ id: params.deliveryId }) as Row | undefined;
+    if (!deliveryRow) return null;
+    const message = messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true);
+    const endpointRow = this.engine.stmt('endpointSigning').get({ id: deliveryRow.endpoint_id }) as Row | undefined;
+    const healthRow = this.engine.stmt(canWrite ? 'endpointHealth.row' : 'endpointHealth.peek').get({ id: deliveryRow.endpoint_id }) as Row | undefined;
+    if (!endpointRow || !healthRow) {
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
+    }
+    const endpoint = endpointFromRow(endpointRow);
+    if (!canWrite && (endpoint.rateLimit !== null || healthRow.breaker_state !== 'closed')) return NEEDS_WRITE;
+    const rateKey = { type: ENDPOINT_RATE_TYPE, id: String(endpoint.id) };
+    let starts: number[] = [];
+    if (endpoint.rateLimit) {
+      this.engine.stmt('endpointRate.prune').run({ ...rateKey, since: now - endpoint.rateLimit.intervalMs });
+      starts = (this.engine.stmt('endpointRate.starts').all(rateKey) as Row[]).map((row) => Number(row.started_at));
+    }
+    const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now, params.breaker);
+    if (admission.kind === 'probe') this.writeHealth(deliveryRow.endpoint_id, admission.row, healthRow, null);
+    if (endpoint.rateLimit && admission.kind !== 'wait') this.engine.stmt('endpointRate.start').run({ ...rateKey, now });
+    return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets: secretsInForce(endpointRow, now), admission };
   }
 
   async deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {

@@ -149,3 +149,9 @@ SELECT started_at FROM mailroom_limit_start WHERE type = $1 AND limit_key = $2 O
 -- One more start of a delivery to a rate-limited endpoint.
 -- params: $1 type, $2 endpoint id, $3 now
 INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES ($1, $2, $3);
+
+-- name: endpointHealth.peek
+-- The health row, unlocked: deliveryStart's first look (most find the breaker closed and
+-- need no lock; the rest read it again with endpointHealth.row).
+-- params: $1 id
+SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = $1;
