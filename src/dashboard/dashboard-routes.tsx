@@ -18,6 +18,7 @@ import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, S
 import type { DashboardCredential } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
 import { idCursor, optionalField, requiredField } from './form-fields.js';
+import { endpointRowsPage } from './endpoint-rows.js';
 import { cursorEnqueuedBefore } from './enqueued-before.js';
 import { jobsPage } from './job-search.js';
 import { redactJson } from './redact.js';
@@ -246,9 +247,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
 
     guarded(`${BASE}/endpoints`, READ, async (request) => {
       const tenant = field(request.query, 'tenant');
-      const endpoints = await mr.endpoints.list({ tenant, after: idCursor(request.query), limit: ENDPOINTS_PAGE_SIZE + 1 });
-      const page = endpoints.slice(0, ENDPOINTS_PAGE_SIZE);
-      const rows = await Promise.all(page.map(async (endpoint) => ({ endpoint, health: await mr.endpoints.health(endpoint.id).catch(() => null) })));
+      const { rows, nextAfter } = await endpointRowsPage(mr, { tenant, after: idCursor(request.query) }, ENDPOINTS_PAGE_SIZE);
       const done = request.query.get('done') ?? '';
       const recovered = /^\d{1,9}$/.exec(request.query.get('count') ?? '');
       const notice = done === 'recovered' && recovered ? `Recovered ${recovered[0]} deliveries: each is being sent again.` : NOTICES[done];
@@ -256,7 +255,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
       sendView(
         request.res,
         200,
-        <EndpointsPage tenant={tenant} rows={rows} nextAfter={endpoints.length > ENDPOINTS_PAGE_SIZE ? page[page.length - 1]!.id : null} notice={notice} recoverSince={recoverSince} csrfToken={request.csrfToken} />,
+        <EndpointsPage tenant={tenant} rows={rows} nextAfter={nextAfter} notice={notice} recoverSince={recoverSince} csrfToken={request.csrfToken} />,
         { startedAt: request.startedAt },
       );
     }),

@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import type { PortalSession, PortalSigner } from '../portal/portal-signer.js';
 import { assetRoute } from './asset-route.js';
+import { endpointRowsPage, healthOf } from './endpoint-rows.js';
 import { idCursor, optionalField, requiredField } from './form-fields.js';
 import { cookiesOf } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
@@ -105,10 +106,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
 
   async function showHome(request: PortalRequest, status: number, refused: AddAttempt | null): Promise<void> {
     const { session } = request;
-    const endpoints = await mr.endpoints.list({ tenant: session.tenant, after: idCursor(request.query), limit: PAGE_SIZE + 1 });
-    const page = endpoints.slice(0, PAGE_SIZE);
-    const rows = await Promise.all(page.map(async (endpoint) => ({ endpoint, health: await mr.endpoints.health(endpoint.id).catch(() => null) })));
-    const nextAfter = endpoints.length > PAGE_SIZE ? page[page.length - 1]!.id : null;
+    const { rows, nextAfter } = await endpointRowsPage(mr, { tenant: session.tenant, after: idCursor(request.query) }, PAGE_SIZE);
     sendView(
       request.res,
       status,
@@ -148,7 +146,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
       const notice = NOTICES[request.query.get('done') ?? ''];
       if (match[2] === undefined) {
         const [health, deliveries] = await Promise.all([
-          mr.endpoints.health(endpoint.id).catch(() => null),
+          healthOf(mr, endpoint.id),
           mr.deliveries.list({ endpointId: endpoint.id, after: idCursor(request.query), limit: PAGE_SIZE + 1 }),
         ]);
         const page = deliveries.slice(0, PAGE_SIZE);
