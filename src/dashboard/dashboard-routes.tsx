@@ -17,7 +17,7 @@ import { assetRoute } from './asset-route.js';
 import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS } from './dashboard-auth.js';
 import type { DashboardCredential } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
-import { idCursor, optionalField, requiredField } from './form-fields.js';
+import { idCursor, optionalField, parseTime, requiredField } from './form-fields.js';
 import { endpointRowsPage } from './endpoint-rows.js';
 import { cursorEnqueuedBefore } from './enqueued-before.js';
 import { jobsPage } from './job-search.js';
@@ -379,14 +379,6 @@ function required(values: URLSearchParams, name: string): string {
 /** Replays ask twice: the form's checkbox (a script sends confirm=yes). */
 function confirmed(form: URLSearchParams): void {
   if (form.get('confirm') !== 'yes') throw new InvalidArgumentError('confirm=yes is required to replay');
-}
-
-/** A time from the filter form: ISO 8601, or the form's `YYYY-MM-DDTHH:MM` taken as UTC. */
-function parseTime(text: string, name: string): Date {
-  const withZone = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text) ? `${text.length === 10 ? `${text}T00:00` : text}Z` : text;
-  const parsed = new Date(withZone);
-  if (Number.isNaN(parsed.getTime())) throw new InvalidArgumentError(`${name} must be a time such as 2026-01-31T23:59 (UTC)`);
-  return parsed;
 }
 
 /** Where to go after login: a dashboard path only, never another site (`//evil`, `/\evil`). */

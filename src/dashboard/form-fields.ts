@@ -25,3 +25,11 @@ export function idCursor(query: URLSearchParams): string | undefined {
   if (after !== undefined && !/^\d{1,19}$/.test(after)) throw new InvalidArgumentError('after must be an id');
   return after;
 }
+
+/** A time from the filter form: ISO 8601, or the form's `YYYY-MM-DDTHH:MM` taken as UTC. */
+export function parseTime(text: string, name: string): Date {
+  const withZone = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text) ? `${text.length === 10 ? `${text}T00:00` : text}Z` : text;
+  const parsed = new Date(withZone);
+  if (Number.isNaN(parsed.getTime())) throw new InvalidArgumentError(`${name} must be a time such as 2026-01-31T23:59 (UTC)`);
+  return parsed;
+}

@@ -16,7 +16,7 @@ import type { Mailroom } from '../mailroom.js';
 import type { PortalSession, PortalSigner } from '../portal/portal-signer.js';
 import { assetRoute } from './asset-route.js';
 import { endpointRowsPage, healthOf } from './endpoint-rows.js';
-import { idCursor, optionalField, requiredField } from './form-fields.js';
+import { idCursor, optionalField, parseTime, requiredField } from './form-fields.js';
 import { cookiesOf } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
 import { PORTAL_BASE, portalHref, PortalDeliveryPage, PortalEndpointPage, PortalErrorPage, PortalHomePage, PortalSecretPage } from './views/portal.js';
@@ -36,6 +36,8 @@ const NOTICES: Readonly<Record<string, string>> = {
   enabled: 'Enabled: new events are sent to this endpoint again.',
   resent: 'Re-sent: the delivery is in line again and is attempted shortly.',
 };
+/** The recover form proposes what failed or was skipped in the last day. */
+const RECOVER_DEFAULT_MS = 24 * 3_600_000;
 
 export interface TenantPortalOptions {
   readonly mr: Mailroom;
@@ -143,7 +145,9 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
       const match = /^([^/]+)(?:\/deliveries\/([^/]+))?$/.exec(request.params.rest!);
       if (!match) throw new RouteNotFoundError(`${PORTAL_BASE}/endpoints`);
       const endpoint = await ownEndpoint(session, match[1]!);
-      const notice = NOTICES[request.query.get('done') ?? ''];
+      const done = request.query.get('done') ?? '';
+      const recovered = /^\d{1,9}$/.exec(request.query.get('count') ?? '');
+      const notice = done === 'recovered' && recovered ? `Re-sending ${recovered[0]} deliveries.` : NOTICES[done];
       if (match[2] === undefined) {
         const [health, deliveries] = await Promise.all([
           healthOf(mr, endpoint.id),
@@ -154,7 +158,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
         sendView(
           request.res,
           200,
-          <PortalEndpointPage tenant={session.tenant} endpoint={endpoint} health={health} deliveries={page} nextAfter={nextAfter} notice={notice} csrfToken={session.csrfToken} />,
+          <PortalEndpointPage tenant={session.tenant} endpoint={endpoint} health={health} deliveries={page} nextAfter={nextAfter} notice={notice} recoverSince={new Date(now() - RECOVER_DEFAULT_MS).toISOString().slice(0, 16)} csrfToken={session.csrfToken} />,
           { startedAt: request.startedAt },
         );
         return;
@@ -217,6 +221,13 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           const endpoint = await ownEndpoint(session, required(form, 'id'));
           const enabled = await mr.endpoints.enable(endpoint.id);
           acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'enabled' }), enabled);
+          return;
+        }
+        case 'recover': {
+          const endpoint = await ownEndpoint(session, required(form, 'id'));
+          const result = await mr.endpoints.recover(endpoint.id, { since: parseTime(required(form, 'since'), 'since') });
+          log.info({ endpointId: endpoint.id, tenant: session.tenant, count: result.count, by: 'portal' }, 'portal recovered deliveries');
+          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'recovered', count: String(result.count) }), result);
           return;
         }
         case 'resend': {

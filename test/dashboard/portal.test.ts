@@ -257,6 +257,34 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect(again.status).toBe(400);
   });
 
+  it.skipIf(!harness.isAvailable)('re-sends what was skipped while the tenant had disabled the endpoint, once enabled again', async () => {
+    const p = await serve();
+    const cookie = await enter(await p.mr.portal.link('acme'));
+    const csrf = await csrfOf(p, cookie);
+    const id = p.acme.endpoint.id;
+    p.fix();
+    expect((await post(p, cookie, 'disable', { id, csrf })).status).toBe(303);
+    const skipped = await p.mr.publish('invoice.paid', { invoice: 'in_acme_skipped' }, { tenant: 'acme' });
+    expect(skipped.deliveries[0]!.status).toBe('skipped');
+    // Disabled: recovering is refused, and nothing is sent.
+    const refused = await post(p, cookie, 'recover', { id, since: '2000-01-01T00:00', csrf });
+    expect(refused.status).toBe(409);
+    expect(await post(p, cookie, 'recover', { id: p.globex.endpoint.id, since: '2000-01-01T00:00', csrf }).then((r) => r.status)).toBe(404);
+    expect((await post(p, cookie, 'enable', { id, csrf })).status).toBe(303);
+    const receivedBefore = p.acme.receiver.received.length;
+    const recovered = await post(p, cookie, 'recover', { id, since: '2000-01-01T00:00', csrf });
+    expect(recovered.status).toBe(303);
+    // The failed delivery from the start and the skipped one.
+    expect(recovered.headers.location).toBe(`/portal/endpoints/${id}?done=recovered&count=2`);
+    expect((await page(p, cookie, recovered.headers.location as string)).text).toContain('Re-sending 2 deliveries.');
+    await waitFor(async () => (await p.mr.deliveries.list({ endpointId: id })).every((d) => d.status === 'delivered'), {
+      timeoutMs: 10_000,
+      description: 'both recovered deliveries to arrive',
+    });
+    const resent = p.acme.receiver.received.slice(receivedBefore);
+    expect(resent.map((r) => r.verifiedWith)).toEqual([p.acme.secret, p.acme.secret]);
+  });
+
   it.skipIf(!harness.isAvailable)("shows the operator every endpoint's health behind the dashboard login, and disables and recovers from it", async () => {
     const p = await serve();
     const bearer = { authorization: `Bearer ${TOKEN}`, accept: 'text/html' };

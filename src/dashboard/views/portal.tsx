@@ -137,6 +137,8 @@ export function PortalEndpointPage(props: {
   readonly deliveries: readonly Delivery[];
   readonly nextAfter: string | null;
   readonly notice: string | undefined;
+  /** The recover form's default: a day ago, as the form's `YYYY-MM-DDTHH:MM` (UTC). */
+  readonly recoverSince: string;
   readonly csrfToken: string;
 }) {
   const { endpoint } = props;
@@ -176,11 +178,19 @@ export function PortalEndpointPage(props: {
       </table>
       <div class="actions">
         {endpoint.enabled ? (
-          <ActionForm action="disable" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ id: endpoint.id }}>
-            <button type="submit" class="danger">
-              Disable
-            </button>
-          </ActionForm>
+          <>
+            <ActionForm action="disable" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ id: endpoint.id }}>
+              <button type="submit" class="danger">
+                Disable
+              </button>
+            </ActionForm>
+            <ActionForm action="recover" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ id: endpoint.id }}>
+              <label>
+                Re-send what failed or was skipped since (UTC) <input name="since" value={props.recoverSince} />
+              </label>
+              <button type="submit">Re-send</button>
+            </ActionForm>
+          </>
         ) : (
           <ActionForm action="enable" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ id: endpoint.id }}>
             <button type="submit">Enable</button>
