@@ -138,6 +138,8 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
     assetRoute(PORTAL_BASE),
 
     guarded(PORTAL_BASE, ['GET', 'HEAD'], (request) => showHome(request, 200, null)),
+    // `/portal/` as typed (or as a proxy rewrites it) is the same page.
+    { path: `${PORTAL_BASE}/`, methods: ['GET', 'HEAD'], handle: (_req, res) => redirect(res, portalHref('')) },
 
     guarded(`${PORTAL_BASE}/endpoints/:rest`, ['GET', 'HEAD'], async (request) => {
       const { session } = request;

@@ -74,6 +74,7 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
 
     const home = await page(p, cookie, '/portal');
     expect(home.status).toBe(200);
+    expect((await page(p, cookie, '/portal/')).headers.location).toBe('/portal');
     expect(home.text).toContain(p.acme.receiver.url);
     expectNothingForeign(p, home.text, 'home');
 
