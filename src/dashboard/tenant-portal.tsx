@@ -125,7 +125,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
         const grant = signer.verifyLink(params.token, now());
         if (grant === null) throw new UnauthorizedError(LINK_REFUSED);
         const maxAgeSeconds = Math.max(1, Math.floor((grant.expiresAtMs - now()) / 1_000));
-        // A redirect, not a page: the token in this URL never becomes a page's address, so no referrer or history carries it on.
+        // A redirect, not a page: the URL with the token is never a page's address, so no link or script on a page can pass it on as a referrer.
         redirect(res, portalHref(''), [cookie(req, PORTAL_COOKIE, signer.newSession(grant), { path: PORTAL_BASE, maxAgeSeconds, sameSite: 'Lax' })]);
       } catch (error) {
         answerError(req, res, error, null);
