@@ -43,6 +43,8 @@ import type { MessagePublishParams, MessagePublishResult } from './store/outgoin
 import { DELIVER_TASK, createDeliverTask } from './tasks/deliver/deliver-task.js';
 import { resolveDeliverSettings } from './tasks/deliver/deliver-settings.js';
 import type { DeliverSettings, EndpointsOptions } from './tasks/deliver/deliver-settings.js';
+import { PortalApi } from './portal/portal-api.js';
+import type { PortalOptions } from './portal/portal-api.js';
 
 export interface MailroomOptions {
   /**
@@ -75,6 +77,8 @@ export interface MailroomOptions {
    * rate, the breaker and auto-disable (docs/outgoing.md). @default the SPEC §6a policy
    */
   readonly endpoints?: EndpointsOptions;
+  /** The tenant portal: the secret that signs its links and the URL they start with (docs/dashboard.md). */
+  readonly portal?: PortalOptions;
 }
 
 export interface PublishOptions {
@@ -299,8 +303,11 @@ export class Mailroom {
   readonly messages: MessagesApi;
   /** Deliveries of messages to endpoints. */
   readonly deliveries: DeliveriesApi;
+  /** Signed links to the tenant portal (SPEC §9a). */
+  readonly portal: PortalApi;
 
-  private constructor(store: Store, log: Logger, ownsStore: boolean, retention: RetentionSettings | false, deliver: DeliverSettings) {
+  private constructor(store: Store, log: Logger, ownsStore: boolean, retention: RetentionSettings | false, deliver: DeliverSettings, portal: PortalApi) {
+    this.portal = portal;
     this.store = store;
     this.log = log;
     this.ownsStore = ownsStore;
@@ -330,6 +337,7 @@ export class Mailroom {
     // Refuse a bad window now, not at the first mr.work().
     if (options.retention) validateRetention(options.retention);
     const deliver = resolveDeliverSettings(options.endpoints);
+    const portal = new PortalApi(options.portal);
     const log = options.logger ?? createLogger();
     const store =
       options.store ??
@@ -347,7 +355,7 @@ export class Mailroom {
       throw error;
     }
     log.debug({ store: store.description }, 'mailroom opened');
-    const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver);
+    const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver, portal);
     if (options.endpoints?.deliver === true || (options.endpoints?.deliver !== false && (await hasEndpoints(store)))) mr.startDelivering();
     return mr;
   }

@@ -100,7 +100,7 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
     db,
     logger: log,
     requireSourceSecrets,
-    open: { migrate: options.migrate ?? true, retention: options.retention },
+    open: { migrate: options.migrate ?? true, retention: options.retention, portal: { secret: nonEmpty(io.env.MAILROOM_PORTAL_SECRET) } },
   });
   if (isReadOnly) {
     const version = await mr.store.schemaVersion().catch(async (error: unknown) => {

@@ -145,6 +145,17 @@ export interface DashboardConfig {
   readonly redactPaths?: readonly string[];
 }
 
+/** The tenant portal at /portal (docs/dashboard.md): what signs its links, and where they point. */
+export interface PortalConfig {
+  /**
+   * Signs portal links (at least 32 characters). `MAILROOM_PORTAL_SECRET` wins over it; with
+   * neither, `mailroom serve` serves no portal. The app that makes links needs the same value.
+   */
+  readonly secret?: string;
+  /** The server's public URL, what links start with. @default the URL `mailroom serve` listens on */
+  readonly baseUrl?: string;
+}
+
 export interface MailroomConfig {
   /** Store URL. `--db` and `MAILROOM_DB` win over it. @default 'sqlite:./data/mailroom.db' */
   readonly db?: string;
@@ -156,6 +167,7 @@ export interface MailroomConfig {
   readonly schedules?: Readonly<Record<string, ScheduleConfig>>;
   readonly endpoints?: { readonly allowlist?: readonly string[] };
   readonly dashboard?: DashboardConfig;
+  readonly portal?: PortalConfig;
   readonly retention?: { readonly doneMs?: number; readonly deadMs?: number };
 }
 

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { RetentionSettings } from '../maintenance/retention.js';
 import { Mailroom } from '../mailroom.js';
 import type { MailroomOptions } from '../mailroom.js';
+import type { PortalOptions } from '../portal/portal-api.js';
 import { createExecTask } from '../tasks/exec.js';
 import { createForwardTask } from '../tasks/forward.js';
 import type { MailroomConfig, ModuleTaskConfig, TaskConfig } from './define-config.js';
@@ -43,6 +44,7 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
     retention: retentionOf(config, options.open?.retention),
     // The config's allowlist, under anything the caller passes (tests: a resolver).
     endpoints: { ...config.endpoints, ...options.open?.endpoints },
+    portal: portalOf(config, options.open?.portal),
     db: options.db ?? config.db ?? DEFAULT_DB_URL,
     ...(options.logger ? { logger: options.logger } : {}),
   });
@@ -51,6 +53,13 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
     mr.schedule(name, { cron: schedule.cron, type: schedule.task, payload: schedule.payload, timezone: schedule.timezone, priority: schedule.priority, maxAttempts: schedule.maxAttempts });
   }
   return mr;
+}
+
+/** The portal's secret and base URL: the caller's (MAILROOM_PORTAL_SECRET) over the config's. */
+function portalOf(config: MailroomConfig, given: PortalOptions | undefined): PortalOptions {
+  const baseUrl = given?.baseUrl ?? config.portal?.baseUrl;
+  const secret = given?.secret ?? config.portal?.secret;
+  return { ...(secret !== undefined ? { secret } : {}), ...(baseUrl !== undefined ? { baseUrl } : {}) };
 }
 
 /** The config's retention window under what the caller asks for (a CLI flag wins; false turns it off). */

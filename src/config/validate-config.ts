@@ -22,7 +22,7 @@ import type {
 
 /** Source names become URL path segments (`/hooks/<name>`). */
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'retention'];
+const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'portal', 'retention'];
 const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes', 'limits'];
 const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
   forward: ['kind', 'url', 'secret', 'headers', 'requestTimeoutMs', ...POLICY_KEYS],
@@ -110,6 +110,14 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
     config.dashboard = {
       ...(dashboard.token !== undefined ? { token: readString(dashboard.token, 'dashboard.token') } : {}),
       ...(dashboard.redactPaths !== undefined ? { redactPaths: readStringArray(dashboard.redactPaths, 'dashboard.redactPaths') } : {}),
+    };
+  }
+  if (root.portal !== undefined) {
+    const portal = readObject(root.portal, 'portal', ['secret', 'baseUrl']);
+    // As with the dashboard token, an unset env var (`secret: process.env.X`) means no portal, not a failed start.
+    config.portal = {
+      ...(portal.secret !== undefined ? { secret: readString(portal.secret, 'portal.secret') } : {}),
+      ...(portal.baseUrl !== undefined ? { baseUrl: readString(portal.baseUrl, 'portal.baseUrl') } : {}),
     };
   }
   if (root.retention !== undefined) {

@@ -289,14 +289,14 @@ export class RouteNotFoundError extends MailroomError {
   }
 }
 
-/** A dashboard request without a valid session or bearer token (HTTP 401). */
+/** A dashboard request without a valid session or bearer token, or a portal request without a valid link or session (HTTP 401). */
 export class UnauthorizedError extends MailroomError {
   constructor(message = 'Log in at /dashboard/login, or send Authorization: Bearer <dashboard token>.') {
     super('MR_ERR_UNAUTHORIZED', message, { httpStatus: 401 });
   }
 }
 
-/** A dashboard POST whose CSRF token is missing or wrong, or that came from another site (HTTP 403). */
+/** A dashboard or portal POST whose CSRF token is missing or wrong, or that came from another site (HTTP 403). */
 export class CsrfError extends MailroomError {
   constructor(message = 'The form\'s CSRF token is missing or wrong; reload the page and try again.') {
     super('MR_ERR_CSRF_INVALID', message, { httpStatus: 403 });

@@ -6,6 +6,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { VNode } from 'preact';
 import { renderToString } from 'preact-render-to-string';
+import { CsrfError, MailroomError } from '../core/errors.js';
+import { httpErrorFromError, sendHttpError } from '../ingress/http-errors.js';
+import type { HttpError } from '../ingress/http-errors.js';
+import type { Logger } from '../log.js';
 import { BodyBudget } from '../ingress/body-budget.js';
 import { finishResponse } from '../ingress/finish-response.js';
 import { readBody } from '../ingress/read-body.js';
@@ -68,8 +72,56 @@ export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   }
 }
 
-/** A Set-Cookie value for the dashboard: HttpOnly, SameSite=Strict, Secure when the connection is TLS. */
-export function cookie(req: IncomingMessage, name: string, value: string, options: { readonly path: string; readonly maxAgeSeconds: number }): string {
+/**
+ * A Set-Cookie value: HttpOnly, SameSite (Strict unless told), Secure when the connection is
+ * TLS. The portal takes Lax: its link is opened from another site (an email, the app), and
+ * Chromium withholds Strict cookies along a redirect chain a cross-site click started.
+ */
+export function cookie(
+  req: IncomingMessage,
+  name: string,
+  value: string,
+  options: { readonly path: string; readonly maxAgeSeconds: number; readonly sameSite?: 'Strict' | 'Lax' },
+): string {
   const secure = (req.socket as { encrypted?: boolean }).encrypted ? '; Secure' : '';
-  return `${name}=${value}; Path=${options.path}; Max-Age=${options.maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
+  return `${name}=${value}; Path=${options.path}; Max-Age=${options.maxAgeSeconds}; HttpOnly; SameSite=${options.sameSite ?? 'Strict'}${secure}`;
+}
+
+/**
+ * Refuse a form another site's page posted: browsers say where a request came from
+ * (Sec-Fetch-Site, Origin), so it is refused before its CSRF token is even read.
+ * @throws CsrfError
+ */
+export function assertSameOrigin(req: IncomingMessage): void {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin') throw new CsrfError('The form was posted from another site.');
+  const origin = req.headers.origin;
+  if (origin !== undefined && hostOf(origin) !== req.headers.host) throw new CsrfError('The form was posted from another origin.');
+}
+
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Answer a failed request: a page from `page` for a browser, the server's JSON error for a
+ * script. An error that is not one of ours is logged (by path only: never a query that may
+ * carry a filter or a token); a response already under way is cut off.
+ */
+export function sendError(req: IncomingMessage, res: ServerResponse, error: unknown, log: Logger, page: (answer: HttpError) => VNode): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (!(error instanceof MailroomError)) log.error({ err: error, path: (req.url ?? '/').split('?')[0]!.slice(0, 500) }, 'dashboard request failed');
+  const answer = httpErrorFromError(error);
+  if (!wantsHtml(req)) {
+    sendHttpError(res, answer);
+    return;
+  }
+  sendView(res, answer.status, page(answer), { headers: answer.headers });
 }

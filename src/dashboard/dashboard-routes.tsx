@@ -5,22 +5,25 @@
 // the Mailroom facade and the store's own list methods: a filter reaches SQL only as a
 // bound parameter of a column on the store's allow-list.
 
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CsrfError, InvalidArgumentError, JobNotFoundError, MailroomError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
+import { CsrfError, InvalidArgumentError, JobNotFoundError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
 import { JOB_STATUSES } from '../core/types.js';
 import type { Job, JobStatus } from '../core/types.js';
-import { httpErrorFromError, sendHttpError, sendJson } from '../ingress/http-errors.js';
+import { sendJson } from '../ingress/http-errors.js';
 import type { Route } from '../ingress/route-table.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
+import { assetRoute } from './asset-route.js';
 import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS } from './dashboard-auth.js';
 import type { DashboardCredential } from './dashboard-auth.js';
-import { cookie, readForm, redirect, sendView, wantsHtml } from './dashboard-http.js';
+import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
+import { idCursor, optionalField, parseTime, requiredField } from './form-fields.js';
+import { endpointRowsPage } from './endpoint-rows.js';
 import { cursorEnqueuedBefore } from './enqueued-before.js';
 import { jobsPage } from './job-search.js';
 import { redactJson } from './redact.js';
 import { BASE, href } from './views/components.js';
+import { EndpointsPage } from './views/endpoints.js';
 import { EventPage, EventsPage } from './views/event.js';
 import type { EventsQuery } from './views/event.js';
 import { JobPage } from './views/job.js';
@@ -56,18 +59,19 @@ const REPLAYED_BY = 'dashboard'; // who an action is recorded as (replays, pause
 const READ = ['GET', 'HEAD'] as const;
 const WRITE = ['POST'] as const;
 
-/** Static files of the package, read once: the only assets the pages load. */
-const ASSETS: Readonly<Record<string, { readonly type: string; readonly body: Buffer }>> = {
-  'dashboard.css': { type: 'text/css; charset=utf-8', body: readAsset('dashboard.css') },
-  'dashboard.js': { type: 'text/javascript; charset=utf-8', body: readAsset('dashboard.js') },
-};
-
 /** What an action just did, by the code its redirect carries: the page never echoes free text. */
 const NOTICES: Readonly<Record<string, string>> = {
   replayed: 'Replayed: the job is pending again with a fresh attempt budget.',
   'ran-now': 'Made due now: a worker takes it on its next claim.',
   cancelled: 'Cancelled.',
+  'endpoint-disabled': 'Disabled: nothing is sent to it, and what is published meanwhile is recorded as skipped.',
+  'endpoint-enabled': 'Enabled: new messages go to it again; recover what was skipped meanwhile.',
 };
+
+/** Endpoints with their health on one page: each row reads its health, so a page stays small. */
+const ENDPOINTS_PAGE_SIZE = 50;
+/** The recover form proposes what failed or was skipped in the last day. */
+const RECOVER_DEFAULT_MS = 24 * 3_600_000;
 
 interface Request {
   readonly req: IncomingMessage;
@@ -115,24 +119,12 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
 
   /** Errors as a page for a browser, as the server's JSON error for a script; a browser without a session goes to login. */
   function answerError(req: IncomingMessage, res: ServerResponse, error: unknown, credential: DashboardCredential | null): void {
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (!(error instanceof MailroomError)) log.error({ err: error, path: pathOf(req) }, 'dashboard request failed');
-    if (error instanceof UnauthorizedError && wantsHtml(req) && req.method !== 'POST') {
+    if (error instanceof UnauthorizedError && wantsHtml(req) && req.method !== 'POST' && !res.headersSent) {
       redirect(res, href('/login', { next: pathOf(req) + searchOf(req) }));
       return;
     }
-    const answer = httpErrorFromError(error);
-    if (!wantsHtml(req)) {
-      sendHttpError(res, answer);
-      return;
-    }
     const csrfToken = credential?.kind === 'session' ? credential.csrfToken : null;
-    sendView(res, answer.status, <ErrorPage status={answer.status} code={answer.code} message={answer.message} csrfToken={csrfToken} />, {
-      headers: answer.headers,
-    });
+    sendError(req, res, error, log, (answer) => <ErrorPage status={answer.status} code={answer.code} message={answer.message} csrfToken={csrfToken} />);
   }
 
   /** A POST's form, after proving it came from a dashboard page of this session (or a script with the token). */
@@ -141,11 +133,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
     // Read first: the answer, even a refusal, goes out only once the body is in (finish-response.ts).
     const form = await readForm(req);
     if (credential.kind === 'bearer') return form;
-    // Browsers say where a request came from; another site's page is refused before the token is even read.
-    const site = req.headers['sec-fetch-site'];
-    if (site !== undefined && site !== 'same-origin') throw new CsrfError('The form was posted from another site.');
-    const origin = req.headers.origin;
-    if (origin !== undefined && hostOf(origin) !== req.headers.host) throw new CsrfError('The form was posted from another origin.');
+    assertSameOrigin(req);
     if (!auth.isCsrfToken(credential.sessionId, form.get('csrf') ?? undefined)) throw new CsrfError();
     return form;
   }
@@ -196,28 +184,9 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
     });
   }
 
-  const assetRoute: Route = {
-    path: `${BASE}/assets/:name`,
-    methods: READ,
-    handle(_req, res, params) {
-      const asset = Object.prototype.hasOwnProperty.call(ASSETS, params.name!) ? ASSETS[params.name!]! : null;
-      if (asset === null) {
-        sendHttpError(res, httpErrorFromError(new RouteNotFoundError(`${BASE}/assets/${params.name}`)));
-        return;
-      }
-      res.writeHead(200, {
-        'content-type': asset.type,
-        'content-length': asset.body.length,
-        'cache-control': 'public, max-age=300',
-        'x-content-type-options': 'nosniff',
-      });
-      res.end(asset.body);
-    },
-  };
-
   return [
     loginRoute,
-    assetRoute,
+    assetRoute(BASE),
 
     guarded(BASE, READ, async (request) => {
       const data = await overviewData();
@@ -261,7 +230,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
     }),
 
     guarded(`${BASE}/events`, READ, async (request) => {
-      const query: EventsQuery = { source: field(request.query, 'source'), type: field(request.query, 'type'), after: cursorOf(request.query) };
+      const query: EventsQuery = { source: field(request.query, 'source'), type: field(request.query, 'type'), after: idCursor(request.query) };
       const rows = await mr.listEvents({ ...query, descending: true, limit: PAGE_SIZE + 1 });
       const events = rows.slice(0, PAGE_SIZE);
       const nextAfter = rows.length > PAGE_SIZE ? events[events.length - 1]!.id : null;
@@ -276,6 +245,21 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
       if (!event) throw new RouteNotFoundError(`${BASE}/events/${id.slice(0, 40)}`);
       const jobs: Job[] = await mr.listJobs({ eventId: event.id, limit: PAGE_SIZE });
       sendView(request.res, 200, <EventPage event={event} jobs={jobs} csrfToken={request.csrfToken} />, { startedAt: request.startedAt });
+    }),
+
+    guarded(`${BASE}/endpoints`, READ, async (request) => {
+      const tenant = field(request.query, 'tenant');
+      const { rows, nextAfter } = await endpointRowsPage(mr, { tenant, after: idCursor(request.query) }, ENDPOINTS_PAGE_SIZE);
+      const done = request.query.get('done') ?? '';
+      const recovered = /^\d{1,9}$/.exec(request.query.get('count') ?? '');
+      const notice = done === 'recovered' && recovered ? `Recovered ${recovered[0]} deliveries: each is being sent again.` : NOTICES[done];
+      const recoverSince = new Date(now() - RECOVER_DEFAULT_MS).toISOString().slice(0, 16);
+      sendView(
+        request.res,
+        200,
+        <EndpointsPage tenant={tenant} rows={rows} nextAfter={nextAfter} notice={notice} recoverSince={recoverSince} csrfToken={request.csrfToken} />,
+        { startedAt: request.startedAt },
+      );
     }),
 
     guarded(`${BASE}/replay`, READ, async (request) => {
@@ -338,6 +322,21 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
           acted(request, href('', { done: 'resumed' }), { queue, paused: false, changed });
           return;
         }
+        case 'endpoint-disable': {
+          const endpoint = await mr.endpoints.disable(required(form, 'id'), required(form, 'reason'));
+          acted(request, href('/endpoints', { tenant: field(form, 'tenant'), done: 'endpoint-disabled' }), endpoint);
+          return;
+        }
+        case 'endpoint-enable': {
+          const endpoint = await mr.endpoints.enable(required(form, 'id'));
+          acted(request, href('/endpoints', { tenant: field(form, 'tenant'), done: 'endpoint-enabled' }), endpoint);
+          return;
+        }
+        case 'endpoint-recover': {
+          const result = await mr.endpoints.recover(required(form, 'id'), { since: parseTime(required(form, 'since'), 'since') });
+          acted(request, href('/endpoints', { tenant: field(form, 'tenant'), done: 'recovered', count: String(result.count) }), result);
+          return;
+        }
         case 'logout':
           // Sessions are signed, not stored: the cookie is dropped here; changing the token ends them all.
           redirect(request.res, href('/login'), [cookie(request.req, SESSION_COOKIE, '', { path: BASE, maxAgeSeconds: 0 })]);
@@ -363,7 +362,7 @@ function jobsQueryOf(query: URLSearchParams): JobsQuery {
     error: field(query, 'error'),
     batch: batchOf(query),
     before: field(query, 'before'),
-    after: cursorOf(query),
+    after: idCursor(query),
   };
 }
 
@@ -380,36 +379,16 @@ function replayFilterOf(values: URLSearchParams): ReplayFilterQuery {
 
 /** A non-empty value of at most 500 characters, or undefined. */
 function field(values: URLSearchParams, name: string): string | undefined {
-  const value = values.get(name)?.trim();
-  if (value === undefined || value === '') return undefined;
-  if (value.length > MAX_FIELD_CHARS) throw new InvalidArgumentError(`${name} is longer than ${MAX_FIELD_CHARS} characters`);
-  return value;
+  return optionalField(values, name, MAX_FIELD_CHARS);
 }
 
 function required(values: URLSearchParams, name: string): string {
-  const value = field(values, name);
-  if (value === undefined) throw new InvalidArgumentError(`${name} is required`);
-  return value;
+  return requiredField(values, name, MAX_FIELD_CHARS);
 }
 
 /** Replays ask twice: the form's checkbox (a script sends confirm=yes). */
 function confirmed(form: URLSearchParams): void {
   if (form.get('confirm') !== 'yes') throw new InvalidArgumentError('confirm=yes is required to replay');
-}
-
-/** The keyset cursor (`after`): a decimal id. */
-function cursorOf(query: URLSearchParams): string | undefined {
-  const after = field(query, 'after');
-  if (after !== undefined && !/^\d{1,19}$/.test(after)) throw new InvalidArgumentError('after must be a job or event id');
-  return after;
-}
-
-/** A time from the filter form: ISO 8601, or the form's `YYYY-MM-DDTHH:MM` taken as UTC. */
-function parseTime(text: string, name: string): Date {
-  const withZone = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text) ? `${text.length === 10 ? `${text}T00:00` : text}Z` : text;
-  const parsed = new Date(withZone);
-  if (Number.isNaN(parsed.getTime())) throw new InvalidArgumentError(`${name} must be a time such as 2026-01-31T23:59 (UTC)`);
-  return parsed;
 }
 
 /** Where to go after login: a dashboard path only, never another site (`//evil`, `/\evil`). */
@@ -431,14 +410,4 @@ function searchOf(req: IncomingMessage): string {
   return query === -1 ? '' : url.slice(query, query + 1_500);
 }
 
-function hostOf(origin: string): string | null {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return null;
-  }
-}
 
-function readAsset(name: string): Buffer {
-  return readFileSync(new URL(`./assets/${name}`, import.meta.url));
-}

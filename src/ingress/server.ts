@@ -163,6 +163,7 @@ function pathOf(url: string): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
+/** The path for a log line; a tenant portal link's token is a credential, so it is left out. */
 function safePath(req: IncomingMessage): string {
-  return pathOf(req.url ?? '/').slice(0, 200);
+  return pathOf(req.url ?? '/').replace(/^(\/portal\/enter\/).*$/, '$1…').slice(0, 200);
 }

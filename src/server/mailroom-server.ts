@@ -59,6 +59,8 @@ export interface MailroomServer {
   readonly ingress: IngressServer;
   /** The dashboard, or null when it was turned off. */
   readonly dashboard: DashboardMount | null;
+  /** Whether the tenant portal is served at /portal (only with a portal secret). */
+  readonly isPortalServed: boolean;
   /**
    * Stop gracefully: no new requests, in-flight ones finish, then the worker claims nothing
    * more, its running handlers get `timeoutMs`, and the rest go back uncharged.
@@ -83,14 +85,17 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
   warnAboutFanOut(config, types, log);
   const configuredToken = options.dashboard === false ? undefined : (options.dashboard?.token ?? config.dashboard?.token);
   const dashboardToken = options.dashboard === false ? null : (configuredToken ?? generateDashboardToken());
+  const portalRoutes = tenantPortalRoutes({ mr, log });
   const routes = [
     ...(dashboardToken === null ? [] : dashboardRoutes({ mr, token: dashboardToken, log, redactPaths: config.dashboard?.redactPaths })),
-    ...tenantPortalRoutes(),
+    ...portalRoutes,
     ...(options.routes ?? []),
   ];
   const ingress = createIngressServer({ mr, config, metrics, logger: log, routes });
   // Listen first: a port that cannot be bound then leaves nothing started to stop.
   const url = await ingress.listen(options.port ?? config.server?.port ?? DEFAULT_PORT, options.host ?? config.server?.host ?? DEFAULT_HOST);
+  // Portal links made in this process point here, unless portal.baseUrl says where the public reaches it.
+  mr.portal.servedAt(url);
   // `serve` always delivers outgoing webhooks (SPEC §7), so its worker always runs.
   mr.startDelivering();
   const worker = mr.work(options.worker);
@@ -104,6 +109,7 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
     worker,
     ingress,
     dashboard: dashboardToken === null ? null : { url: `${url}/dashboard`, generatedToken: configuredToken === undefined ? dashboardToken : null },
+    isPortalServed: portalRoutes.length > 0,
     stop,
     async stopOn(stopSignal, { timeoutMs, stopNowSignal }) {
       const signal = await stopSignal;

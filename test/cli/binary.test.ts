@@ -164,4 +164,51 @@ describe.skipIf(buildProblem !== null && !IS_CI)('the mailroom binary', () => {
       await exited;
     }
   });
+
+  it('serves the tenant portal with MAILROOM_PORTAL_SECRET: a link another process made opens it, also after a restart; without a secret the banner says it is off', async () => {
+    const secret = 'binary-test-portal-secret-0123456789abcdef';
+    const db = `sqlite:${join(dir, 'portal', 'mailroom.db')}`;
+    const { MAILROOM_DB: _unset, ...env } = process.env;
+    const serve = async (portalSecret: string | undefined) => {
+      const started = startMailroom(['serve', '--port', '0', '--db', db, '--retention', 'off'], {
+        cwd: dir,
+        env: { ...env, MAILROOM_LOG_LEVEL: 'warn', PORT: '', MAILROOM_PORTAL_SECRET: portalSecret ?? '' },
+      });
+      const portal = await waitFor(() => /^ {2}portal {4}(.*)$/m.exec(started.output.stdout)?.[1] ?? (started.child.exitCode !== null ? `exited: ${started.output.stderr}` : undefined), {
+        timeoutMs: 15_000,
+        description: 'the portal banner line',
+      });
+      return { ...started, portal, url: /^(http:\/\/127\.0\.0\.1:\d+)\/portal\b/.exec(portal)?.[1] };
+    };
+    const stop = async (served: { child: ReturnType<typeof spawn>; exited: Promise<number | null> }) => {
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+    };
+
+    const first = await serve(secret);
+    expect(first.url).toBeDefined();
+    // The app, another process, makes the link with the same secret and the server's public URL.
+    const mr = await Mailroom.open({ db, logger: pino({ level: 'silent' }), portal: { secret, baseUrl: first.url! } });
+    const link = await mr.portal.link('acme', { ttlMs: 600_000 });
+    await mr.close();
+    const entered = await fetch(link, { redirect: 'manual' });
+    expect(entered.status).toBe(303);
+    const cookie = entered.headers.get('set-cookie')!.split(';')[0]!;
+    const home = await fetch(`${first.url}/portal`, { headers: { cookie, accept: 'text/html' } });
+    expect(home.status).toBe(200);
+    expect(await home.text()).toContain('Your webhook endpoints');
+    await stop(first);
+
+    // Restarted: nothing was kept in the process, so the same link and session still work.
+    const second = await serve(secret);
+    const path = new URL(link).pathname;
+    expect((await fetch(`${second.url}${path}`, { redirect: 'manual' })).status).toBe(303);
+    expect((await fetch(`${second.url}/portal`, { headers: { cookie } })).status).toBe(200);
+    await stop(second);
+
+    const off = await serve(undefined);
+    expect(off.portal).toMatch(/^off \(set MAILROOM_PORTAL_SECRET/);
+    expect(off.url).toBeUndefined();
+    await stop(off);
+  }, 60_000);
 });

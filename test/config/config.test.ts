@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PortalSigner } from '../../src/portal/portal-signer.js';
 import { defineConfig } from '../../src/index.js';
 import { ConfigError } from '../../src/core/errors.js';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -93,10 +94,32 @@ describe('config validation', () => {
       },
       endpoints: { allowlist: [] },
       dashboard: { token: undefined },
+      portal: { secret: undefined },
       retention: { doneMs: 7 * 24 * 3600_000 },
     });
     expect(() => validateConfig(config, { baseDir: '/srv/app' })).not.toThrow();
     expect((validateConfig(config, { baseDir: '/srv/app' }).tasks!.send_email as { module: string }).module).toBe('/srv/app/tasks/send-email.js');
+  });
+});
+
+describe('portal config', () => {
+  it('takes a secret and a base URL, names a bad key, and lets the caller (MAILROOM_PORTAL_SECRET) win over the file', async () => {
+    const fileSecret = 'file-secret-0123456789abcdef0123456789';
+    const envSecret = 'env-secret-0123456789abcdef01234567890';
+    expect(validateConfig({ portal: { secret: fileSecret, baseUrl: 'https://hooks.example.com' } }).portal).toEqual({ secret: fileSecret, baseUrl: 'https://hooks.example.com' });
+    expect(() => validateConfig({ portal: { sekret: 'x' } })).toThrow(expect.objectContaining({ key: 'portal.sekret' }));
+    expect(() => validateConfig({ portal: { secret: '' } })).toThrow(expect.objectContaining({ key: 'portal.secret' }));
+    const mr = await openMailroomFromConfig({
+      config: { db: 'sqlite::memory:', portal: { secret: fileSecret, baseUrl: 'https://hooks.example.com' } },
+      open: { portal: { secret: envSecret } },
+    });
+    try {
+      const token = (await mr.portal.link('acme')).replace('https://hooks.example.com/portal/enter/', '');
+      expect(new PortalSigner(envSecret).verifyLink(token, Date.now())?.tenant).toBe('acme');
+      expect(new PortalSigner(fileSecret).verifyLink(token, Date.now())).toBeNull();
+    } finally {
+      await mr.close();
+    }
   });
 });
 

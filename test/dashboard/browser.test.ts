@@ -16,7 +16,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestMailrooms } from '../harness/mailroom.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { waitFor } from '../harness/wait.js';
+import { closeOutgoingMailrooms } from '../outgoing/outgoing-kit.js';
 import { DEAD_ERROR, SECRET_HEADER_VALUE, serveDashboard, TOKEN } from './dashboard-kit.js';
+import { REFUSAL_EXCERPT, servePortal } from './portal-kit.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** No update checks, sync, field trials or QUIC: nothing of its own may leave the machine. */
@@ -68,7 +70,10 @@ async function shoot(page: Page, name: string, harnessName: string): Promise<voi
 }
 
 describe.each(storeHarnesses)('the dashboard in Chromium on $name', (harness) => {
-  afterEach(async () => closeTestMailrooms(harness));
+  afterEach(async () => {
+    await closeTestMailrooms(harness);
+    await closeOutgoingMailrooms(harness);
+  });
 
   it.skipIf(!harness.isAvailable)('finds a dead job by its error, replays it and sees it done; pauses a queue and sees nothing claimed; a forged post changes nothing; nothing leaves 127.0.0.1', async () => {
     const d = await serveDashboard(harness);
@@ -153,6 +158,89 @@ describe.each(storeHarnesses)('the dashboard in Chromium on $name', (harness) =>
       await context.close();
       await new Promise<void>((resolve) => forgery.server.close(() => resolve()));
       await d.server.stop({ timeoutMs: 1_000 });
+    }
+  }, 60_000);
+
+  it.skipIf(!harness.isAvailable)("opens a tenant's portal link and sees only that tenant; another tenant's delivery is refused; adds an endpoint and sees its secret once; re-sends a failed delivery and sees it delivered; the operator sees endpoint health and disables one", async () => {
+    const p = await servePortal(harness);
+    const context = await browser.newContext({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+    const hosts = new Set<string>();
+    context.on('request', (request) => void hosts.add(new URL(request.url()).hostname));
+    try {
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+
+      // The link lands on acme's endpoints: acme's receiver, nothing of globex.
+      await page.goto(await p.mr.portal.link('acme', { ttlMs: 600_000 }));
+      expect(new URL(page.url()).pathname).toBe('/portal');
+      expect(await page.locator('table.endpoints tbody tr').count()).toBe(1);
+      let text = (await page.locator('body').textContent())!;
+      expect(text).toContain(p.acme.receiver.url);
+      expect(text).not.toContain('globex');
+      await shoot(page, 'portal', harness.name);
+
+      // Its endpoint lists the failed delivery; the delivery shows the attempt's status and excerpt.
+      await Promise.all([page.waitForURL(new RegExp(`/portal/endpoints/${p.acme.endpoint.id}$`)), page.click(`a[href="/portal/endpoints/${p.acme.endpoint.id}"] >> nth=0`)]);
+      const deliveryPath = `/portal/endpoints/${p.acme.endpoint.id}/deliveries/${p.acme.failedDeliveryId}`;
+      await Promise.all([page.waitForURL(new RegExp(`${deliveryPath}$`)), page.click(`a[href="${deliveryPath}"]`)]);
+      expect(await page.locator('table.attempts tbody tr td.num').nth(1).textContent()).toBe('400');
+      expect(await page.locator('code.excerpt').textContent()).toBe(REFUSAL_EXCERPT);
+
+      // Another tenant's delivery, through their endpoint or through ours: refused, nothing shown.
+      for (const path of [`/portal/endpoints/${p.globex.endpoint.id}/deliveries/${p.globex.deliveryId}`, `/portal/endpoints/${p.acme.endpoint.id}/deliveries/${p.globex.deliveryId}`]) {
+        const refused = await page.goto(`${p.url}${path}`);
+        expect(refused!.status()).toBe(404);
+        expect(await page.locator('body').textContent()).not.toContain('globex');
+      }
+      // No operator page: the dashboard asks for its own login.
+      await page.goto(`${p.url}/dashboard/endpoints`);
+      expect(new URL(page.url()).pathname).toBe('/dashboard/login');
+
+      // The receiver is fixed; re-send the failed delivery and see it delivered.
+      p.fix();
+      await page.goto(`${p.url}${deliveryPath}`);
+      await shoot(page, 'portal-delivery', harness.name);
+      await Promise.all([page.waitForURL(/done=resent/), page.click('form[action="/portal/actions/resend"] button')]);
+      expect(await page.locator('.notice').textContent()).toContain('Re-sent');
+      await waitFor(async () => (await p.mr.deliveries.list({ endpointId: p.acme.endpoint.id }))[0]!.status === 'delivered', {
+        timeoutMs: 10_000,
+        description: 'the re-sent delivery to arrive',
+      });
+      await page.reload();
+      expect(await page.locator('h1 .status').textContent()).toBe('delivered');
+      expect(p.acme.receiver.received.at(-1)!.verifiedWith).toBe(p.acme.secret);
+
+      // Add an endpoint: its secret shows once, on that answer only.
+      await page.goto(`${p.url}/portal`);
+      await page.fill('input[name=url]', `${p.acme.receiver.url}/second`);
+      await page.fill('input[name=eventTypes]', 'invoice.paid');
+      await Promise.all([page.waitForURL(/\/portal\/actions\/add-endpoint$/), page.click('form[action="/portal/actions/add-endpoint"] button')]);
+      const secret = (await page.locator('pre.secret').textContent())!;
+      expect(secret).toMatch(/^whsec_/);
+      await page.goto(`${p.url}/portal`);
+      expect(await page.locator('table.endpoints tbody tr').count()).toBe(2);
+      expect(await page.content()).not.toContain(secret);
+
+      // The operator's endpoints page: both tenants with their health; disable globex's with a reason.
+      await page.goto(`${p.url}/dashboard/login`);
+      await page.fill('input[name=token]', TOKEN);
+      await Promise.all([page.waitForURL(`${p.url}/dashboard`), page.click('button[type=submit]')]);
+      await page.click('nav >> text=Endpoints');
+      const globexRow = page.locator(`tr[data-endpoint="${p.globex.endpoint.id}"]`);
+      expect(await globexRow.locator('td.num').nth(1).textContent()).toBe('100.0%');
+      expect(await globexRow.locator('.breaker').textContent()).toBe('closed');
+      expect(await page.content()).not.toContain(secret);
+      expect(await page.content()).not.toContain('whsec_');
+      await globexRow.locator('input[name=reason]').fill('customer asked for a pause');
+      await Promise.all([page.waitForURL(/done=endpoint-disabled/), globexRow.locator('button.danger').click()]);
+      expect(await page.locator(`tr[data-endpoint="${p.globex.endpoint.id}"] .state`).textContent()).toBe('disabled: customer asked for a pause');
+      expect((await p.mr.endpoints.get(p.globex.endpoint.id))!.enabled).toBe(false);
+      await shoot(page, 'endpoints', harness.name);
+
+      expect([...hosts]).toEqual(['127.0.0.1']);
+    } finally {
+      await context.close();
+      await p.close();
     }
   }, 60_000);
 });

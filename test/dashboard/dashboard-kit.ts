@@ -85,6 +85,10 @@ export function everyDashboardRoute(d: ServedDashboard): Array<{ method: 'GET' |
     { method: 'POST', path: '/dashboard/actions/cancel', body: `id=${d.pendingJobId}` },
     { method: 'POST', path: '/dashboard/actions/pause-queue', body: 'queue=default&reason=x' },
     { method: 'POST', path: '/dashboard/actions/resume-queue', body: 'queue=default' },
+    { method: 'GET', path: '/dashboard/endpoints' },
+    { method: 'POST', path: '/dashboard/actions/endpoint-disable', body: 'id=1&reason=x' },
+    { method: 'POST', path: '/dashboard/actions/endpoint-enable', body: 'id=1' },
+    { method: 'POST', path: '/dashboard/actions/endpoint-recover', body: 'id=1&since=2026-01-01T00:00' },
     { method: 'POST', path: '/dashboard/actions/logout', body: '' },
   ];
 }

@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { Mailroom } from '../../src/mailroom.js';
+import type { PortalOptions } from '../../src/portal/portal-api.js';
 import type { EndpointsOptions } from '../../src/tasks/deliver/deliver-settings.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import type { LogSink } from '../harness/log-sink.js';
@@ -35,11 +36,12 @@ const opened: Mailroom[] = [];
 /** A Mailroom delivering to loopback only, with fast retries; `log` captures its lines. */
 export async function openOutgoingMailroom(
   harness: StoreHarness,
-  options: { endpoints?: EndpointsOptions; log?: LogSink } = {},
+  options: { endpoints?: EndpointsOptions; log?: LogSink; portal?: PortalOptions } = {},
 ): Promise<Mailroom> {
   const { store } = await harness.open();
   const mr = await Mailroom.open({
     store,
+    ...(options.portal ? { portal: options.portal } : {}),
     logger: options.log ? pino({ level: 'debug' }, options.log) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     endpoints: { allowlist: ['127.0.0.1'], retryScheduleMs: FAST_SCHEDULE_MS, ...options.endpoints },
   });

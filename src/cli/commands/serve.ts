@@ -36,7 +36,8 @@ Receives webhooks at POST /hooks/<source> for the sources in the config file
 (mailroom.config.js/.mjs, or --config PATH), stores each event with the jobs it fans out
 to before answering, and runs those jobs. Serves the dashboard at /dashboard: its token
 is MAILROOM_DASHBOARD_TOKEN, else the config's dashboard.token, else one generated and
-printed at start. Binds 127.0.0.1:8080 unless told otherwise.
+printed at start. Serves the tenant portal at /portal when MAILROOM_PORTAL_SECRET (or the
+config's portal.secret) is set. Binds 127.0.0.1:8080 unless told otherwise.
 On SIGTERM or SIGINT it stops accepting requests, lets running handlers finish within
 --shutdown-timeout, hands the rest back uncharged, and exits 0. A second signal hands back
 what is still running too, uncharged, at once, and exits 130.
@@ -142,6 +143,11 @@ function banner(server: MailroomServer, sources: string[], options: ServeCliOpti
       lines.push(`            token: ${dashboard.generatedToken}`, '            (generated for this run; set MAILROOM_DASHBOARD_TOKEN or dashboard.token to keep one)');
     }
   }
+  lines.push(
+    server.isPortalServed
+      ? `  portal    ${url}/portal   (tenants open it with links from mr.portal.link)`
+      : '  portal    off (set MAILROOM_PORTAL_SECRET or portal.secret to serve tenant portal links)',
+  );
   if (sources.length > 0) {
     const source = sources.includes('demo') ? 'demo' : sources[0]!;
     const args = [`send-test --source ${source}`];

@@ -10,10 +10,15 @@ export const BASE = '/dashboard';
 
 /** A path under the dashboard with a query string of the non-empty values. */
 export function href(path: string, query: Record<string, string | undefined> = {}): string {
+  return hrefUnder(BASE, path, query);
+}
+
+/** A path under `base` (the dashboard's or the portal's) with a query string of the non-empty values. */
+export function hrefUnder(base: string, path: string, query: Record<string, string | undefined> = {}): string {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') search.set(name, value);
   const text = search.toString();
-  return `${BASE}${path}${text === '' ? '' : `?${text}`}`;
+  return `${base}${path}${text === '' ? '' : `?${text}`}`;
 }
 
 /** A POST form to one action, carrying the session's CSRF token. */
@@ -23,9 +28,11 @@ export function ActionForm(props: {
   readonly fields?: Record<string, string | undefined>;
   readonly children: ComponentChildren;
   readonly class?: string;
+  /** Whose actions: the dashboard's unless the portal's. @default BASE */
+  readonly base?: string;
 }) {
   return (
-    <form method="post" action={`${BASE}/actions/${props.action}`} class={props.class ?? 'inline'}>
+    <form method="post" action={`${props.base ?? BASE}/actions/${props.action}`} class={props.class ?? 'inline'}>
       {props.csrfToken === null ? null : <input type="hidden" name="csrf" value={props.csrfToken} />}
       {Object.entries(props.fields ?? {}).map(([name, value]) => (value === undefined ? null : <input type="hidden" name={name} value={value} />))}
       {props.children}
@@ -96,5 +103,15 @@ export function FilterField(props: { readonly label: string; readonly name: stri
     <label>
       {props.label} <input name={props.name} value={props.value ?? ''} placeholder={props.placeholder} />
     </label>
+  );
+}
+
+/** The link to a list's next page, when there is one. */
+export function NextPageLink(props: { readonly href: string | null; readonly label?: string }) {
+  if (props.href === null) return null;
+  return (
+    <p>
+      <a href={props.href}>{props.label ?? 'Next page'}</a>
+    </p>
   );
 }

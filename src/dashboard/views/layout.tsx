@@ -4,7 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { ActionForm, BASE } from './components.js';
 
-export type Section = 'overview' | 'jobs' | 'events' | 'login' | 'error';
+export type Section = 'overview' | 'jobs' | 'events' | 'endpoints' | 'login' | 'error';
 
 export function Layout(props: {
   readonly title: string;
@@ -17,17 +17,11 @@ export function Layout(props: {
     ['overview', 'Overview', BASE],
     ['jobs', 'Jobs', `${BASE}/jobs`],
     ['events', 'Events', `${BASE}/events`],
+    ['endpoints', 'Endpoints', `${BASE}/endpoints`],
   ];
   return (
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="same-origin" />
-        <title>{`${props.title} · Mailroom`}</title>
-        <link rel="stylesheet" href={`${BASE}/assets/dashboard.css`} />
-        <script src={`${BASE}/assets/dashboard.js`} defer />
-      </head>
+      <PageHead title={props.title} base={BASE} />
       <body>
         <header>
           <strong class="brand">Mailroom</strong>
@@ -49,6 +43,20 @@ export function Layout(props: {
         <main>{props.children}</main>
       </body>
     </html>
+  );
+}
+
+/** The head of every page: its title, and the stylesheet and script served under `base`. */
+export function PageHead(props: { readonly title: string; readonly base: string }) {
+  return (
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <meta name="referrer" content="same-origin" />
+      <title>{`${props.title} · Mailroom`}</title>
+      <link rel="stylesheet" href={`${props.base}/assets/dashboard.css`} />
+      <script src={`${props.base}/assets/dashboard.js`} defer />
+    </head>
   );
 }
 

@@ -1,0 +1,35 @@
+// Values read from a query string or a posted form, for the dashboard and the portal alike:
+// trimmed, bounded in length, and refused with a clear InvalidArgumentError (a 400 page)
+// rather than passed on to the store as they came.
+
+import { InvalidArgumentError } from '../core/errors.js';
+
+/** A non-empty value of at most `maxChars` characters, or undefined. */
+export function optionalField(values: URLSearchParams, name: string, maxChars: number): string | undefined {
+  const value = values.get(name)?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (value.length > maxChars) throw new InvalidArgumentError(`${name} is longer than ${maxChars} characters`);
+  return value;
+}
+
+/** As optionalField, and refused when missing. */
+export function requiredField(values: URLSearchParams, name: string, maxChars: number): string {
+  const value = optionalField(values, name, maxChars);
+  if (value === undefined) throw new InvalidArgumentError(`${name} is required`);
+  return value;
+}
+
+/** The keyset cursor (`after`): a decimal id, or undefined. */
+export function idCursor(query: URLSearchParams): string | undefined {
+  const after = optionalField(query, 'after', 19);
+  if (after !== undefined && !/^\d{1,19}$/.test(after)) throw new InvalidArgumentError('after must be an id');
+  return after;
+}
+
+/** A time from the filter form: ISO 8601, or the form's `YYYY-MM-DDTHH:MM` taken as UTC. */
+export function parseTime(text: string, name: string): Date {
+  const withZone = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text) ? `${text.length === 10 ? `${text}T00:00` : text}Z` : text;
+  const parsed = new Date(withZone);
+  if (Number.isNaN(parsed.getTime())) throw new InvalidArgumentError(`${name} must be a time such as 2026-01-31T23:59 (UTC)`);
+  return parsed;
+}
