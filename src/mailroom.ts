@@ -392,7 +392,7 @@ export class Mailroom {
     const eventBody = () => (body ??= { value: parseEventBody(params.event.rawBody, params.event.headers['content-type']) }).value;
     const inserts = params.jobs.map((job) => this.toInsert(job.type, EVENT_PAYLOAD, { priority: job.priority, group: job.group ?? undefined }, eventBody));
     const result = await traceEnqueue('ingest', inserts, (jobs) => this.store.eventInsertWithJobs({ event: params.event, jobs }));
-    if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkers();
+    if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkersFor(inserts);
     return result;
   }
 
@@ -405,7 +405,7 @@ export class Mailroom {
     const insert = this.toInsert(type, payload, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const [result] = await traceEnqueue('enqueue', [insert], (jobs) => executor.jobInsertMany({ jobs }));
-    if (options.client === undefined) this.wakeWorkers();
+    if (options.client === undefined) this.wakeWorkersFor([insert]);
     return result!.job as Job<PayloadOf<T>>;
   }
 
@@ -417,7 +417,7 @@ export class Mailroom {
     const inserts = items.map((item) => this.toInsert(item.type, item.payload, item.options ?? {}));
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const results = await traceEnqueue('enqueue', inserts, (jobs) => executor.jobInsertMany({ jobs }));
-    if (options.client === undefined) this.wakeWorkers();
+    if (options.client === undefined) this.wakeWorkersFor(inserts);
     return results.map((r) => r.job);
   }
 
@@ -436,7 +436,7 @@ export class Mailroom {
     const batch = this.toBatchInsert(children, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const result = await traceEnqueue('enqueue', batch, (jobs) => executor.batchInsert(splitBatch(jobs)));
-    if (options.client === undefined) this.wakeWorkers();
+    if (options.client === undefined) this.wakeWorkersFor(batch);
     return { ...result.batch, jobs: result.jobs };
   }
 
@@ -890,6 +890,16 @@ export class Mailroom {
 
   private wakeWorkers(): void {
     for (const worker of this.workers) worker.wake();
+  }
+
+  /**
+   * Wake the workers for new jobs only when this process has a handler for one of them: a
+   * claim for types nothing here runs finds nothing, and `serve` ingesting for a separate
+   * worker would pay one per webhook (a limited claim, with `deliver` registered). A
+   * worker that registers a handler later finds them at its next poll.
+   */
+  private wakeWorkersFor(jobs: readonly { readonly type: string }[]): void {
+    if (this.workers.size > 0 && jobs.some((job) => this.registry.get(job.type) !== undefined)) this.wakeWorkers();
   }
 
   private assertOpen(): void {

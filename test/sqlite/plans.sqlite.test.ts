@@ -47,7 +47,9 @@ function tableScans(db: Database.Database, sql: string): string[] {
   const params = Object.fromEntries([...sql.matchAll(/@(\w+)/g)].map((match) => [match[1], null]));
   const names = new Set(['mailroom_job', 'mailroom_event']);
   for (const [, alias] of sql.matchAll(/\bmailroom_(?:job|event)\s+(?:AS\s+)?(\w+)/gi)) names.add(alias!);
-  const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>;
+  // A statement of bound rows (jobInsertMany.keyless) takes `?` parameters too.
+  const positional = (sql.match(/\?/g) ?? []).map(() => null);
+  const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...positional, params) as Array<{ detail: string }>;
   return plan.map((step) => step.detail).filter((detail) => names.has(/^SCAN (\w+)/.exec(detail)?.[1] ?? ''));
 }
 

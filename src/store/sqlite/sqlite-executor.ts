@@ -616,26 +616,24 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   private insertKeylessSync(rows: readonly KeylessRow[], nowValue: number, batchId: number | null = null): Job[] {
     if (rows.length === 0) return [];
     const runAts = rows.map(({ job }) => runAtMs(job, nowValue));
-    const values = rows.map(({ job, event }, index) => {
-      const row: unknown[] = [job.queue, job.type, job.priority, job.payloadJson, runAts[index], job.maxAttempts, job.group, event?.id ?? null, event?.source ?? null];
-      // The trailing trace context, limit key and batch are left out when absent (`value
-      // ->> n` reads NULL): untraced, unlimited and outside a batch, the usual case, every
-      // row would carry nulls that SQLite parses back out of the JSON for nothing.
-      if (job.traceContext != null || job.limitKey != null || batchId !== null) row.push(job.traceContext ?? null);
-      if (job.limitKey != null || batchId !== null) row.push(job.limitKey ?? null);
-      if (batchId !== null) row.push(batchId);
-      return row;
-    });
-    const info = this.engine.stmt('jobInsertMany.keyless').run({ jobs: JSON.stringify(values), now: nowValue });
-    // An internal invariant, not a user error: the ids below are only right if all inserted.
-    if (info.changes !== rows.length) {
-      throw new Error(`keyless insert wrote ${info.changes} of ${rows.length} jobs`);
+    const ids: number[] = [];
+    for (let from = 0; from < rows.length; from += KEYLESS_ROWS_PER_INSERT) {
+      const chunk = rows.slice(from, from + KEYLESS_ROWS_PER_INSERT);
+      const values: unknown[] = [];
+      chunk.forEach(({ job, event }, index) => {
+        values.push(job.queue, job.type, job.priority, job.payloadJson, runAts[from + index], job.maxAttempts, job.group);
+        values.push(event?.id ?? null, event?.source ?? null, job.traceContext ?? null, job.limitKey ?? null, batchId, nowValue);
+      });
+      const info = this.engine.stmtRepeatingValues('jobInsertMany.keyless', chunk.length).run(values);
+      // An internal invariant, not a user error: the ids below are only right if all inserted.
+      if (info.changes !== chunk.length) throw new Error(`keyless insert wrote ${info.changes} of ${chunk.length} jobs`);
+      const firstId = Number(info.lastInsertRowid) - chunk.length + 1;
+      for (let i = 0; i < chunk.length; i++) ids.push(firstId + i);
     }
-    const firstId = Number(info.lastInsertRowid) - rows.length + 1;
     const counts = new StatusCountDeltas();
     const jobs = rows.map(({ job, event }, index) => {
       counts.add(job.queue, 'pending', 1);
-      return insertedJob(firstId + index, job, runAts[index]!, nowValue, event, batchId);
+      return insertedJob(ids[index]!, job, runAts[index]!, nowValue, event, batchId);
     });
     this.applyCounts(counts);
     return jobs;
@@ -790,6 +788,12 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
 
 
+
+/**
+ * Jobs per keyless insert statement (13 bound values each). Statements are prepared per
+ * row count, so a batch of 1,000 uses one; the remainder of an odd batch another.
+ */
+const KEYLESS_ROWS_PER_INSERT = 100;
 
 /** A keyless job and the event it fans out from, if any: one row of jobInsertMany.keyless. */
 interface KeylessRow {

@@ -72,6 +72,24 @@ export class SqliteWriteEngine<M> {
     return statement;
   }
 
+  /**
+   * A statement whose single VALUES row is repeated `rows` times (a multi-row insert),
+   * prepared once per row count.
+   */
+  stmtRepeatingValues(name: string, rows: number): Database.Statement {
+    const key = `${name}*${rows}`;
+    let statement = this.statements.get(key);
+    if (!statement) {
+      this.assertOpen();
+      const sql = sqlBlock(this.sql, name).trim().replace(/;$/, '');
+      const at = sql.lastIndexOf('VALUES');
+      const row = sql.slice(at + 'VALUES'.length).trim();
+      statement = this.db.prepare(`${sql.slice(0, at)}VALUES ${Array(rows).fill(row).join(', ')}`);
+      this.statements.set(key, statement);
+    }
+    return statement;
+  }
+
   assertOpen(): void {
     if (this.isClosed || !this.db.open) throw new StoreClosedError('sqlite');
   }
