@@ -17,7 +17,7 @@ import { assetRoute } from './asset-route.js';
 import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS } from './dashboard-auth.js';
 import type { DashboardCredential } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
-import { idCursor, optionalField, parseTime, requiredField } from './form-fields.js';
+import { idCursor, optionalField, optionalId, parseTime, requiredField } from './form-fields.js';
 import { endpointRowsPage } from './endpoint-rows.js';
 import { cursorEnqueuedBefore } from './enqueued-before.js';
 import { jobsPage } from './job-search.js';
@@ -360,18 +360,12 @@ function jobsQueryOf(query: URLSearchParams): JobsQuery {
     queue: field(query, 'queue'),
     source: field(query, 'source'),
     error: field(query, 'error'),
-    batch: batchOf(query),
+    batch: optionalId(query, 'batch'),
     before: field(query, 'before'),
     after: idCursor(query),
   };
 }
 
-/** The batch filter: a batch id (digits), or undefined. */
-function batchOf(query: URLSearchParams): string | undefined {
-  const batch = field(query, 'batch');
-  if (batch !== undefined && !/^[1-9][0-9]{0,18}$/.test(batch)) throw new InvalidArgumentError('batch must be a batch id');
-  return batch;
-}
 
 function replayFilterOf(values: URLSearchParams): ReplayFilterQuery {
   return { type: field(values, 'type'), source: field(values, 'source'), error: field(values, 'error'), queue: field(values, 'queue') };

@@ -3,6 +3,7 @@
 // rather than passed on to the store as they came.
 
 import { InvalidArgumentError } from '../core/errors.js';
+import { isJobId } from '../core/job-id.js';
 
 /** A non-empty value of at most `maxChars` characters, or undefined. */
 export function optionalField(values: URLSearchParams, name: string, maxChars: number): string | undefined {
@@ -19,11 +20,16 @@ export function requiredField(values: URLSearchParams, name: string, maxChars: n
   return value;
 }
 
-/** The keyset cursor (`after`): a decimal id, or undefined. */
+/** An id (core/job-id.ts: a job's, an event's or a batch's) under `name`, or undefined. */
+export function optionalId(query: URLSearchParams, name: string): string | undefined {
+  const id = optionalField(query, name, 19);
+  if (id !== undefined && !isJobId(id)) throw new InvalidArgumentError(`${name} must be an id`);
+  return id;
+}
+
+/** The keyset cursor (`after`): an id, or undefined. */
 export function idCursor(query: URLSearchParams): string | undefined {
-  const after = optionalField(query, 'after', 19);
-  if (after !== undefined && !/^\d{1,19}$/.test(after)) throw new InvalidArgumentError('after must be an id');
-  return after;
+  return optionalId(query, 'after');
 }
 
 /** A time from the filter form: ISO 8601, or the form's `YYYY-MM-DDTHH:MM` taken as UTC. */
