@@ -84,7 +84,7 @@ export function limitedClaimSize(params: { readonly types: readonly string[]; re
 }
 
 /** Whether a job of these limits counts against a concurrency limit (its type's or its key's). */
-function holdsSlot(limit: TypeLimits): boolean {
+export function holdsSlot(limit: TypeLimits): boolean {
   return limit.concurrency !== undefined || limit.perKey?.concurrency !== undefined;
 }
 

@@ -32,7 +32,7 @@ import { Producer } from './producer.js';
 import { ChangeSignal } from './change-signal.js';
 import { YieldPacer } from './yield-pacer.js';
 import { PrefetchWindow } from './prefetch-window.js';
-import type { TypeLimits } from '../store/limits.js';
+import { holdsSlot } from '../store/limits.js';
 import { startRescue } from '../maintenance/rescue.js';
 import type { MaintenanceRunner, MaintenanceTask } from '../maintenance/maintenance-runner.js';
 
@@ -429,7 +429,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // Once half the slots are free, as unlimited claims wait for half the capacity: one
       // claim per finished job cost more than the jobs (short HTTP deliveries).
       const limits = this.registry.get(job.type)?.limits;
-      if (limits && hasConcurrencyLimit(limits) && this.startableSlots() >= Math.ceil(this.concurrency / 2)) this.wake();
+      if (limits && holdsSlot(limits) && this.startableSlots() >= Math.ceil(this.concurrency / 2)) this.wake();
     });
     this.recordings.add(recording);
     // A handler that outlived its timeout keeps its slot until it really settles.
@@ -702,10 +702,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
 /** A ref'd timer on purpose: a stopping worker keeps its process alive until its deadline. */
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-function hasConcurrencyLimit(limits: TypeLimits): boolean {
-  return limits.concurrency !== undefined || limits.perKey?.concurrency !== undefined;
 }
 
 function delay(ms: number): Promise<void> {
