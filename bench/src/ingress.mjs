@@ -19,7 +19,8 @@ const KEY = Buffer.from(SECRET.slice(6), 'base64');
 const CONNECTIONS = 64;
 const DURATION_S = Number(process.env.BENCH_INGRESS_S ?? 10);
 
-function freePort() {
+/** A loopback port nothing listens on now (the outgoing workload's receivers use it too). */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.listen(0, '127.0.0.1', () => {

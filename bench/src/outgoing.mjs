@@ -11,10 +11,10 @@
 //   run from run.mjs (`--workloads outgoing`), or: node src/outgoing.mjs sqlite|postgres
 
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fresh, drop, cleanupAll } from './stores.mjs';
+import { freePort } from './ingress.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ENDPOINTS = 3;
@@ -219,17 +219,6 @@ export async function runOutgoing(loc, { n = MESSAGES } = {}) {
     receivers?.proc.kill();
     sender.proc.kill();
   }
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
