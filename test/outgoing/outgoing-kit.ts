@@ -74,8 +74,9 @@ export interface VerifyingReceiver {
 
 export async function startVerifyingReceiver(path = '/hooks'): Promise<VerifyingReceiver> {
   const server = await startLoopbackServer(({ headers, body }, res) => {
+    const receivedAt = Date.now();
     const verifiedWith = receiver.secrets.find((secret) => verifies(secret, body, headers)) ?? null;
-    const request = { headers, body, receivedAt: Date.now(), verifiedWith };
+    const request = { headers, body, receivedAt, verifiedWith };
     receiver.received.push(request);
     receiver.respond(request, res);
   });
