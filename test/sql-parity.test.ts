@@ -28,6 +28,10 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // trigger cost ~0.3 µs on every status change here. PostgreSQL keeps them with a row
     // trigger whose WHEN skips jobs outside a batch at no measurable cost (migration 0011).
     'batchSettle',
+    // A deliver job that dies settles its pending delivery as failed: from the store's dead
+    // paths here, for the same reason; a row trigger whose WHEN skips every other job on
+    // PostgreSQL (migration 0013).
+    'deliverySettleDeadJob',
     // SQLite's jobClaim is two statements, a pick and a lease, in one write transaction
     // (cheaper than one UPDATE with a subquery there); PostgreSQL's jobClaim is the whole
     // claim in one statement, since it must pick with SKIP LOCKED inside its UPDATE. The

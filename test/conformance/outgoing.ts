@@ -247,6 +247,28 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 2 });
     });
 
+    it('fails a delivery whose job dies without a recorded outcome (cancelled, lease lost on its last attempt), so no backlog counts it', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const cancelled = await ctx.store.messagePublish(publish({ now: T0 }));
+      const lost = await ctx.store.messagePublish(publish({ now: T0, job: jobInsert({ type: 'deliver', maxAttempts: 1 }) }));
+      const waiting = await ctx.store.messagePublish(publish({ now: T0 }));
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 3 });
+      expect((await ctx.store.endpointStats({ topN: 1 })).backlog).toBe(3);
+
+      expect(await ctx.store.jobCancel({ id: cancelled.deliveries[0]!.jobId!, now: at(SECOND_MS) })).toMatchObject({ status: 'dead' });
+      const [claimed] = await claim(ctx.store, { types: ['deliver'], limit: 1, leaseMs: 30 * SECOND_MS, now: at(SECOND_MS) });
+      expect(claimed!.id).toBe(lost.deliveries[0]!.jobId);
+      expect((await ctx.store.jobRescue({ now: at(MINUTE_MS) })).dead).toEqual([claimed!.id]);
+
+      const statuses = Object.fromEntries((await ctx.store.deliveryList({ endpointId: ep.id })).map((d) => [d.id, d.status]));
+      expect(statuses).toEqual({ [cancelled.deliveries[0]!.id]: 'failed', [lost.deliveries[0]!.id]: 'failed', [waiting.deliveries[0]!.id]: 'pending' });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 1 });
+      expect(await ctx.store.endpointStats({ topN: 1 })).toMatchObject({ backlog: 1, topBacklog: [{ endpointId: ep.id, backlog: 1 }] });
+      // Recover puts both back on new jobs: pending again, and counted.
+      expect(await ctx.store.deliveryRecover({ endpointId: ep.id, since: T0, job: publish().job, now: at(2 * MINUTE_MS) })).toHaveLength(2);
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 3 });
+    });
+
     it('counts endpoints by state and breaker, with the total backlog and the endpoints most behind', async () => {
       const [a, b, off] = [await ctx.store.endpointAdd(endpoint()), await ctx.store.endpointAdd(endpoint({ tenant: 'globex' })), await ctx.store.endpointAdd(endpoint())];
       await ctx.store.endpointSetEnabled({ id: off.id, enabled: false, reason: 'paused', now: T0 });

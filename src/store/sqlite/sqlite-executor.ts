@@ -367,6 +367,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     }) as Row | undefined;
     if (!row) return false;
     counts.move(row.queue, 'running', row.status, row.batch_id);
+    if (row.status === 'dead') this.settleDeliveryOf(row.id, now);
     if (finish.kind === 'failed') {
       this.logAttempt(row, row.attempts, finish.attemptOutcome, finish.error, now, finish.stack ?? null, finish.detailsJson);
     } else {
@@ -386,6 +387,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
       for (const row of rows) {
         counts.move(row.queue, 'running', row.status, row.batch_id);
         this.logAttempt(row, row.attempts, 'lost', 'lease expired', now);
+        if (row.status === 'dead') this.settleDeliveryOf(row.id, now);
         (row.status === 'dead' ? result.dead : result.requeued).push(String(row.id));
       }
       this.applyCounts(counts, now);
@@ -444,6 +446,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
       if (!row) return null;
       const counts = new StatusCountDeltas();
       counts.move(row.queue, 'pending', 'dead', row.batch_id);
+      this.settleDeliveryOf(row.id, row.finished_at);
       this.applyCounts(counts, row.finished_at);
       return jobFromRow(row);
     });
@@ -736,6 +739,11 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
       workerId: row.lease_owner ?? null,
       details: detailsJson ?? null,
     });
+  }
+
+  /** A job died: if it was a deliver job whose delivery is still pending, that delivery failed (migration 0013). */
+  private settleDeliveryOf(jobId: unknown, now: number): void {
+    this.engine.stmt('deliverySettleDeadJob').run({ jobId, now });
   }
 
   /**

@@ -89,11 +89,11 @@ FROM mailroom_endpoint WHERE id = $1;
 SELECT id, event_types, enabled FROM mailroom_endpoint WHERE tenant = $1 ORDER BY id;
 
 -- name: endpointHealth
--- An endpoint's health row and its backlog: pending deliveries whose job still waits or runs.
+-- An endpoint's health row and its backlog: its pending deliveries, whose jobs wait or run
+-- (a job that dies settles its delivery, migration 0013): a count on the pending index.
 -- params: $1 id
 SELECT h.*,
-       (SELECT count(*) FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
-        WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending' AND j.status IN ('pending', 'running')) AS backlog
+       (SELECT count(*) FROM mailroom_delivery d WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending') AS backlog
 FROM mailroom_endpoint_health h WHERE h.endpoint_id = $1;
 
 -- name: endpointHealth.row
@@ -121,19 +121,19 @@ FROM mailroom_endpoint e JOIN mailroom_endpoint_health h ON h.endpoint_id = e.id
 GROUP BY e.enabled, h.breaker_state;
 
 -- name: endpointStats.backlog
--- Pending deliveries whose job still waits or runs, per endpoint, most first (mailroom_delivery_pending_idx).
+-- Pending deliveries (their jobs wait or run), per endpoint, most first (mailroom_delivery_pending_idx).
 -- params: $1 top n
 SELECT d.endpoint_id, count(*) AS backlog
-FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
-WHERE d.status = 'pending' AND j.status IN ('pending', 'running')
+FROM mailroom_delivery d
+WHERE d.status = 'pending'
 GROUP BY d.endpoint_id ORDER BY backlog DESC, d.endpoint_id LIMIT $1;
 
 -- name: endpointStats.totalBacklog
--- Pending deliveries whose job still waits or runs, across every endpoint.
+-- Pending deliveries (their jobs wait or run), across every endpoint.
 -- params: (none)
 SELECT count(*) AS backlog
-FROM mailroom_delivery d JOIN mailroom_job j ON j.id = d.job_id
-WHERE d.status = 'pending' AND j.status IN ('pending', 'running');
+FROM mailroom_delivery d
+WHERE d.status = 'pending';
 
 -- name: endpointRate.prune
 -- Drops an endpoint's rate starts that left its window (kept under the endpoint-rate type).

@@ -33,6 +33,15 @@ RETURNING id;
 -- A delivery's (new) job; its status back to pending (publish, recover).
 UPDATE mailroom_delivery SET job_id = @jobId, status = 'pending', updated_at = @now WHERE id = @id;
 
+-- name: deliverySettleDeadJob
+-- A job that died without the deliver task recording it (cancelled, lease lost or timed
+-- out on its last attempt): its delivery is failed, so `pending` always means "its job
+-- waits or runs" and the backlog counts the pending index alone (migration 0013). Run
+-- for every job that dies; a job of another type matches no row ('deliver' is the task).
+UPDATE mailroom_delivery SET status = 'failed', updated_at = @now
+WHERE status = 'pending' AND job_id = @jobId
+  AND id = (SELECT CAST(json_extract(j.payload, '$.deliveryId') AS INTEGER) FROM mailroom_job j WHERE j.id = @jobId AND j.type = 'deliver');
+
 -- name: deliveryRecord
 -- The delivery's status after an attempt.
 UPDATE mailroom_delivery SET status = @status, updated_at = @now WHERE id = @id;
