@@ -75,9 +75,9 @@ SELECT id, event_types, enabled FROM mailroom_endpoint WHERE tenant = @tenant OR
 
 -- name: endpointHealth
 -- An endpoint's health row and its backlog: its pending deliveries, whose jobs wait or run
--- (a job that dies settles its delivery, migration 0013): a count on the pending index.
+-- (a job that dies settles its delivery), kept as a counter (migration 0013).
 SELECT h.*,
-       (SELECT count(*) FROM mailroom_delivery d WHERE d.endpoint_id = h.endpoint_id AND d.status = 'pending') AS backlog
+       (SELECT coalesce(sum(b.n), 0) FROM mailroom_endpoint_backlog b WHERE b.endpoint_id = h.endpoint_id) AS backlog
 FROM mailroom_endpoint_health h WHERE h.endpoint_id = @id;
 
 -- name: endpointHealth.row
@@ -100,17 +100,15 @@ FROM mailroom_endpoint e JOIN mailroom_endpoint_health h ON h.endpoint_id = e.id
 GROUP BY e.enabled, h.breaker_state;
 
 -- name: endpointStats.backlog
--- Pending deliveries (their jobs wait or run), per endpoint, most first (mailroom_delivery_pending_idx).
-SELECT d.endpoint_id, count(*) AS backlog
-FROM mailroom_delivery d
-WHERE d.status = 'pending'
-GROUP BY d.endpoint_id ORDER BY backlog DESC, d.endpoint_id LIMIT @topN;
+-- Pending deliveries (their jobs wait or run), per endpoint, most first (the counters of migration 0013).
+SELECT b.endpoint_id, sum(b.n) AS backlog
+FROM mailroom_endpoint_backlog b
+GROUP BY b.endpoint_id HAVING sum(b.n) > 0 ORDER BY backlog DESC, b.endpoint_id LIMIT @topN;
 
 -- name: endpointStats.totalBacklog
 -- Pending deliveries (their jobs wait or run), across every endpoint.
-SELECT count(*) AS backlog
-FROM mailroom_delivery d
-WHERE d.status = 'pending';
+SELECT coalesce(sum(b.n), 0) AS backlog
+FROM mailroom_endpoint_backlog b;
 
 -- name: endpointRate.prune
 -- Drops an endpoint's rate starts that left its window (kept under the endpoint-rate type).
