@@ -18,6 +18,7 @@ import {
   eventSummaryFromRow,
   finishedMinutesFromRows,
   finishedWindowMs,
+  insertedJob,
   jobFromRow,
   pausedQueueFromRow,
   replayFromRow,
@@ -557,6 +558,8 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     ]);
     // Identity values follow the insert order, which is the input order (ORDER BY ord).
     rows.sort((a, b) => compareJobIds(a.id, b.id));
+    // Each row is an id, a key and two clock times; the rest of a new job is what was inserted.
+    const inserted = (job: JobInsert, row: Row): Job => insertedJob(row.id, job, Number(row.run_at), Number(row.created_at), event, batchId);
     const unkeyed = rows.filter((row) => row.key === null);
     const insertedByKey = new Map<string, Row>(rows.filter((row) => row.key !== null).map((row) => [row.key, row]));
     const lookup = [...new Set(jobs.flatMap((job) => (job.key !== null && !insertedByKey.has(job.key) ? [job.key] : [])))];
@@ -565,21 +568,30 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
       for (const row of await runner.run(this.stmt('jobInsertMany.byKey'), [lookup])) existingByKey.set(row.key, row);
     }
     const results: JobInsertResult[] = [];
-    const takenKeys = new Set<string>();
+    // The job that inserted each key this batch inserted: the first occurrence of the key.
+    const inserters = new Map<string, JobInsert>();
     let nextUnkeyed = 0;
     for (const job of jobs) {
       if (job.key === null) {
-        results.push({ job: jobFromRow(unkeyed[nextUnkeyed++]!), isDuplicate: false });
+        results.push({ job: inserted(job, unkeyed[nextUnkeyed++]!), isDuplicate: false });
         continue;
       }
       const own = insertedByKey.get(job.key);
-      if (own && !takenKeys.has(job.key)) {
-        // The first occurrence of a key in the batch is the one that inserted it.
-        takenKeys.add(job.key);
-        results.push({ job: jobFromRow(own), isDuplicate: false });
+      if (own) {
+        const inserter = inserters.get(job.key);
+        if (inserter === undefined) {
+          inserters.set(job.key, job);
+          results.push({ job: inserted(job, own), isDuplicate: false });
+          continue;
+        }
+        // A later occurrence of a key this batch inserted: a duplicate of the first one's job.
+        if (inserter.type !== job.type || !sameJson(inserter.payloadJson, job.payloadJson)) {
+          throw new KeyConflictError(job.key, String(own.id));
+        }
+        results.push({ job: inserted(inserter, own), isDuplicate: true });
         continue;
       }
-      const existing = own ?? existingByKey.get(job.key);
+      const existing = existingByKey.get(job.key);
       // The holder was purged between the conflict and the read: run the whole thing again.
       if (!existing) throw new RetryableStoreError(`the job holding key "${job.key}" vanished; retrying`);
       if (existing.type !== job.type || !sameJson(existing.payload, job.payloadJson)) {

@@ -16,6 +16,15 @@
 -- enqueueing into the same group wait until the first commits. Without it the lower id
 -- could commit after the higher one, and a claimer in between would run the higher one
 -- first and then both at once. (The InitPlan in WHERE runs once, before the first row.)
+-- Returns only what the caller does not know: each row's id, its key (to match keyed
+-- rows to their jobs) and the two times the clock made, as epoch ms like jobClaim's; the
+-- caller builds each Job from what it inserted (rows.ts insertedJob, as SQLite does).
+-- Not `RETURNING *`: node-postgres makes every row of every query at one object-spread
+-- site (a copy of a prebuilt object with a key per column), which V8 copies fast only
+-- while that site has seen at most four row shapes. Opening a store already shows it
+-- five (the migrator's statements), so each row is then copied property by property, and
+-- the job row has 31 columns (22 before migrations 0005-0011): enqueues cost ~20 % more
+-- client instructions a job (callgrind), most of it that copy, for values the caller had.
 -- params: $1 queues, $2 types, $3 priorities, $4 payloads, $5 run_ats (null: now + delay), $6 delays_ms, $7 max_attempts, $8 keys, $9 group_keys, $10 event_id, $11 source, $12 now, $13 trace_contexts (null: none), $14 limit_keys (null: none), $15 batch_id (null: none)
 WITH clock AS (SELECT coalesce($12::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 group_locks AS MATERIALIZED (
@@ -35,7 +44,8 @@ CROSS JOIN clock
 WHERE (SELECT count(*) FROM group_locks) >= 0
 ORDER BY i.ord
 ON CONFLICT (key) WHERE key IS NOT NULL DO NOTHING
-RETURNING *;
+RETURNING id, key, (extract(epoch FROM run_at) * 1000)::float8 AS run_at,
+          (extract(epoch FROM created_at) * 1000)::float8 AS created_at;
 
 -- name: jobInsertMany.byKey
 -- The existing jobs holding these idempotency keys (committed ones, or this transaction's).
