@@ -5,12 +5,14 @@
 // C keep-alive connections; the figure is the main thread's (the event loop's)
 // instructions / N. `worker` mode runs the no-op task in serve and waits, before and
 // after the window, until every job is done. `cpuprof` runs the same load under
-// --cpu-prof instead, `plain` just times it.
+// --cpu-prof instead, `plain` just times it, `syscalls` counts the server's write
+// transactions' system calls (fdatasync, fsync, pwrite64) per request under strace over
+// the whole run, warm-up included: a count that load on the machine does not move.
 //
-//   node src/instructions.mjs [checkout=../..] [ingest|worker] [N=3000] [C=16] [callgrind|cpuprof|plain] [WARM=4000]
+//   node src/instructions.mjs [checkout=../..] [ingest|worker] [N=3000] [C=16] [callgrind|cpuprof|plain|syscalls] [WARM=4000]
 import { spawn, execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -39,6 +41,9 @@ const outFile = join(here, '..', 'results', `${how}-${mode}-${Date.now()}`);
 if (how === 'callgrind') {
   cmd = 'valgrind';
   args = ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--smc-check=all-non-file', `--callgrind-out-file=${outFile}.cg`, process.execPath, ...serveArgs];
+} else if (how === 'syscalls') {
+  cmd = 'strace';
+  args = ['-f', '--seccomp-bpf', '-c', '-e', 'trace=fdatasync,fsync,pwrite64', '-o', `${outFile}.strace`, process.execPath, ...serveArgs];
 } else if (how === 'cpuprof') {
   args = ['--cpu-prof', `--cpu-prof-dir=${outFile}.prof`, ...serveArgs];
 }
@@ -95,7 +100,9 @@ await send(N);
 const ms = Number(process.hrtime.bigint() - t0) / 1e6;
 await drained();
 if (how === 'callgrind') execFileSync('callgrind_control', ['-i', 'off', String(srv.pid)]);
-srv.kill('SIGTERM');
+// strace would pass SIGTERM on to nothing and wait for its tracee: stop serve itself.
+if (how === 'syscalls') execFileSync('pkill', ['-TERM', '-P', String(srv.pid)]);
+else srv.kill('SIGTERM');
 await new Promise((r) => srv.on('exit', r));
 agent.destroy();
 rmSync(dir, { recursive: true, force: true });
@@ -107,5 +114,10 @@ if (how === 'callgrind') {
   const main = per.find(([t]) => t === '01')?.[1] ?? NaN;
   const total = per.reduce((a, [, v]) => a + (v || 0), 0);
   line += `; main-thread Ir/request ${(main / N).toFixed(0)}, all threads ${(total / N).toFixed(0)}; ${outFile}.cg-01`;
+}
+if (how === 'syscalls') {
+  // strace -c: "% time seconds usecs/call calls errors syscall" rows
+  const rows = readFileSync(`${outFile}.strace`, 'utf8').split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => /^(fdatasync|fsync|pwrite64)$/.test(f[f.length - 1]));
+  line += '; per request (warm-up included): ' + rows.map((f) => `${f[f.length - 1]} ${(Number(f[3]) / (N + WARM)).toFixed(2)}`).join(', ');
 }
 console.log(line);
