@@ -32,13 +32,48 @@ const statementNames = new Map<string, string>();
  * (planning a claim cost ~2.5 ms, more than running it). The name is a hash of the text,
  * which includes the schema, so two schemas never share one.
  */
-export function preparedQuery(sql: string, values: readonly unknown[]): pg.QueryConfig {
+export function preparedQuery(sql: string, values: readonly unknown[]): pg.QueryArrayConfig {
   let name = statementNames.get(sql);
   if (name === undefined) {
     name = `mr_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
     statementNames.set(sql, name);
   }
-  return { name, text: sql, values: values as unknown[] };
+  return { name, text: sql, values: values as unknown[], rowMode: 'array' };
+}
+
+/**
+ * A statement's rows, fetched as arrays and made into objects here. node-postgres makes
+ * every object row at one object-spread site (Result.parseRow), which V8 copies fast only
+ * while it has seen at most four row shapes; a store shows it more (the migrator alone
+ * shows five), and past that each row is copied property by property (CloneObjectIC_Slow,
+ * CreateDataProperty, a megamorphic keyed store per column). Array rows skip that copy,
+ * and each column list gets its own builder (rowBuilder), so each statement's rows are made
+ * at a site that sees one shape. Parameterised statements only: a text without values may
+ * hold several statements, whose results node-postgres returns as a list.
+ */
+async function queryRows(client: pg.ClientBase, config: pg.QueryArrayConfig): Promise<Row[]> {
+  const result = await client.query(config);
+  return result.rows.length === 0 ? [] : result.rows.map(rowBuilder(result.fields));
+}
+
+const rowBuilders = new Map<string, (values: unknown[]) => Row>();
+
+/**
+ * An object literal with these columns as keys, by index: one compiled function per column
+ * list, so V8 allocates each statement's rows from one map (and code reading them stays
+ * monomorphic). A repeated name keeps its last value, as node-postgres's rows do. Names
+ * are server-sent column labels, quoted as string literals.
+ */
+function rowBuilder(fields: readonly pg.FieldDef[]): (values: unknown[]) => Row {
+  const key = fields.map((field) => field.name).join('\0');
+  let build = rowBuilders.get(key);
+  if (build === undefined) {
+    // `"__proto__": v` would set the prototype; the computed form makes it a column.
+    const name = (field: pg.FieldDef): string => (field.name === '__proto__' ? '["__proto__"]' : JSON.stringify(field.name));
+    build = new Function('v', `return { ${fields.map((field, i) => `${name(field)}: v[${i}]`).join(', ')} };`) as (values: unknown[]) => Row;
+    rowBuilders.set(key, build);
+  }
+  return build;
 }
 
 /** 5 tries: a deadlock or serialization failure rarely repeats more than once or twice. */
@@ -52,7 +87,7 @@ export class PoolRunner implements QueryRunner {
   async run(sql: string, values: readonly unknown[] = []): Promise<Row[]> {
     // Our own pooled connections: statements with parameters are prepared per connection.
     return this.withRetry(async (client) =>
-      (values.length > 0 ? await client.query(preparedQuery(sql, values)) : await client.query(sql)).rows,
+      values.length > 0 ? await queryRows(client, preparedQuery(sql, values)) : (await client.query(sql)).rows,
     );
   }
 
@@ -139,6 +174,10 @@ export class ClientRunner implements QueryRunner {
 
   private async query(sql: string, values: readonly unknown[]): Promise<Row[]> {
     try {
+      // Our own client (a pg.PoolClient) takes a query config; a caller's need only take text and values.
+      if (this.mode === 'transaction' && values.length > 0) {
+        return await queryRows(this.client as pg.ClientBase, { text: sql, values: values as unknown[], rowMode: 'array' });
+      }
       return (await this.client.query(sql, values as unknown[])).rows;
     } catch (error) {
       throw interpretPgError(error);
