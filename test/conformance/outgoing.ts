@@ -10,7 +10,7 @@ import type { EndpointAddParams, MessagePublishParams } from '../../src/store/ou
 import type { StoreExecutor } from '../../src/store/store.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { asFailed } from '../harness/finishes.js';
-import { DAY_MS, MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, rejectionOf, useStore } from './context.js';
+import { DAY_MS, MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, rawSql, rejectionOf, useStore } from './context.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const NEW_SECRET = 'whsec_QWxsIHRoZSB3b3JsZCdzIGEgc3RhZ2UsIGFuZA==';
@@ -267,6 +267,30 @@ export function outgoingConformance(harness: StoreHarness): void {
       // Recover puts both back on new jobs: pending again, and counted.
       expect(await ctx.store.deliveryRecover({ endpointId: ep.id, since: T0, job: publish().job, now: at(2 * MINUTE_MS) })).toHaveLength(2);
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 3 });
+    });
+
+    it('settles, on upgrade to migration 0013, deliveries left pending by jobs that had ended, and counts the rest as the backlog', async () => {
+      const opened = await harness.openUnmigrated();
+      try {
+        const { store } = opened;
+        const { exec } = rawSql(harness, opened);
+        // Migration 0012's schema, written through the Store (0013 changes none of the columns it writes).
+        await store.migrate({ toVersion: 12 });
+        const ep = await store.endpointAdd(endpoint());
+        const [dead, done, waiting] = [await store.messagePublish(publish()), await store.messagePublish(publish()), await store.messagePublish(publish())];
+        const jobOf = (published: typeof dead) => published.deliveries[0]!.jobId!;
+        // Jobs that ended without the deliver task recording it, as 0012's code could leave them.
+        await exec(`UPDATE mailroom_job SET status = 'dead' WHERE id = ${jobOf(dead)}`);
+        await exec(`UPDATE mailroom_job SET status = 'done' WHERE id = ${jobOf(done)}`);
+
+        await store.migrate();
+        const statuses = Object.fromEntries((await store.deliveryList({ endpointId: ep.id })).map((d) => [d.jobId, d.status]));
+        expect(statuses).toEqual({ [jobOf(dead)]: 'failed', [jobOf(done)]: 'delivered', [jobOf(waiting)]: 'pending' });
+        expect(await store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 1 });
+        expect(await store.endpointStats({ topN: 1 })).toMatchObject({ backlog: 1, topBacklog: [{ endpointId: ep.id, backlog: 1 }] });
+      } finally {
+        await harness.cleanup();
+      }
     });
 
     it('counts endpoints by state and breaker, with the total backlog and the endpoints most behind', async () => {
