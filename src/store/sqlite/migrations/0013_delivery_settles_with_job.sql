@@ -13,10 +13,10 @@
 
 -- Deliveries left pending by jobs that already ended: settled as the listings show them.
 UPDATE mailroom_delivery
-SET status = CASE (SELECT j.status FROM mailroom_job j WHERE j.id = mailroom_delivery.job_id) WHEN 'dead' THEN 'failed' ELSE 'delivered' END,
-    updated_at = coalesce((SELECT j.finished_at FROM mailroom_job j WHERE j.id = mailroom_delivery.job_id), updated_at)
-WHERE status = 'pending'
-  AND (SELECT j.status FROM mailroom_job j WHERE j.id = mailroom_delivery.job_id) IN ('dead', 'done');
+SET status = CASE j.status WHEN 'dead' THEN 'failed' ELSE 'delivered' END,
+    updated_at = coalesce(j.finished_at, mailroom_delivery.updated_at)
+FROM mailroom_job j
+WHERE j.id = mailroom_delivery.job_id AND mailroom_delivery.status = 'pending' AND j.status IN ('dead', 'done');
 
 -- Pending deliveries per endpoint (one writer at a time here: no shards).
 CREATE TABLE mailroom_endpoint_backlog (
