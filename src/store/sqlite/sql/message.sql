@@ -36,8 +36,8 @@ UPDATE mailroom_delivery SET job_id = @jobId, status = 'pending', updated_at = @
 -- name: deliverySettleDeadJob
 -- A job that died without the deliver task recording it (cancelled, lease lost or timed
 -- out on its last attempt): its delivery is failed, so `pending` always means "its job
--- waits or runs" and the backlog counts the pending index alone (migration 0013). Run
--- for every job that dies; a job of another type matches no row ('deliver' is the task).
+-- waits or runs" and the backlog counters (migration 0013) count only those. Run for
+-- every job that dies (two primary-key reads); a job of another type matches no row.
 UPDATE mailroom_delivery SET status = 'failed', updated_at = @now
 WHERE status = 'pending' AND job_id = @jobId
   AND id = (SELECT CAST(json_extract(j.payload, '$.deliveryId') AS INTEGER) FROM mailroom_job j WHERE j.id = @jobId AND j.type = 'deliver');
