@@ -153,10 +153,14 @@ export class LimitBudget {
       admitted.push(candidate);
       if (holdsSlot) holdingSlots++;
     }
-    const starts = admitted
+    return { admitted, starts: this.startsOf(admitted) };
+  }
+
+  /** The [type, key] starts to record for these admitted candidates: those of rate-limited types. */
+  startsOf(admitted: readonly Candidate[]): Array<[string, string]> {
+    return admitted
       .filter((c) => this.byType.get(c.type)?.rate !== undefined || this.byType.get(c.type)?.perKey?.rate !== undefined)
       .map((c): [string, string] => [c.type, c.key]);
-    return { admitted, starts };
   }
 
   /** The sleep a claim should end at: the earlier of the next delayed job and a rate window's end. */

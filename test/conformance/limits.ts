@@ -117,5 +117,15 @@ export function limitsConformance(harness: StoreHarness): void {
       const claimed = await claim(ctx.store, { types: ['test_job', 'other'], limits, now: T0 });
       expect(idsOf(claimed)).toEqual([ids[0], ids[2], ids[3]]);
     });
+
+    it('takes limited and unlimited types in one claim order, and counts a rate start only for a job it took', async () => {
+      const ids = await enqueueIds(ctx.store, [{ type: 'other', priority: 5 }, { priority: 1 }, { type: 'other', priority: 3 }, { priority: 4 }]);
+      const limits: TypeLimits[] = [{ type: 'test_job', rate: { limit: 2, intervalMs: MINUTE_MS } }];
+      const types = ['test_job', 'other'];
+      expect(idsOf(await claim(ctx.store, { types, limits, limit: 2, now: T0 }))).toEqual([ids[0], ids[3]]);
+      // One start counted (ids[3]), not two: the window still has room for ids[1].
+      expect(idsOf(await claim(ctx.store, { types: ['test_job'], limits, limit: 2, now: at(SECOND_MS) }))).toEqual([ids[1]]);
+      expect(idsOf(await claim(ctx.store, { types, limits, now: at(SECOND_MS) }))).toEqual([ids[2]]);
+    });
   });
 }

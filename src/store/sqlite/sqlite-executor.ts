@@ -188,13 +188,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     const claimedAt = nowMs(params.now);
     const limits = limitsOf(params);
     const rows = await this.engine.write('bookkeeping', () => {
-      const pick = { now: claimedAt, types: JSON.stringify(params.types), limit: params.limit };
-      const picked =
-        limits.length > 0
-          ? this.pickWithinLimits(params, limits, claimedAt)
-          : params.queues === null
-            ? (this.engine.stmt('jobClaim.pick').all(pick) as Row[])
-            : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
+      const picked = limits.length > 0 ? this.pickMixed(params, limits, claimedAt) : this.pickPlain(params, params.types, claimedAt);
       if (picked.length === 0) return [];
       const claimed = (
         this.leaseStatement().all({
@@ -227,19 +221,42 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     return statement;
   }
 
+  /** The pick of a claim of these (unlimited) types, in claim order. */
+  private pickPlain(params: JobClaimParams, types: readonly string[], now: number): Row[] {
+    const pick = { now, types: JSON.stringify(types), limit: params.limit };
+    return params.queues === null
+      ? (this.engine.stmt('jobClaim.pick').all(pick) as Row[])
+      : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
+  }
+
   /**
-   * A claim's pick when some of its types are limited: the usage of those types, then the
-   * claim predicate less what is full, then each candidate admitted in claim order while it
-   * fits (store/limits.ts). Records the starts of rate-limited ones. Inside the claim's
-   * write transaction, so no other claim counts in between.
+   * A claim's pick when some of its types are limited. Its unlimited types are picked as in
+   * any claim; the limits' work (usage, candidates, admission) is for the limited types
+   * alone, and only when one of their jobs is due. serve's worker runs the limited
+   * `deliver` task beside every other task, and paid that work for every claim of the
+   * others: 7 % of serve's time under webhook load with no delivery pending. The two picks
+   * are merged in claim order; the starts of the limited jobs the claim keeps are recorded.
+   * Inside the claim's write transaction, so no other claim counts in between.
    */
-  private pickWithinLimits(params: JobClaimParams, limits: readonly TypeLimits[], now: number): Row[] {
-    const size = limitedClaimSize(params, limits);
-    if (size <= 0) return [];
+  private pickMixed(params: JobClaimParams, limits: readonly TypeLimits[], now: number): Row[] {
+    const limitedTypes = new Set(limits.map((limit) => limit.type));
+    const unlimitedTypes = params.types.filter((type) => !limitedTypes.has(type));
+    const plain = unlimitedTypes.length > 0 ? this.pickPlain(params, unlimitedTypes, now) : [];
+    const limitedParams = { ...params, types: [...limitedTypes] };
+    const size = limitedClaimSize(limitedParams, limits);
+    if (size <= 0 || !this.hasDue(limitedParams, now)) return plain;
     const budget = this.limitBudget(limits, now, true);
-    const { admitted, starts } = budget.admit(this.pickLimited(params, budget, candidatesFor(size), now) as Array<Row & Candidate>, params.limit, params.limitedLimit);
+    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, candidatesFor(size), now) as Array<Row & Candidate>, params.limit, params.limitedLimit);
+    const kept = plain.length === 0 ? admitted : mergeInClaimOrder(plain, admitted, params.limit);
+    const starts = budget.startsOf(kept.filter((row): row is Row & Candidate => limitedTypes.has(row.type as string)));
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
-    return admitted;
+    return kept;
+  }
+
+  /** Whether any job of these types is claimable now, limits aside (one index probe per type). */
+  private hasDue(params: { types: readonly string[]; queues: readonly string[] | null }, now: number): boolean {
+    const values = { now, types: JSON.stringify(params.types), queues: params.queues === null ? null : JSON.stringify(params.queues) };
+    return (this.engine.stmt('jobClaimable').get(values) as Row).has_claimable === 1;
   }
 
   /** What limited types use now, as a budget; `prune` drops starts no window reaches (writes only). */
@@ -278,12 +295,19 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
       let nextRunInMs = (next.next_run_in_ms as number | null) ?? null;
       let has: boolean;
       if (limits.length === 0) {
-        has = (this.engine.stmt('jobClaimable').get(values) as Row).has_claimable === 1;
+        has = this.hasDue(params, values.now);
       } else {
-        // Anything left once what is full is taken out can start; a full rate window ends at a known time.
-        const budget = this.limitBudget(limits, values.now, false);
-        has = this.pickLimited(params, budget, 1, values.now).length > 0;
-        nextRunInMs = budget.wakeInMs(nextRunInMs);
+        // The unlimited types as in any claim; of the limited ones, anything left once what
+        // is full is taken out can start, and a full rate window ends at a known time.
+        const limitedTypes = new Set(limits.map((limit) => limit.type));
+        const unlimitedTypes = params.types.filter((type) => !limitedTypes.has(type));
+        const limitedParams = { ...params, types: [...limitedTypes] };
+        has = unlimitedTypes.length > 0 && this.hasDue({ ...params, types: unlimitedTypes }, values.now);
+        if (!has && this.hasDue(limitedParams, values.now)) {
+          const budget = this.limitBudget(limits, values.now, false);
+          has = this.pickLimited(limitedParams, budget, 1, values.now).length > 0;
+          nextRunInMs = budget.wakeInMs(nextRunInMs);
+        }
       }
       return { hasClaimable: has, nextRunAt: optionalTimeOf(next.next_run_at), nextRunInMs };
     });
@@ -834,4 +858,9 @@ function successTuple(finish: Extract<JobFinish, { kind: 'done' }>): unknown[] {
   const result = finish.resultJson ?? null;
   const details = finish.detailsJson ?? null;
   return result === null && details === null ? [Number(finish.id), finish.leaseToken] : [Number(finish.id), finish.leaseToken, result, details];
+}
+
+/** The first `limit` of two picks, each in claim order, in claim order. */
+function mergeInClaimOrder(a: readonly Row[], b: readonly Row[], limit: number): Row[] {
+  return [...a, ...b].sort((x, y) => compareClaimed(x as never, y as never)).slice(0, limit);
 }

@@ -54,7 +54,8 @@ j.status = 'pending' AND j.run_at <= @now
   AND j.queue NOT IN (SELECT p.queue FROM mailroom_queue_pause p)
 
 -- name: jobClaim.pick
--- The first half of jobClaim: picks up to @limit claimable jobs, in claim order;
+-- The first half of jobClaim: picks up to @limit claimable jobs, in claim order (and
+-- with its keys, to merge with a pick of limited types: sqlite-executor.ts pickMixed);
 -- jobClaim.lease then leases them in the same write transaction, so nothing can take
 -- them in between (one writer at a time). (PostgreSQL's jobClaim is the whole claim in
 -- one statement; here it is these two.) Two statements rather than one
@@ -62,7 +63,7 @@ j.status = 'pending' AND j.run_at <= @now
 -- It reads only the pending jobs of @types, each type's in claim order, from the type
 -- index (migration 0014), and merges them; named, so that statistics from an ANALYZE
 -- cannot send it back to walking every pending job past other types' backlogs.
-SELECT j.id FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
 WHERE {{claimable}}
   AND j.type IN (SELECT value FROM json_each(@types))
 ORDER BY j.priority DESC, j.run_at, j.id
@@ -71,7 +72,7 @@ LIMIT @limit;
 -- name: jobClaim.pickInQueues
 -- The same pick restricted to the worker's queues; separate so each plan can use the
 -- index whose leading column matches.
-SELECT j.id FROM mailroom_job j
+SELECT j.id, j.priority, j.run_at FROM mailroom_job j
 WHERE {{claimable}}
   AND j.queue IN (SELECT value FROM json_each(@queues))
   AND j.type IN (SELECT value FROM json_each(@types))
@@ -92,7 +93,7 @@ RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, la
           trace_context, snoozes, batch_id, completes_batch_id;
 
 -- name: jobClaim.pickLimited
--- The pick of a claim whose types include limited ones (store/limits.ts): the claim
+-- The pick of a claim's limited types (store/limits.ts): the claim
 -- predicate, less the types (@fullTypes) and (type, key) pairs (@fullKeys, JSON [type,
 -- key]) that are at a limit now, in claim order. The claim then admits candidates one by
 -- one against the limits (several may share a key) and leases them with jobClaim.lease.
@@ -100,7 +101,7 @@ RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, la
 -- pairs are an uncorrelated NOT IN, built into an index once per statement: as a
 -- correlated NOT EXISTS, json_each re-read the whole list for every row scanned (28 ms a
 -- claim with 100 keys at their limit).
-SELECT j.id, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
 WHERE {{claimable}}
   AND j.type IN (SELECT value FROM json_each(@types))
   AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
