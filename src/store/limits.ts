@@ -56,6 +56,12 @@ export function limitsOf(params: { readonly types: readonly string[]; readonly l
   return params.limits.filter((limit) => types.has(limit.type));
 }
 
+/** A claim's types: those under these limits, and the rest (which any claim picks plainly). */
+export function splitByLimits(types: readonly string[], limits: readonly TypeLimits[]): { limitedTypes: string[]; unlimitedTypes: string[] } {
+  const limited = new Set(limits.map((limit) => limit.type));
+  return { limitedTypes: [...limited], unlimitedTypes: types.filter((type) => !limited.has(type)) };
+}
+
 /** The longest rate window of these limits (how far back starts are read and kept). */
 export function longestWindowMs(limits: readonly TypeLimits[]): number {
   let longest = 0;

@@ -69,7 +69,7 @@ import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import { StatusCountDeltas } from './status-count-deltas.js';
-import { LimitBudget, candidatesFor, limitedClaimSize, limitsOf, longestWindowMs } from '../limits.js';
+import { LimitBudget, candidatesFor, limitedClaimSize, limitsOf, longestWindowMs, splitByLimits } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
 import { SqliteWriteEngine, nowMs } from './write-engine.js';
 import { SqliteOutgoingExecutor } from './sqlite-outgoing-executor.js';
@@ -239,16 +239,15 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    * Inside the claim's write transaction, so no other claim counts in between.
    */
   private pickMixed(params: JobClaimParams, limits: readonly TypeLimits[], now: number): Row[] {
-    const limitedTypes = new Set(limits.map((limit) => limit.type));
-    const unlimitedTypes = params.types.filter((type) => !limitedTypes.has(type));
+    const { limitedTypes, unlimitedTypes } = splitByLimits(params.types, limits);
     const plain = unlimitedTypes.length > 0 ? this.pickPlain(params, unlimitedTypes, now) : [];
-    const limitedParams = { ...params, types: [...limitedTypes] };
+    const limitedParams = { ...params, types: limitedTypes };
     const size = limitedClaimSize(limitedParams, limits);
     if (size <= 0 || !this.hasDue(limitedParams, now)) return plain;
     const budget = this.limitBudget(limits, now, true);
     const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, candidatesFor(size), now) as Array<Row & Candidate>, params.limit, params.limitedLimit);
     const kept = plain.length === 0 ? admitted : mergeInClaimOrder(plain, admitted, params.limit);
-    const starts = budget.startsOf(kept.filter((row): row is Row & Candidate => limitedTypes.has(row.type as string)));
+    const starts = budget.startsOf(kept.filter((row): row is Row & Candidate => limitedTypes.includes(row.type as string)));
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
     return kept;
   }
@@ -299,9 +298,8 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
       } else {
         // The unlimited types as in any claim; of the limited ones, anything left once what
         // is full is taken out can start, and a full rate window ends at a known time.
-        const limitedTypes = new Set(limits.map((limit) => limit.type));
-        const unlimitedTypes = params.types.filter((type) => !limitedTypes.has(type));
-        const limitedParams = { ...params, types: [...limitedTypes] };
+        const { limitedTypes, unlimitedTypes } = splitByLimits(params.types, limits);
+        const limitedParams = { ...params, types: limitedTypes };
         has = unlimitedTypes.length > 0 && this.hasDue({ ...params, types: unlimitedTypes }, values.now);
         if (!has && this.hasDue(limitedParams, values.now)) {
           const budget = this.limitBudget(limits, values.now, false);
