@@ -20,8 +20,12 @@ import type { DeliveryRecordParams, DeliveryStart } from '../../store/outgoing-s
 import { classifyResponse } from '../classify-response.js';
 import { excerptOf } from '../response-excerpt.js';
 import type { DeliverSettings } from './deliver-settings.js';
-import { createDeliveryAgents, sendDelivery } from './send-delivery.js';
-import type { SendOutcome } from './send-delivery.js';
+import type { DeliveryAgents, SendOutcome } from './send-delivery.js';
+
+// The HTTP client (node:http, node:https and their agents) loads with the first delivery,
+// not with Mailroom: most processes never deliver, and loading it cost ~2 MB of each.
+let sending: Promise<typeof import('./send-delivery.js')> | undefined;
+const sendModule = () => (sending ??= import('./send-delivery.js'));
 
 /** The job type of deliveries; `mr.publish` enqueues it and every worker runs it. */
 export const DELIVER_TASK = 'deliver';
@@ -64,7 +68,7 @@ const DELIVER_MAX_SNOOZES = 100_000;
 
 export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<DeliverPayload> {
   const { store, settings, log } = deps;
-  const agents = createDeliveryAgents();
+  let agents: DeliveryAgents | undefined;
   const now = () => settings.clock?.();
   return {
     maxAttempts: settings.maxAttempts,
@@ -109,7 +113,11 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         'POST',
         url.toString(),
         headers,
-        () => sendDelivery({ url, body, headers, lookup: settings.guard.lookup, signal: ctx.signal }, settings, agents),
+        async () => {
+          const { createDeliveryAgents, sendDelivery } = await sendModule();
+          agents ??= createDeliveryAgents();
+          return sendDelivery({ url, body, headers, lookup: settings.guard.lookup, signal: ctx.signal }, settings, agents);
+        },
         (sent) => (sent.kind === 'error' ? sent.error : undefined),
       );
       if (outcome.kind === 'error') {
