@@ -73,8 +73,11 @@ function idOrNull(value: number | string | null | undefined): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
+/** What claim order is decided by (a claimed row, or a pick's row before its lease). */
+export type ClaimOrderKeys = Pick<ClaimedRow, 'id' | 'priority' | 'run_at'>;
+
 /** Claim order: priority first, then run time, then id (the order the statements pick in). */
-export function compareClaimed(a: ClaimedRow, b: ClaimedRow): number {
+export function compareClaimed(a: ClaimOrderKeys, b: ClaimOrderKeys): number {
   return b.priority - a.priority || a.run_at - b.run_at || compareJobIds(a.id, b.id);
 }
 

@@ -9,6 +9,7 @@ import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { Attempt, Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
+import type { ClaimOrderKeys } from '../claimed-job.js';
 import { claimedRowFromArray, leaseColumnsMatch } from './claimed-rows.js';
 import type { FinishedRow } from './claimed-rows.js';
 import {
@@ -222,11 +223,11 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   }
 
   /** The pick of a claim of these (unlimited) types, in claim order. */
-  private pickPlain(params: JobClaimParams, types: readonly string[], now: number): Row[] {
+  private pickPlain(params: JobClaimParams, types: readonly string[], now: number): PickedRow[] {
     const pick = { now, types: JSON.stringify(types), limit: params.limit };
     return params.queues === null
-      ? (this.engine.stmt('jobClaim.pick').all(pick) as Row[])
-      : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as Row[]);
+      ? (this.engine.stmt('jobClaim.pick').all(pick) as PickedRow[])
+      : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as PickedRow[]);
   }
 
   /**
@@ -238,16 +239,16 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    * are merged in claim order; the starts of the limited jobs the claim keeps are recorded.
    * Inside the claim's write transaction, so no other claim counts in between.
    */
-  private pickMixed(params: JobClaimParams, limits: readonly TypeLimits[], now: number): Row[] {
+  private pickMixed(params: JobClaimParams, limits: readonly TypeLimits[], now: number): PickedRow[] {
     const { limitedTypes, unlimitedTypes } = splitByLimits(params.types, limits);
     const plain = unlimitedTypes.length > 0 ? this.pickPlain(params, unlimitedTypes, now) : [];
     const limitedParams = { ...params, types: limitedTypes };
     const size = limitedClaimSize(limitedParams, limits);
     if (size <= 0 || !this.hasDue(limitedParams, now)) return plain;
     const budget = this.limitBudget(limits, now, true);
-    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, candidatesFor(size), now) as Array<Row & Candidate>, params.limit, params.limitedLimit);
+    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, candidatesFor(size), now) as Array<PickedRow & Candidate>, params.limit, params.limitedLimit);
     const kept = plain.length === 0 ? admitted : mergeInClaimOrder(plain, admitted, params.limit);
-    const starts = budget.startsOf(kept.filter((row): row is Row & Candidate => limitedTypes.includes(row.type as string)));
+    const starts = budget.startsOf(kept.filter((row): row is PickedRow & Candidate => limitedTypes.includes(row.type as string)));
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
     return kept;
   }
@@ -858,7 +859,10 @@ function successTuple(finish: Extract<JobFinish, { kind: 'done' }>): unknown[] {
   return result === null && details === null ? [Number(finish.id), finish.leaseToken] : [Number(finish.id), finish.leaseToken, result, details];
 }
 
+/** A pick's row: the job's id and its claim-order keys (a limited pick adds type and key). */
+type PickedRow = Row & ClaimOrderKeys;
+
 /** The first `limit` of two picks, each in claim order, in claim order. */
-function mergeInClaimOrder(a: readonly Row[], b: readonly Row[], limit: number): Row[] {
-  return [...a, ...b].sort((x, y) => compareClaimed(x as never, y as never)).slice(0, limit);
+function mergeInClaimOrder<R extends ClaimOrderKeys>(a: readonly R[], b: readonly R[], limit: number): R[] {
+  return [...a, ...b].sort(compareClaimed).slice(0, limit);
 }
