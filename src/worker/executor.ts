@@ -201,6 +201,7 @@ function jobContext(
   setDetails: (details: unknown) => void,
   options: ExecuteOptions,
 ): TaskContext {
+  const state: ContextState = { signal, options, log: undefined };
   const context = {
     job,
     attempt: job.attempts,
@@ -211,7 +212,7 @@ function jobContext(
     progress: options.progress,
     batch,
     enqueueBatch: options.enqueueBatch,
-    [CONTEXT_STATE]: { signal, options, log: undefined } satisfies ContextState as ContextState,
+    [CONTEXT_STATE]: state,
   };
   Object.defineProperty(context, 'signal', SIGNAL_PROPERTY);
   Object.defineProperty(context, 'log', LOG_PROPERTY);
