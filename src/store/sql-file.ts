@@ -81,15 +81,20 @@ export function parseSqlFile(text: string): SqlFile {
   return { blocks, fragments };
 }
 
-/** `{{name}}` → the fragment's SQL (its own comment lines dropped), for every fragment name. */
-function spliceFragments(sql: string, fragments: ReadonlyMap<string, string>): string {
+/**
+ * `{{name}}` → the fragment's SQL (its own comment lines dropped), for every fragment name.
+ * A fragment may use another (the limited claim's `startable` builds on `claimable`).
+ */
+function spliceFragments(sql: string, fragments: ReadonlyMap<string, string>, depth = 0): string {
+  if (depth > 4) throw new Error('SQL fragments nest too deep (a fragment that uses itself?)');
   return sql.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
     const fragment = fragments.get(name);
     if (fragment === undefined) return whole;
-    return fragment
+    const text = fragment
       .split('\n')
       .filter((line) => !/^\s*--/.test(line))
       .join('\n');
+    return spliceFragments(text, fragments, depth + 1);
   });
 }
 

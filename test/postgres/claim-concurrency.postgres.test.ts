@@ -7,7 +7,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import type { ClaimedJob } from '../../src/core/types.js';
 import type { Store } from '../../src/store/store.js';
 import { jobInsert } from '../harness/factory.js';
-import { postgresHarness } from '../harness/postgres.js';
+import { connectClient, postgresHarness } from '../harness/postgres.js';
 import { asDone, asFailed } from '../harness/finishes.js';
 
 /** Three stores (pools of 10): real cross-connection contention, modest use of a shared server. */
@@ -104,5 +104,30 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres concurrent claims', () =
       total.dead += counts.dead;
     }
     expect(total).toEqual({ pending: 0, running: 0, done: completed, dead: failed });
+  });
+
+  it('counts a due limited job another claim has locked as claimable, so drained() does not return beside it', async () => {
+    // A check that locked rows with SKIP LOCKED, as the claim does, answered "nothing" while
+    // another check (a worker's claim loop asking when to wake) held the job for a moment:
+    // drained() returned with a job due, and a claim beside that check skipped it.
+    const opened = await postgresHarness.open();
+    const store = opened.store;
+    await store.jobInsertMany({ jobs: [jobInsert({ type: 'limited', limitKey: 'k' })] });
+    const limits = [{ type: 'limited', perKey: { concurrency: 1 } }];
+    const holder = await connectClient();
+    try {
+      await holder.query(`SET search_path TO "${new URL(opened.url).searchParams.get('schema')}"`);
+      await holder.query('BEGIN');
+      expect((await holder.query(`SELECT id FROM mailroom_job WHERE type = 'limited' FOR UPDATE`)).rowCount).toBe(1);
+      expect(await store.jobClaimable({ types: ['limited'], queues: null, limits })).toMatchObject({ hasClaimable: true });
+      await holder.query('ROLLBACK');
+      // A claim after a check still takes it: the check held nothing.
+      expect(await store.jobClaimable({ types: ['limited'], queues: null, limits })).toMatchObject({ hasClaimable: true });
+      const claimed = await store.jobClaim({ workerId: 'w', types: ['limited'], queues: null, limits, limit: 1, leaseMs: 60_000 });
+      expect(claimed.map((job) => job.type)).toEqual(['limited']);
+      expect(await store.jobClaimable({ types: ['limited'], queues: null, limits })).toMatchObject({ hasClaimable: false });
+    } finally {
+      await holder.end();
+    }
   });
 });

@@ -23,7 +23,7 @@ const STATEMENTS = ['job.sql', 'event.sql'].flatMap((file) => [...parseSqlBlocks
  * (migration 0014). Before it they walked every pending job in claim order, a whole
  * backlog of other types on every poll of a worker that runs none of them.
  */
-const CLAIMS_BY_TYPE = new Set(['jobClaim.pick', 'jobClaim.pickLimited', 'jobClaimable']);
+const CLAIMS_BY_TYPE = new Set(['jobClaim.pick', 'jobClaim.pickLimited', 'jobClaimable', 'jobClaimable.limited']);
 
 const dirs: string[] = [];
 afterEach(() => {

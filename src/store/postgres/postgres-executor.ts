@@ -211,16 +211,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     limit: number,
     now: Date,
   ): Promise<Row[]> {
-    const fullKeys = budget.fullKeys();
-    return runner.run(this.stmt('jobClaim.pickLimited'), [
-      [...params.types],
-      params.queues === null ? null : [...params.queues],
-      limit,
-      now,
-      budget.fullTypes(),
-      fullKeys.map(([type]) => type),
-      fullKeys.map(([, key]) => key),
-    ]);
+    return runner.run(this.stmt('jobClaim.pickLimited'), startableValues(params, budget, limit, now));
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -239,7 +230,9 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     return this.runner.atomic(async (runner) => {
       const [{ now }] = (await runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
       const budget = await this.limitBudget(runner, limits, now, false);
-      const has = (await this.pickLimited(runner, params, budget, 1, now)).length > 0;
+      // Read without locks: see jobClaimable.limited.
+      const [row] = await runner.run(this.stmt('jobClaimable.limited'), startableValues(params, budget, 1, now));
+      const has = row?.has_claimable === true;
       return { hasClaimable: has, nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
     });
   }
@@ -670,4 +663,18 @@ function validLeases<L extends Lease>(leases: readonly L[]): L[] {
 function inInputOrder(leases: readonly Lease[], rows: Row[]): string[] {
   const written = new Set(rows.map((row) => String(row.id)));
   return leases.filter((lease) => written.has(lease.id)).map((lease) => lease.id);
+}
+
+/** The `startable` fragment's parameters, and $3 the statement's limit. */
+function startableValues(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: Date): unknown[] {
+  const fullKeys = budget.fullKeys();
+  return [
+    [...params.types],
+    params.queues === null ? null : [...params.queues],
+    limit,
+    now,
+    budget.fullTypes(),
+    fullKeys.map(([type]) => type),
+    fullKeys.map(([, key]) => key),
+  ];
 }

@@ -270,14 +270,12 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   }
 
   private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Row[] {
-    return this.engine.stmt('jobClaim.pickLimited').all({
-      now,
-      types: JSON.stringify(params.types),
-      queues: params.queues === null ? null : JSON.stringify(params.queues),
-      fullTypes: JSON.stringify(budget.fullTypes()),
-      fullKeys: JSON.stringify(budget.fullKeys()),
-      limit,
-    }) as Row[];
+    return this.engine.stmt('jobClaim.pickLimited').all({ ...startableValues(params, budget, now), limit }) as Row[];
+  }
+
+  /** Whether any job of these limited types may start now (jobClaimable's answer for them). */
+  private hasStartable(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, now: number): boolean {
+    return (this.engine.stmt('jobClaimable.limited').get(startableValues(params, budget, now)) as Row).has_claimable === 1;
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -304,7 +302,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
         has = unlimitedTypes.length > 0 && this.hasDue({ ...params, types: unlimitedTypes }, values.now);
         if (!has && this.hasDue(limitedParams, values.now)) {
           const budget = this.limitBudget(limits, values.now, false);
-          has = this.pickLimited(limitedParams, budget, 1, values.now).length > 0;
+          has = this.hasStartable(limitedParams, budget, values.now);
           nextRunInMs = budget.wakeInMs(nextRunInMs);
         }
       }
@@ -865,4 +863,15 @@ type PickedRow = Row & ClaimOrderKeys;
 /** The first `limit` of two picks, each in claim order, in claim order. */
 function mergeInClaimOrder<R extends ClaimOrderKeys>(a: readonly R[], b: readonly R[], limit: number): R[] {
   return [...a, ...b].sort(compareClaimed).slice(0, limit);
+}
+
+/** The `startable` fragment's parameters: the types and queues asked for, less what is full. */
+function startableValues(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, now: number) {
+  return {
+    now,
+    types: JSON.stringify(params.types),
+    queues: params.queues === null ? null : JSON.stringify(params.queues),
+    fullTypes: JSON.stringify(budget.fullTypes()),
+    fullKeys: JSON.stringify(budget.fullKeys()),
+  };
 }

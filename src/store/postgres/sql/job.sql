@@ -137,26 +137,42 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
           (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at,
           (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
 
--- name: jobClaim.pickLimited
--- The pick of a claim whose types include limited ones (store/limits.ts), inside the
--- transaction that holds limitLock for them: the claim predicate, less the types ($5) and
--- (type, key) pairs ($6, $7) that are at a limit now, in claim order, row-locked (SKIP
--- LOCKED: rows of unlimited types may be in other claims). The claim then admits
--- candidates one by one against the limits and leases them with jobClaim.lease; the
--- others' locks go at commit. Also how jobClaimable asks whether anything limited may start.
--- params: $1 types, $2 queues (null: every queue), $3 limit, $4 now, $5 full types,
---         $6 full pairs' types, $7 full pairs' keys
-WITH clock AS (SELECT $4::timestamptz AS now)
-SELECT j.id, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j, clock
-WHERE {{claimable}}
+-- fragment: startable
+-- Which claimable jobs a limited claim may take (store/limits.ts): the claim predicate,
+-- less the types ($5) and (type, key) pairs ($6, $7) that are at a limit now. Shared by
+-- the limited claim's pick and by jobClaimable.limited.
+{{claimable}}
   AND j.type = ANY($1::text[])
   AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
   AND NOT (j.type = ANY($5::text[]))
   AND NOT EXISTS (SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(type, key)
                   WHERE f.type = j.type AND f.key = coalesce(j.limit_key, ''))
+
+-- name: jobClaim.pickLimited
+-- The pick of a claim whose types include limited ones, inside the transaction that
+-- holds limitLock for them: the startable jobs in claim order, row-locked (SKIP LOCKED:
+-- rows of unlimited types may be in other claims). The claim then admits candidates one
+-- by one against the limits and leases them with jobClaim.lease; the others' locks go at
+-- commit.
+-- params: $1 types, $2 queues (null: every queue), $3 limit, $4 now, $5 full types,
+--         $6 full pairs' types, $7 full pairs' keys
+WITH clock AS (SELECT $4::timestamptz AS now)
+SELECT j.id, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j, clock
+WHERE {{startable}}
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT $3
 FOR UPDATE OF j SKIP LOCKED;
+
+-- name: jobClaimable.limited
+-- Whether anything limited may start now (drained(), and the claim loop's "when next"):
+-- read-only and without locks. With jobClaim.pickLimited's FOR UPDATE SKIP LOCKED, a
+-- check that ran beside another one (a worker's claim loop asking when to wake) skipped
+-- the job that one had locked for a moment and answered "nothing": drained() returned
+-- with a job due, and a claim could skip a due job only because a check held it.
+-- params: $1 types, $2 queues (null: every queue), $3 limit (1: the fragment's numbering),
+--         $4 now, $5 full types, $6 full pairs' types, $7 full pairs' keys
+WITH clock AS (SELECT $4::timestamptz AS now)
+SELECT EXISTS (SELECT 1 FROM mailroom_job j, clock WHERE {{startable}} LIMIT $3) AS has_claimable;
 
 -- name: jobClaim.lease
 -- The second half of a limited claim: leases the jobs jobClaim.pickLimited picked and the

@@ -92,23 +92,33 @@ WHERE id IN (SELECT value FROM json_each(@ids))
 RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, last_error, key, group_key, event_id, source, created_at,
           trace_context, snoozes, batch_id, completes_batch_id;
 
--- name: jobClaim.pickLimited
--- The pick of a claim's limited types (store/limits.ts): the claim
--- predicate, less the types (@fullTypes) and (type, key) pairs (@fullKeys, JSON [type,
--- key]) that are at a limit now, in claim order. The claim then admits candidates one by
--- one against the limits (several may share a key) and leases them with jobClaim.lease.
--- Read-only, and also how jobClaimable asks whether anything limited may start. The full
--- pairs are an uncorrelated NOT IN, built into an index once per statement: as a
+-- fragment: startable
+-- Which claimable jobs a limited claim may take (store/limits.ts): the claim predicate,
+-- less the types (@fullTypes) and (type, key) pairs (@fullKeys, JSON [type, key]) that
+-- are at a limit now. Shared by the limited claim's pick and jobClaimable.limited. The
+-- full pairs are an uncorrelated NOT IN, built into an index once per statement: as a
 -- correlated NOT EXISTS, json_each re-read the whole list for every row scanned (28 ms a
 -- claim with 100 keys at their limit).
-SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
-WHERE {{claimable}}
+{{claimable}}
   AND j.type IN (SELECT value FROM json_each(@types))
   AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
   AND j.type NOT IN (SELECT value FROM json_each(@fullTypes))
   AND (j.type, coalesce(j.limit_key, '')) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f)
+
+-- name: jobClaim.pickLimited
+-- The pick of a claim's limited types: the startable jobs in claim order. The claim then
+-- admits candidates one by one against the limits (several may share a key) and leases
+-- them with jobClaim.lease.
+SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+WHERE {{startable}}
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT @limit;
+
+-- name: jobClaimable.limited
+-- Whether anything limited may start now (drained(), and the claim loop's "when next").
+SELECT EXISTS (
+  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx WHERE {{startable}}
+) AS has_claimable;
 
 -- name: jobClaimable
 -- Whether anything is claimable now by the claim predicate (drained()).
