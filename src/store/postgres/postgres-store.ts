@@ -118,11 +118,13 @@ export class PostgresStore extends PostgresExecutor implements Store {
     const pool = createPool({ ...connection, max: poolSize });
     const runner = new PoolRunner(pool);
     super(runner, schema);
-    // Worker bookkeeping (claim, heartbeat, outcome, rescue) commits on its own pool with
-    // synchronous_commit=off: it returns without waiting for the WAL flush. A server crash
-    // can lose the last few hundred ms of such commits, which only means a job runs again
-    // (at-least-once allows it) — the same trade the SQLite store makes with NORMAL.
-    // Acknowledgements (enqueue, ingress, replay, cancel) stay on the synchronous pool.
+    // Worker bookkeeping (claim, heartbeat, outcome, rescue) runs on its own pool with
+    // synchronous_commit=off: outcomes return without waiting for the WAL flush. A server
+    // crash can lose the last few hundred ms of them, which only means a job runs again,
+    // later (at-least-once allows it) — the same trade the SQLite store makes with NORMAL.
+    // Claims and lease extensions turn it back on for their own transaction (job.sql,
+    // `durable`): a lost one would let a second worker run a job while the first still
+    // does. Acknowledgements (enqueue, ingress, replay, cancel) use the synchronous pool.
     // The pool also plans its statements once (force_generic_plan): left to choose, the
     // claim was planned afresh on every run (its custom plans look cheaper than the
     // generic one), ~0.35 ms of a 1 ms claim round trip, and a worker holding a few times
@@ -148,7 +150,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
     this.durability = {
       store: 'postgres',
       acknowledgements: 'synchronous_commit = server setting (PostgreSQL default: on)',
-      bookkeeping: 'synchronous_commit = off',
+      bookkeeping: 'synchronous_commit = off (outcomes); claims and lease extensions wait for the flush',
     };
   }
 

@@ -91,8 +91,15 @@ j.status = 'pending' AND j.run_at <= clock.now
 -- leaves out what the caller knows (status, lease, owner) and sends times as epoch ms, the
 -- row SQLite's claim returns too (store/claimed-job.ts): parsing five timestamps a row was
 -- the worker's largest single cost after the network.
+-- The commit waits for the WAL flush (`durable`: synchronous_commit on for this
+-- transaction, on the bookkeeping pool whose sessions have it off): a worker runs a job
+-- the moment its claim returns, so a claim a server crash could lose would leave the job
+-- pending again, to be claimed and run a second time while the first run goes on.
+-- Outcomes may be lost (the job runs again, later); a lease may not (two runs at once).
+-- Set in the clock CTE, which every leased row reads, so it costs no round trip.
 -- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now
-WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
+                      set_config('synchronous_commit', 'on', true) AS durable),
 picked AS MATERIALIZED (
   SELECT j.id FROM mailroom_job j, clock
   WHERE {{claimable}}
@@ -116,7 +123,8 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
 -- The same claim restricted to the worker's queues; separate so each plan can use the
 -- index whose leading column matches.
 -- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now, $7 queues
-WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
+                      set_config('synchronous_commit', 'on', true) AS durable),
 picked AS MATERIALIZED (
   SELECT j.id FROM mailroom_job j, clock
   WHERE {{claimable}}
@@ -177,10 +185,13 @@ SELECT EXISTS (SELECT 1 FROM mailroom_job j, clock WHERE {{startable}} LIMIT $3)
 -- name: jobClaim.lease
 -- The second half of a limited claim: leases the jobs jobClaim.pickLimited picked and the
 -- limits admitted, at the claim's $4 now, returning the same row as jobClaim.
+-- Its commit waits for the WAL flush, as jobClaim's (`durable`).
 -- params: $1 worker_id, $2 lease_token, $3 lease_ms, $4 now, $5 ids
+WITH durable AS (SELECT set_config('synchronous_commit', 'on', true) AS durable)
 UPDATE mailroom_job j
 SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token = $2,
     lease_expires_at = $4::timestamptz + $3::float8 * interval '1 millisecond', started_at = $4::timestamptz
+FROM durable
 WHERE j.id = ANY($5::bigint[]) AND j.status = 'pending'
 RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attempts, j.last_error,
           j.key, j.group_key, j.event_id, j.source, j.trace_context, j.snoozes, j.batch_id, j.completes_batch_id,
@@ -225,8 +236,11 @@ WHERE j.status = 'pending' AND j.run_at > clock.now
 -- from the last ANALYZE can be 1 while hundreds are running, and re-scan the unnest for
 -- every row (measured: batches of 600 outcomes at 160 ms each, slowing as they grew).
 -- Without it the only sane plan is a primary-key probe per id (or a hash join).
+-- Its commit waits for the WAL flush, as jobClaim's (`durable`): an extension lost in a
+-- server crash would let the rescue hand on a job whose worker was told it still holds it.
 -- params: $1 ids, $2 lease_tokens, $3 lease_ms, $4 now
-WITH clock AS (SELECT coalesce($4::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+WITH clock AS (SELECT coalesce($4::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
+                      set_config('synchronous_commit', 'on', true) AS durable)
 UPDATE mailroom_job j
 SET lease_expires_at = clock.now + $3::float8 * interval '1 millisecond'
 FROM unnest($1::bigint[], $2::text[]) AS l(id, lease_token), clock
