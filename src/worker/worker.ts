@@ -443,9 +443,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
     else this.startBufferedOrWake();
   }
 
+  /**
+   * Starts what is buffered; with nothing left, wakes the claim loop. Not for every slot
+   * that frees while limited types run: a claim takes only as many limited jobs as can
+   * start at once (they hold their key's slot from the claim), so the buffer stays empty
+   * and a wake per finished job made a claim per finished job (outgoing deliveries: 2.3
+   * jobs a claim). Those wait for half the slots, as recordings do (settle), unless
+   * nothing runs.
+   */
   private startBufferedOrWake(): void {
     this.startBuffered();
-    if (this.buffer.length === 0) this.wake();
+    if (this.buffer.length > 0) return;
+    if (this.registry.limits().length === 0 || this.running.size === 0 || this.startableSlots() >= Math.ceil(this.concurrency / 2)) this.wake();
   }
 
   private startBufferedNextTurn(): void {
