@@ -35,6 +35,7 @@ import type {
   StoreExecutor,
 } from '../store.js';
 import type { ClaimedJob } from '../../core/types.js';
+import type { DeliveryRecordParams, DeliveryRecordResult, DeliveryStart, DeliveryStartParams, MessagePublishParams, MessagePublishResult } from '../outgoing-store.js';
 import { interpretPgError } from './interpret-error.js';
 import { PgListener } from './listener.js';
 import { PostgresExecutor } from './postgres-executor.js';
@@ -205,12 +206,44 @@ export class PostgresStore extends PostgresExecutor implements Store {
     return this.bookkeeping.jobRescue(params);
   }
 
+  /**
+   * A delivery's start (a probe, a rate-limit start) and its record (status, the
+   * endpoint's health) are the deliver job's bookkeeping, as on SQLite: asynchronous
+   * commit. The record holds the endpoint's health row locked until it commits, so every
+   * delivery to that endpoint (and every publish to it: the backlog count) queued behind
+   * a WAL flush. A crash can lose the last of them; the job's own outcome, written after
+   * its record, is lost with it, so the delivery runs again rather than stays pending.
+   */
+  override deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
+    return this.bookkeeping.deliveryStart(params);
+  }
+
+  override deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {
+    return this.bookkeeping.deliveryRecord(params);
+  }
+
   override async jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]> {
     const results = await this.insertGrouped(params);
-    // Counted after the commit, so the analyse sees the rows.
-    this.insertedCount += results.length;
-    if (this.insertedCount >= ANALYZE_AFTER_INSERTS) this.ensureStatistics();
+    this.countInserted(results.length);
     return results;
+  }
+
+  /**
+   * A publish inserts one deliver job per delivery: counted like enqueues. Without it a
+   * store that only published never analysed its job table, and the limited claim's
+   * generic plan, costed for an empty table, sorted every pending delivery on each claim
+   * (4 ms a claim at 3,000 pending, most of a delivery's time on PostgreSQL).
+   */
+  override async messagePublish(params: MessagePublishParams): Promise<MessagePublishResult> {
+    const result = await super.messagePublish(params);
+    if (!result.isDuplicate) this.countInserted(result.deliveries.filter((delivery) => delivery.jobId !== null).length);
+    return result;
+  }
+
+  /** Counted after the commit, so the analyse sees the rows. */
+  private countInserted(count: number): void {
+    this.insertedCount += count;
+    if (this.insertedCount >= ANALYZE_AFTER_INSERTS) this.ensureStatistics();
   }
 
   /**
