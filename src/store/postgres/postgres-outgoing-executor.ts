@@ -52,7 +52,6 @@ import { isJobId } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
 
 /** deliveryStart's first, unlocked look found it must write (a breaker not closed, a rate to count). */
-const NEEDS_WRITE = Symbol('needs a write');
 
 export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   protected abstract readonly runner: QueryRunner;
@@ -195,28 +194,37 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
 
   async deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
     if (!isJobId(params.deliveryId)) return null;
-    // Most deliveries find their endpoint's breaker closed and no rate to count: plain reads
-    // answer them, with no transaction and no lock on the health row, which every delivery
+    // Most deliveries find their endpoint's breaker closed and no rate to count: one read
+    // answers them, with no transaction and no lock on the health row, which every delivery
     // to the endpoint would otherwise queue on. Otherwise the same again, locked.
-    const read = await this.deliveryStartOn(this.runner, params, false);
-    if (read !== NEEDS_WRITE) return read;
-    return this.runner.atomic(async (runner) => (await this.deliveryStartOn(runner, params, true)) as DeliveryStart | null);
+    const [row] = await this.runner.run(this.stmt('deliveryStart.read'), [params.deliveryId, params.now ?? null]);
+    if (!row) return null;
+    const delivery = deliveryFromRow(row);
+    const message = messageFromRow(prefixed(row, 'm_'), true);
+    if (row.e_id === null || row.h_endpoint_id === null) return { delivery, message, endpoint: null, secrets: [], admission: { kind: 'send' } };
+    const endpointRow = prefixed(row, 'e_');
+    const endpoint = endpointFromRow(endpointRow);
+    if (endpoint.rateLimit === null && row.h_breaker_state === 'closed') {
+      const nowMs = (row.start_now as Date).getTime();
+      const admission = admitAtEndpoint(breakerFromRow(prefixed(row, 'h_')), null, [], nowMs, params.breaker);
+      return { delivery, message, endpoint, secrets: secretsInForce(endpointRow, nowMs), admission };
+    }
+    return this.runner.atomic((runner) => this.deliveryStartLocked(runner, params));
   }
 
-  /** deliveryStart's reads and writes; without `canWrite`, NEEDS_WRITE where it would have to write. */
-  private async deliveryStartOn(runner: QueryRunner, params: DeliveryStartParams, canWrite: boolean): Promise<DeliveryStart | null | typeof NEEDS_WRITE> {
+  /** deliveryStart with the endpoint's health row locked: a probe to record, or a rate to count. */
+  private async deliveryStartLocked(runner: QueryRunner, params: DeliveryStartParams): Promise<DeliveryStart | null> {
     const now = await this.clock(runner, params.now);
     const [deliveryRow] = await runner.run(this.stmt('deliveryGet'), [params.deliveryId]);
     if (!deliveryRow) return null;
     const [messageRow] = await runner.run(this.stmt('messageGet'), [deliveryRow.message_id]);
     const message = messageFromRow(messageRow!, true);
     const [endpointRow] = await runner.run(this.stmt('endpointSigning'), [deliveryRow.endpoint_id]);
-    const [healthRow] = await runner.run(this.stmt(canWrite ? 'endpointHealth.row' : 'endpointHealth.peek'), [deliveryRow.endpoint_id]);
+    const [healthRow] = await runner.run(this.stmt('endpointHealth.row'), [deliveryRow.endpoint_id]);
     if (!endpointRow || !healthRow) {
       return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
     }
     const endpoint = endpointFromRow(endpointRow);
-    if (!canWrite && (endpoint.rateLimit !== null || healthRow.breaker_state !== 'closed')) return NEEDS_WRITE;
     let starts: number[] = [];
     if (endpoint.rateLimit) {
       // The health row's lock (above) serialises this count and insert per endpoint.
@@ -314,4 +322,11 @@ function jsonOrNull(value: unknown): string | null {
 
 function afterOf(after: string | undefined): string {
   return after !== undefined && isJobId(String(after)) ? String(after) : '0';
+}
+
+/** The columns of one joined table in a row (`m_id` -> `id` for prefix `m_`), for its row mapper. */
+function prefixed(row: Row, prefix: string): Row {
+  const out: Row = {};
+  for (const key of Object.keys(row)) if (key.startsWith(prefix)) out[key.slice(prefix.length)] = row[key];
+  return out;
 }

@@ -148,8 +148,27 @@ SELECT started_at FROM mailroom_limit_start WHERE type = $1 AND limit_key = $2 O
 -- params: $1 type, $2 endpoint id, $3 now
 INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES ($1, $2, $3);
 
--- name: endpointHealth.peek
--- The health row, unlocked: deliveryStart's first look (most find the breaker closed and
--- need no lock; the rest read it again with endpointHealth.row).
--- params: $1 id
-SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = $1;
+-- name: deliveryStart.read
+-- deliveryStart's first look, in one round trip: the delivery (as deliveryGet), its message
+-- (m_), its endpoint with its secrets (e_, as endpointSigning) and the endpoint's breaker,
+-- unlocked (h_), at the store's now. Most deliveries find the breaker closed and no rate
+-- to count and are answered from this row; the rest read again, locked, in deliveryStart's
+-- transaction. As five statements it was five of a delivery's thirteen round trips.
+-- params: $1 delivery id, $2 now (null: the server's)
+SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS start_now,
+       d.*,
+       m.id AS m_id, m.tenant AS m_tenant, m.type AS m_type, m.payload AS m_payload, m.key AS m_key,
+       m.created_at AS m_created_at,
+       e.id AS e_id, e.tenant AS e_tenant, e.url AS e_url, e.description AS e_description,
+       e.event_types AS e_event_types, e.enabled AS e_enabled, e.disabled_reason AS e_disabled_reason,
+       e.rate_limit AS e_rate_limit, e.metadata AS e_metadata, e.created_at AS e_created_at,
+       e.updated_at AS e_updated_at, e.secret AS e_secret, e.previous_secret AS e_previous_secret,
+       e.previous_secret_until AS e_previous_secret_until,
+       h.endpoint_id AS h_endpoint_id, h.breaker_state AS h_breaker_state, h.opened_at AS h_opened_at,
+       h.open_ms AS h_open_ms, h.probe_until AS h_probe_until, h.window_started_at AS h_window_started_at,
+       h.window_successes AS h_window_successes, h.window_failures AS h_window_failures
+FROM mailroom_delivery_state d
+JOIN mailroom_message m ON m.id = d.message_id
+LEFT JOIN mailroom_endpoint e ON e.id = d.endpoint_id
+LEFT JOIN mailroom_endpoint_health h ON h.endpoint_id = d.endpoint_id
+WHERE d.id = $1;
