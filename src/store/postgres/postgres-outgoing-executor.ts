@@ -239,11 +239,10 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
 
   async deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {
     return this.runner.atomic(async (runner) => {
-      const now = await this.clock(runner, params.now);
-      const nowMs = now.getTime();
-      await runner.run(this.stmt('deliveryRecord'), [params.deliveryId, params.status, now]);
-      const [healthRow] = await runner.run(this.stmt('endpointHealth.row'), [params.endpointId]);
+      const [healthRow] = await runner.run(this.stmt('deliveryRecord'), [params.deliveryId, params.status, params.now ?? null, params.endpointId]);
       if (params.attempt === null || !healthRow) return { disabledReason: null };
+      const now: Date = healthRow.record_now;
+      const nowMs = now.getTime();
       const isSuccess = params.attempt === 'success';
       const counters = countersAfter(healthRow, isSuccess, nowMs);
       const breaker = params.attempt === 'failure' ? breakerFromRow(healthRow) : recordOutcome(breakerFromRow(healthRow), !isSuccess, nowMs, params.breaker);

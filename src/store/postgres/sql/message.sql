@@ -41,9 +41,17 @@ RETURNING id;
 UPDATE mailroom_delivery SET job_id = $2, status = 'pending', updated_at = $3 WHERE id = $1;
 
 -- name: deliveryRecord
--- The delivery's status after an attempt.
--- params: $1 id, $2 status, $3 now
-UPDATE mailroom_delivery SET status = $2, updated_at = $3 WHERE id = $1;
+-- The delivery's status after an attempt, and its endpoint's health row locked for the
+-- breaker and counters that follow (endpointHealth.write), at the store's now: one round
+-- trip where a clock, an update and a locked read were three. No row when the endpoint
+-- (or its health row) is gone; the delivery's status is written either way.
+-- params: $1 delivery id, $2 status, $3 now (null: the server's), $4 endpoint id
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+recorded AS (UPDATE mailroom_delivery d SET status = $2, updated_at = clock.now FROM clock WHERE d.id = $1)
+SELECT h.*, clock.now AS record_now
+FROM clock, mailroom_endpoint_health h
+WHERE h.endpoint_id = $4
+FOR UPDATE OF h;
 
 -- name: deliveryGet
 -- One delivery as listings show it (mailroom_delivery_state).
