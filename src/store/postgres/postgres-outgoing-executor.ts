@@ -164,10 +164,11 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       );
       const messageId = String(inserted.id);
       const toSend: Array<{ deliveryId: string; endpointId: string }> = [];
-      for (const endpoint of endpoints) {
-        const status = endpoint.enabled ? 'pending' : 'skipped';
-        const [delivery] = await runner.run(this.stmt('deliveryInsert'), [messageId, endpoint.id, status, now]);
-        if (status === 'pending') toSend.push({ deliveryId: String(delivery!.id), endpointId: String(endpoint.id) });
+      if (endpoints.length > 0) {
+        const statuses = endpoints.map((endpoint) => (endpoint.enabled ? 'pending' : 'skipped'));
+        for (const delivery of await runner.run(this.stmt('deliveryInsert'), [messageId, endpoints.map((endpoint) => endpoint.id), statuses, now])) {
+          if (delivery.status === 'pending') toSend.push({ deliveryId: String(delivery.id), endpointId: String(delivery.endpoint_id) });
+        }
       }
       await this.createDeliverJobs(runner, toSend, messageId, params.job, now);
       return { message: messageFromRow(inserted), deliveries: await this.deliveriesOf(runner, messageId), isDuplicate: false };
@@ -290,9 +291,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     if (deliveries.length === 0) return;
     const inserts = deliveries.map(({ deliveryId, endpointId }) => ({ ...job, payloadJson: deliverPayloadJson(deliveryId, messageId, endpointId), limitKey: endpointId }));
     const jobs = await this.insertJobs(runner, inserts, now, null);
-    for (const [index, { deliveryId }] of deliveries.entries()) {
-      await runner.run(this.stmt('deliverySetJob'), [deliveryId, jobs[index]!.job.id, now]);
-    }
+    await runner.run(this.stmt('deliverySetJob'), [deliveries.map((delivery) => delivery.deliveryId), jobs.map((inserted) => inserted.job.id), now]);
   }
 
   private async writeHealth(runner: QueryRunner, endpointId: unknown, breaker: BreakerRow, healthRow: Row, counters: HealthCounters | null): Promise<void> {

@@ -30,15 +30,22 @@ SELECT * FROM mailroom_message
 WHERE tenant = $4 AND id > $1 AND ($3::text IS NULL OR type = $3) ORDER BY id LIMIT $2;
 
 -- name: deliveryInsert
--- params: $1 message id, $2 endpoint id, $3 status, $4 now
+-- A message's deliveries, one per endpoint, in one statement (a round trip each was most
+-- of a publish's), ids in endpoint order; each row names its endpoint (one per message).
+-- params: $1 message id, $2 endpoint ids, $3 statuses, $4 now
 INSERT INTO mailroom_delivery (message_id, endpoint_id, status, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $4)
-RETURNING id;
+SELECT $1, d.endpoint_id, d.status, $4, $4
+FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS d(endpoint_id, status, n)
+ORDER BY d.n
+RETURNING id, endpoint_id, status;
 
 -- name: deliverySetJob
--- A delivery's (new) job; its status back to pending (publish, recover).
--- params: $1 id, $2 job id, $3 now
-UPDATE mailroom_delivery SET job_id = $2, status = 'pending', updated_at = $3 WHERE id = $1;
+-- Deliveries' (new) jobs; their status back to pending (publish, recover). One statement
+-- for a publish's deliveries.
+-- params: $1 ids, $2 job ids, $3 now
+UPDATE mailroom_delivery d SET job_id = u.job_id, status = 'pending', updated_at = $3
+FROM unnest($1::bigint[], $2::bigint[]) AS u(id, job_id)
+WHERE d.id = u.id;
 
 -- name: deliveryRecord
 -- The delivery's status after an attempt, and its endpoint's health row locked for the
