@@ -105,6 +105,12 @@ const DEFAULT_PREFETCH_PER_SLOT = 4;
 const MIN_DEFAULT_PREFETCH = 8;
 const DEFAULT_LEASE_MS = 60_000;
 const MIN_LEASE_MS = 1_000;
+/**
+ * How long a slot freed beside limited types may wait for others before it claims
+ * (wakeForFreedSlot): long enough for a few short deliveries to finish with it, short
+ * beside the poll a slot held back by long-running jobs used to wait for.
+ */
+const FREED_SLOT_WAKE_MS = 10;
 const ABANDONED: AttemptFailure = Object.freeze({ kind: 'abandoned' });
 
 export interface WorkerDeps {
@@ -161,6 +167,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly recordings = new Set<Promise<void>>();
   /** Starting buffered jobs is deferred to the next turn (startBufferedNextTurn). */
   private isStartScheduled = false;
+  /** A wake wakeForFreedSlot put off (a timer), or null. */
+  private deferredWake: NodeJS.Timeout | null = null;
   private isStopped = false;
   private stopPromise: Promise<void> | null = null;
   private rescueTask: MaintenanceTask | null = null;
@@ -429,7 +437,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // Once half the slots are free, as unlimited claims wait for half the capacity: one
       // claim per finished job cost more than the jobs (short HTTP deliveries).
       const limits = this.registry.get(job.type)?.limits;
-      if (limits && holdsSlot(limits) && this.startableSlots() >= Math.ceil(this.concurrency / 2)) this.wake();
+      if (limits && holdsSlot(limits) && !this.isStopping) this.wakeForFreedSlot();
     });
     this.recordings.add(recording);
     // A handler that outlived its timeout keeps its slot until it really settles.
@@ -443,18 +451,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
     else this.startBufferedOrWake();
   }
 
-  /**
-   * Starts what is buffered; with nothing left, wakes the claim loop. Not for every slot
-   * that frees while limited types run: a claim takes only as many limited jobs as can
-   * start at once (they hold their key's slot from the claim), so the buffer stays empty
-   * and a wake per finished job made a claim per finished job (outgoing deliveries: 2.3
-   * jobs a claim). Those wait for half the slots, as recordings do (settle), unless
-   * nothing runs.
-   */
+  /** Starts what is buffered; with nothing left, wakes the claim loop (see wakeForFreedSlot). */
   private startBufferedOrWake(): void {
     this.startBuffered();
     if (this.buffer.length > 0) return;
-    if (this.registry.limits().length === 0 || this.running.size === 0 || this.startableSlots() >= Math.ceil(this.concurrency / 2)) this.wake();
+    if (this.registry.limits().length === 0) this.wake();
+    else this.wakeForFreedSlot();
+  }
+
+  /**
+   * A slot freed while limited types run: claim now once half the slots can start (or
+   * nothing runs), else within FREED_SLOT_WAKE_MS. A claim takes only as many limited jobs
+   * as can start at once (they hold their key's slot from the claim), so the buffer stays
+   * empty, and waking on every freed slot made a claim per finished job (outgoing
+   * deliveries: 2.3 jobs a claim); waiting for half the slots alone left a slot freed beside
+   * long-running jobs to the next poll.
+   */
+  private wakeForFreedSlot(): void {
+    if (this.running.size === 0 || this.startableSlots() >= Math.ceil(this.concurrency / 2)) {
+      this.wake();
+      return;
+    }
+    this.deferredWake ??= setTimeout(() => {
+      this.deferredWake = null;
+      if (!this.isStopping) this.wake();
+    }, FREED_SLOT_WAKE_MS).unref();
   }
 
   private startBufferedNextTurn(): void {
@@ -680,6 +701,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.handingBackNow;
     await this.completer.idle();
     this.leaseKeeper.stop();
+    if (this.deferredWake) clearTimeout(this.deferredWake);
+    this.deferredWake = null;
     this.isStopped = true;
     this.changes.notify();
     this.emit('stopped');

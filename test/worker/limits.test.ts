@@ -32,4 +32,26 @@ describe.each(storeHarnesses)('worker with limits on $name', (harness) => {
     // One key, one at a time: each claim took the one job that could start.
     expect(claims.every((n) => n === 1)).toBe(true);
   });
+
+  it.runIf(harness.isAvailable)('claims the next job of a full key beside long-running jobs that hold most slots, not at the next poll', async () => {
+    const { mr } = await openTestMailroom(harness);
+    const ran: number[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    mr.task('slow', () => released);
+    mr.task('sync', {
+      limits: { key: (p) => (p as { customer: string }).customer, perKey: { concurrency: 1 } },
+      run(payload) {
+        ran.push((payload as { i: number }).i);
+      },
+    });
+    await mr.enqueueMany(Array.from({ length: 3 }, () => ({ type: 'slow', payload: {} })));
+    const worker = mr.work({ concurrency: 5, pollMs: POLL_MS });
+    await waitFor(() => worker.activeCount === 3, { timeoutMs: 10_000, description: 'three slow jobs holding three of five slots' });
+    await mr.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: 'sync', payload: { customer: 'acme', i } })));
+    // Each freed slot is one of two startable (not half of five) while the slow jobs run.
+    await waitFor(() => ran.length === 5, { timeoutMs: 10_000, description: 'all five jobs of the key, one after another' });
+    expect(ran).toEqual([0, 1, 2, 3, 4]);
+    release();
+  });
 });
