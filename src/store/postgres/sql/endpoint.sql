@@ -54,8 +54,13 @@ RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, r
 
 -- name: endpointDisableIfEnabled
 -- Disables an enabled endpoint (a 410, a failure streak); returns it only when this call did.
+-- The application is told at once (the endpointDisabled event, a log line), so the commit
+-- waits for the WAL flush (`durable`, as jobClaim's) though deliveryRecord runs on the
+-- asynchronous bookkeeping pool: a crash must not undo a disable already announced.
 -- params: $1 id, $2 reason, $3 now
+WITH durable AS (SELECT set_config('synchronous_commit', 'on', true) AS durable)
 UPDATE mailroom_endpoint SET enabled = false, disabled_reason = $2, updated_at = $3
+FROM durable
 WHERE id = $1 AND enabled
 RETURNING id;
 
@@ -144,9 +149,12 @@ DELETE FROM mailroom_limit_start WHERE type = $1 AND limit_key = $2 AND started_
 SELECT started_at FROM mailroom_limit_start WHERE type = $1 AND limit_key = $2 ORDER BY started_at;
 
 -- name: endpointRate.start
--- One more start of a delivery to a rate-limited endpoint.
+-- One more start of a delivery to a rate-limited endpoint. Its commit waits for the WAL
+-- flush (`durable`, as the limited claim's starts in jobClaim.lease's transaction): a start
+-- a crash lost would let the endpoint receive more than its rate once the server is back.
 -- params: $1 type, $2 endpoint id, $3 now
-INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES ($1, $2, $3);
+INSERT INTO mailroom_limit_start (type, limit_key, started_at)
+SELECT $1, $2, $3 FROM (SELECT set_config('synchronous_commit', 'on', true)) AS durable;
 
 -- name: deliveryStart.read
 -- deliveryStart's first look, in one round trip: the delivery (as deliveryGet), its message

@@ -51,13 +51,16 @@ WHERE d.id = u.id;
 -- The delivery's status after an attempt, and its endpoint's health row locked for the
 -- breaker and counters that follow (endpointHealth.write), at the store's now: one round
 -- trip where a clock, an update and a locked read were three. No row when the endpoint
--- (or its health row) is gone; the delivery's status is written either way.
+-- (or its health row) is gone; the delivery's status is written either way. The WHERE
+-- reads `recorded`, so the delivery's row is written (and locked) before the health row
+-- is locked, in the order the separate statements took them: an unreferenced CTE runs
+-- after the main query, which held the health row while it waited on the delivery's.
 -- params: $1 delivery id, $2 status, $3 now (null: the server's), $4 endpoint id
 WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
-recorded AS (UPDATE mailroom_delivery d SET status = $2, updated_at = clock.now FROM clock WHERE d.id = $1)
+recorded AS (UPDATE mailroom_delivery d SET status = $2, updated_at = clock.now FROM clock WHERE d.id = $1 RETURNING 1)
 SELECT h.*, clock.now AS record_now
 FROM clock, mailroom_endpoint_health h
-WHERE h.endpoint_id = $4
+WHERE h.endpoint_id = $4 AND (SELECT count(*) FROM recorded) >= 0
 FOR UPDATE OF h;
 
 -- name: deliveryGet
