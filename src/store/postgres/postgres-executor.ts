@@ -226,15 +226,13 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
       const [has] = await this.runner.run(this.stmt('jobClaimable'), values);
       return { hasClaimable: has?.has_claimable === true, nextRunAt, nextRunInMs: next?.next_run_in_ms ?? null };
     }
-    // Anything left once what is full is taken out can start; a full rate window ends at a known time.
-    return this.runner.atomic(async (runner) => {
-      const [{ now }] = (await runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
-      const budget = await this.limitBudget(runner, limits, now, false);
-      // Read without locks: see jobClaimable.limited.
-      const [row] = await runner.run(this.stmt('jobClaimable.limited'), startableValues(params, budget, 1, now));
-      const has = row?.has_claimable === true;
-      return { hasClaimable: has, nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
-    });
+    // Anything left once what is full is taken out can start; a full rate window ends at a
+    // known time. Plain reads, no transaction: nothing is locked (see jobClaimable.limited),
+    // and a transaction's statements would not share a snapshot in READ COMMITTED anyway.
+    const [{ now }] = (await this.runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
+    const budget = await this.limitBudget(this.runner, limits, now, false);
+    const [row] = await this.runner.run(this.stmt('jobClaimable.limited'), startableValues(params, budget, 1, now));
+    return { hasClaimable: row?.has_claimable === true, nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
   }
 
   async jobProgressMany(params: JobProgressManyParams): Promise<string[]> {

@@ -51,8 +51,6 @@ import type { JobInsert, JobInsertResult } from '../store.js';
 import { isJobId } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
 
-/** deliveryStart's first, unlocked look found it must write (a breaker not closed, a rate to count). */
-
 export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   protected abstract readonly runner: QueryRunner;
   protected abstract stmt(name: string): string;
