@@ -246,7 +246,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     const size = limitedClaimSize(limitedParams, limits);
     if (size <= 0 || !this.hasDue(limitedParams, now)) return plain;
     const budget = this.limitBudget(limits, now, true);
-    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, candidatesFor(size), now) as Array<PickedRow & Candidate>, params.limit, params.limitedLimit);
+    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, candidatesFor(size), now), params.limit, params.limitedLimit);
     const kept = plain.length === 0 ? admitted : mergeInClaimOrder(plain, admitted, params.limit);
     const starts = budget.startsOf(kept.filter((row): row is PickedRow & Candidate => limitedTypes.includes(row.type as string)));
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
@@ -269,8 +269,8 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     return new LimitBudget(limits, { running, starts }, now);
   }
 
-  private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Row[] {
-    return this.engine.stmt('jobClaim.pickLimited').all({ ...startableValues(params, budget, now), limit }) as Row[];
+  private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Array<PickedRow & Candidate> {
+    return this.engine.stmt('jobClaim.pickLimited').all({ ...startableValues(params, budget, now), limit }) as Array<PickedRow & Candidate>;
   }
 
   /** Whether any job of these limited types may start now (jobClaimable's answer for them). */
