@@ -47,11 +47,14 @@ describe.each(storeHarnesses)('worker with limits on $name', (harness) => {
     });
     await mr.enqueueMany(Array.from({ length: 3 }, () => ({ type: 'slow', payload: {} })));
     const worker = mr.work({ concurrency: 5, pollMs: POLL_MS });
-    await waitFor(() => worker.activeCount === 3, { timeoutMs: 10_000, description: 'three slow jobs holding three of five slots' });
-    await mr.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: 'sync', payload: { customer: 'acme', i } })));
-    // Each freed slot is one of two startable (not half of five) while the slow jobs run.
-    await waitFor(() => ran.length === 5, { timeoutMs: 10_000, description: 'all five jobs of the key, one after another' });
-    expect(ran).toEqual([0, 1, 2, 3, 4]);
-    release();
+    try {
+      await waitFor(() => worker.activeCount === 3, { timeoutMs: 10_000, description: 'three slow jobs holding three of five slots' });
+      await mr.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: 'sync', payload: { customer: 'acme', i } })));
+      // Each freed slot is one of two startable (not half of five) while the slow jobs run.
+      await waitFor(() => ran.length === 5, { timeoutMs: 10_000, description: 'all five jobs of the key, one after another' });
+      expect(ran).toEqual([0, 1, 2, 3, 4]);
+    } finally {
+      release(); // a failure must not leave the slow handlers to the stop's timeout
+    }
   });
 });
