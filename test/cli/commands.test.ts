@@ -473,12 +473,28 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     // The config module reads this process's environment, where the variable is not set.
     expect(process.env.MR_TEST_UNSET_STRIPE_SECRET).toBeUndefined();
     const dead = await insertJob(mr.store, { type: 'fulfil', status: 'dead', maxAttempts: 1 });
+    const waiting = await insertJob(mr.store, { type: 'fulfil', attempts: 1, retryDelayMs: 10 * 60_000 });
+    const stored = await mr.store.eventInsertWithJobs({
+      event: { source: 'stripe', deliveryId: 'evt_1', type: 'charge.succeeded', headers: {}, rawBody: Buffer.from('{}') },
+      jobs: [],
+    });
+    const batch = await mr.enqueueBatch([{ type: 'page', payload: {} }], { then: { type: 'assemble', payload: {} } });
     const run = (...argv: string[]) => runCommand([...argv, '--db', url], { cwd: dir });
-    for (const argv of [['stats'], ['jobs'], ['dead'], ['job', dead.id], ['migrate'], ['purge'], ['replay', '--id', dead.id], ['cancel', '--id', dead.id]]) {
+    // Every command but serve, worker, enqueue and send-test (below, or they run or send).
+    const commands = [
+      ['stats'], ['jobs'], ['dead'], ['job', dead.id], ['events'], ['event', stored.event.id], ['queues'], ['batch', batch.id],
+      ['endpoints', 'list'], ['deliveries', '--endpoint', '1'], ['migrate'], ['purge'],
+      ['replay', '--id', dead.id], ['cancel', '--id', dead.id], ['retry', '--id', waiting.id],
+      ['queue', 'pause', 'orders'], ['queue', 'resume', 'orders'],
+    ];
+    for (const argv of commands) {
       const result = await run(...argv);
-      expect(result.stderr, argv[0]).not.toContain('secrets');
-      expect(result.code, `${argv[0]}: ${result.stderr}`).toBe(0);
+      expect(result.stderr, argv.join(' ')).not.toContain('secrets');
+      expect(result.code, `${argv.join(' ')}: ${result.stderr}`).toBe(0);
     }
+    // The operate commands did what they say, not merely exit 0.
+    expect((await mr.getJob(waiting.id))!.runAt.getTime()).toBeLessThanOrEqual(Date.now());
+    expect((await mr.getJob(dead.id))!.deadReason).toBe('cancelled');
     // enqueue still gets the configured task's policy from that config.
     const job = await runJson(['enqueue', 'fulfil', '--db', url], { cwd: dir });
     expect(job.queue).toBe('orders');
