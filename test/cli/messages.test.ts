@@ -50,10 +50,15 @@ describe('CLI failure messages', () => {
 
   it('a read command on a mistyped --db refuses in one line and leaves no database file behind', async () => {
     const dir = tempDir();
-    for (const argv of [['jobs'], ['stats'], ['job', '1'], ['dead'], ['cancel', '--id', '1'], ['replay', '--all-dead'], ['purge']]) {
+    const commands = [
+      ['jobs'], ['stats'], ['job', '1'], ['dead'], ['cancel', '--id', '1'], ['replay', '--all-dead'], ['purge'],
+      ['events'], ['event', '1'], ['retry', '--id', '1'], ['queues'], ['queue', 'pause', 'email'], ['batch', '1'],
+      ['endpoints', 'list'], ['deliveries', '--endpoint', '1'],
+    ];
+    for (const argv of commands) {
       const path = join(dir, 'dta', 'mailroom.db');
       const result = await runCommand([...argv, '--db', `sqlite:${path}`], { cwd: dir });
-      expect(result.code, argv[0]).toBe(1);
+      expect(result.code, argv.join(' ')).toBe(1);
       expect(result.stderr).toBe(`mailroom ${argv[0]}: No database at sqlite:${path}; check --db / MAILROOM_DB, or run \`mailroom migrate --db sqlite:${path}\` to create one.\n`);
       expect(existsSync(join(dir, 'dta')), argv[0]).toBe(false);
     }
