@@ -20,6 +20,19 @@ export function cancelConformance(harness: StoreHarness): void {
       expect(await claim(ctx.store, { now: at(2 * MINUTE_MS) })).toEqual([]);
     });
 
+    it('keeps the reason given as the job\'s last error, and says cancelled without one', async () => {
+      const { job } = await enqueue(ctx.store);
+      const cancelled = await ctx.store.jobCancel({ id: job.id, reason: 'customer left', now: at(MINUTE_MS) });
+      expect(cancelled!.lastError).toBe('cancelled: customer left');
+      expect((await ctx.store.jobGet({ id: job.id }))!.lastError).toBe('cancelled: customer left');
+      // And findable by it, as `mailroom jobs --error` looks.
+      expect((await ctx.store.jobList({ errorContains: 'CUSTOMER LEFT' })).map((j) => j.id)).toEqual([job.id]);
+      // A retry's error gives way to the cancel: the last error says why the job stopped.
+      const failed = await insertJob(ctx.store, { attempts: 1, retryDelayMs: 10 * MINUTE_MS, error: 'Error: timeout', now: T0 });
+      await ctx.store.jobCancel({ id: failed.id, now: at(MINUTE_MS) });
+      expect((await ctx.store.jobGet({ id: failed.id }))!.lastError).toBe('cancelled');
+    });
+
     it('cancels a pending job that waits for its retry, keeping its history', async () => {
       const job = await insertJob(ctx.store, { attempts: 2, retryDelayMs: 10 * MINUTE_MS, now: T0 });
       const cancelled = await ctx.store.jobCancel({ id: job.id, now: at(MINUTE_MS) });
