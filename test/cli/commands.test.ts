@@ -169,6 +169,26 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     ]);
   });
 
+  it.runIf(harness.isAvailable)('job shows the progress a running job reported, and keeps it once done; --json too', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const [{ job }] = await mr.store.jobInsertMany({ jobs: [jobInsert({ type: 'report' })] });
+    const quiet = await insertJob(mr.store, { type: 'other' });
+    const [claimed] = await mr.store.jobClaim({ workerId: 'w-1', types: ['report'], queues: null, limit: 1, leaseMs: 60_000 });
+    await mr.store.jobProgressMany({ updates: [{ id: claimed!.id, leaseToken: claimed!.leaseToken, fraction: 0.4, note: 'page 2 of 5' }] });
+
+    expect((await runCommand(['job', job.id, '--db', url])).stdout).toMatch(/^progress +40% page 2 of 5$/m);
+    expect(await runJson(['job', job.id, '--db', url])).toMatchObject({ status: 'running', progress: { fraction: 0.4, note: 'page 2 of 5' } });
+
+    await mr.store.jobProgressMany({ updates: [{ id: claimed!.id, leaseToken: claimed!.leaseToken, fraction: 1, note: null }] });
+    await mr.store.jobFinishMany({ finishes: asDone([claimed!]) });
+    expect((await runCommand(['job', job.id, '--db', url])).stdout).toMatch(/^progress +100%$/m);
+    expect(await runJson(['job', job.id, '--db', url])).toMatchObject({ status: 'done', progress: { fraction: 1, note: null } });
+
+    // A job that never reported shows no progress line, and null in --json.
+    expect((await runCommand(['job', quiet.id, '--db', url])).stdout).not.toMatch(/^progress/m);
+    expect((await runJson(['job', quiet.id, '--db', url])).progress).toBeNull();
+  });
+
   it.runIf(harness.isAvailable)('job after a replay shows no earlier start or lease and marks where the replay fell among the attempts', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const dead = await insertJob(mr.store, { type: 'charge', status: 'dead', maxAttempts: 2, error: 'Error: card declined', workerId: 'w-1' });
