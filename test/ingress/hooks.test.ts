@@ -261,6 +261,34 @@ describe.each(storeHarnesses)('webhook ingress on $name', (harness) => {
     await worker.stop();
   });
 
+  it.skipIf(!harness.isAvailable)('keeps accepting webhooks while their task\'s queue is paused, and the job runs after resume', async () => {
+    const { mr, url } = await setup();
+    const ran: string[] = [];
+    mr.task('record', { queue: 'inbox', run: (_payload, ctx) => void ran.push(ctx.job.id) });
+    mr.task('probe', (_payload, ctx) => void ran.push(ctx.job.id));
+    expect(await mr.pauseQueue('inbox', { reason: 'downstream outage' })).toBe(true);
+    const worker = mr.work({ pollMs: 20 });
+    try {
+      const response = await postHook(url, 'standard', standardBody, standardHeaders(standardBody, 'msg_paused_1'));
+      expect(response.status, response.text).toBe(202);
+      const [job, ...others] = await mr.listJobs({ eventId: response.json.id });
+      expect(others).toEqual([]);
+      expect(job).toMatchObject({ type: 'record', queue: 'inbox', status: 'pending', attempts: 0 });
+      // A job on another queue, enqueued after the webhook's, runs: the worker has claimed
+      // past the webhook's job, so its still being pending is the pause at work.
+      const probe = await mr.enqueue('probe', {});
+      await waitFor(() => ran.includes(probe.id), { description: 'the probe on the default queue to run' });
+      expect(ran).toEqual([probe.id]);
+      expect((await mr.getJob(job!.id))!).toMatchObject({ status: 'pending', attempts: 0 });
+
+      expect(await mr.resumeQueue('inbox')).toBe(true);
+      await waitFor(async () => (await mr.getJob(job!.id))?.status === 'done', { description: 'the webhook job to run after resume' });
+      expect(ran).toEqual([probe.id, job!.id]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it.skipIf(!harness.isAvailable)('answers a redelivery 200 duplicate:true with the same id and creates nothing', async () => {
     const { url, harnessStore } = await setup();
     const headers = standardHeaders(standardBody, 'msg_dup_1');
