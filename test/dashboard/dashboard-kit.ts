@@ -1,6 +1,7 @@
 // A served dashboard over a harness store, with the data its tests look at: a webhook
 // event carrying a secret-looking header and markup in its body, the job it fanned out
-// to parked dead by a distinctive error, and a pending job nothing will run.
+// to parked dead by a distinctive error, and a pending job nothing will run. Also the
+// login a browser does (form, CSRF pair, session cookie) for tests that act as one.
 
 import { validateConfig } from '../../src/config/validate-config.js';
 import { startMailroomServer } from '../../src/server/mailroom-server.js';
@@ -10,6 +11,7 @@ import { openTestMailroom } from '../harness/mailroom.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { waitFor } from '../harness/wait.js';
 import { send } from '../ingress/ingress-kit.js';
+import type { RawResponse } from '../ingress/ingress-kit.js';
 
 export const TOKEN = 'test-dashboard-token-0123456789';
 /** The dead job's error, searched for by its middle. */
@@ -19,9 +21,23 @@ export const SECRET_HEADER_VALUE = 'sk_live_never_shown_42';
 /** Markup in the event body that must show as text. */
 export const BODY_MARKUP = '<img src=x onerror=alert(1)>';
 
-const config = validateConfig({
-  sources: { shop: { provider: 'none', options: { idPath: '$.id', typePath: '$.type' }, tasks: [{ task: 'send_email' }] } },
-});
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** `shop` fans out to send_email; `crm` is stored with no task (the events list has two sources). */
+function configWith(redactPaths: readonly string[] | undefined) {
+  return validateConfig({
+    sources: {
+      shop: { provider: 'none', options: { idPath: '$.id', typePath: '$.type' }, tasks: [{ task: 'send_email' }] },
+      crm: { provider: 'none', options: { idPath: '$.id', typePath: '$.kind' }, tasks: [] },
+    },
+    ...(redactPaths === undefined ? {} : { dashboard: { redactPaths: [...redactPaths] } }),
+  });
+}
+
+export interface ServeDashboardOptions {
+  /** The config's `dashboard.redactPaths`. */
+  readonly redactPaths?: readonly string[];
+}
 
 export interface ServedDashboard {
   readonly mr: Mailroom;
@@ -35,8 +51,8 @@ export interface ServedDashboard {
 }
 
 /** Serve a dashboard for `body`, and stop its server whatever happens. */
-export async function withDashboard(harness: StoreHarness, body: (d: ServedDashboard) => Promise<void>): Promise<void> {
-  const d = await serveDashboard(harness);
+export async function withDashboard(harness: StoreHarness, body: (d: ServedDashboard) => Promise<void>, options: ServeDashboardOptions = {}): Promise<void> {
+  const d = await serveDashboard(harness, options);
   try {
     await body(d);
   } finally {
@@ -44,7 +60,8 @@ export async function withDashboard(harness: StoreHarness, body: (d: ServedDashb
   }
 }
 
-export async function serveDashboard(harness: StoreHarness): Promise<ServedDashboard> {
+export async function serveDashboard(harness: StoreHarness, options: ServeDashboardOptions = {}): Promise<ServedDashboard> {
+  const config = configWith(options.redactPaths);
   const { mr } = await openTestMailroom(harness);
   let fixed = false;
   mr.task('send_email', {
@@ -91,4 +108,29 @@ export function everyDashboardRoute(d: ServedDashboard): Array<{ method: 'GET' |
     { method: 'POST', path: '/dashboard/actions/endpoint-recover', body: 'id=1&since=2026-01-01T00:00' },
     { method: 'POST', path: '/dashboard/actions/logout', body: '' },
   ];
+}
+
+/** Logs in through the form as a browser would; returns the session cookie. */
+export async function logIn(url: string, token: string = TOKEN): Promise<{ cookie: string; response: RawResponse }> {
+  const form = await send(url, '/dashboard/login', { method: 'GET', headers: { accept: 'text/html' } });
+  const nonce = cookieFrom(form, 'mailroom_login');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!;
+  const response = await send(url, '/dashboard/login', {
+    headers: { ...FORM, accept: 'text/html', cookie: `mailroom_login=${nonce}` },
+    body: new URLSearchParams({ csrf, token, next: '/dashboard/jobs' }).toString(),
+  });
+  return { cookie: `mailroom_session=${cookieFrom(response, 'mailroom_session')}`, response };
+}
+
+export function cookieFrom(response: RawResponse, name: string): string {
+  const cookies = ([] as string[]).concat(response.headers['set-cookie'] ?? []);
+  const line = cookies.find((candidate) => candidate.startsWith(`${name}=`));
+  if (!line) throw new Error(`no ${name} cookie in ${JSON.stringify(response.headers)}`);
+  return line.slice(name.length + 1).split(';')[0]!;
+}
+
+/** The CSRF token the forms of the page at `path` carry for this session. */
+export async function csrfOf(url: string, cookie: string, path: string): Promise<string> {
+  const page = await send(url, path, { method: 'GET', headers: { accept: 'text/html', cookie } });
+  return /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
 }

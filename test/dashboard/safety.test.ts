@@ -9,34 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closeTestMailrooms } from '../harness/mailroom.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { send } from '../ingress/ingress-kit.js';
-import type { RawResponse } from '../ingress/ingress-kit.js';
-import { BODY_MARKUP, DEAD_ERROR, everyDashboardRoute, SECRET_HEADER_VALUE, TOKEN, withDashboard } from './dashboard-kit.js';
+import { BODY_MARKUP, cookieFrom, csrfOf, DEAD_ERROR, everyDashboardRoute, logIn, SECRET_HEADER_VALUE, TOKEN, withDashboard } from './dashboard-kit.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-/** Logs in through the form as a browser would; returns the session cookie. */
-async function logIn(url: string): Promise<{ cookie: string; response: RawResponse }> {
-  const form = await send(url, '/dashboard/login', { method: 'GET', headers: { accept: 'text/html' } });
-  const nonce = cookieFrom(form, 'mailroom_login');
-  const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!;
-  const response = await send(url, '/dashboard/login', {
-    headers: { ...FORM, accept: 'text/html', cookie: `mailroom_login=${nonce}` },
-    body: new URLSearchParams({ csrf, token: TOKEN, next: '/dashboard/jobs' }).toString(),
-  });
-  return { cookie: `mailroom_session=${cookieFrom(response, 'mailroom_session')}`, response };
-}
-
-function cookieFrom(response: RawResponse, name: string): string {
-  const cookies = ([] as string[]).concat(response.headers['set-cookie'] ?? []);
-  const line = cookies.find((candidate) => candidate.startsWith(`${name}=`));
-  if (!line) throw new Error(`no ${name} cookie in ${JSON.stringify(response.headers)}`);
-  return line.slice(name.length + 1).split(';')[0]!;
-}
-
-async function csrfOf(url: string, cookie: string, path: string): Promise<string> {
-  const page = await send(url, path, { method: 'GET', headers: { accept: 'text/html', cookie } });
-  return /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
-}
 
 describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
   afterEach(async () => closeTestMailrooms(harness));
