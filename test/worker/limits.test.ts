@@ -1,14 +1,30 @@
 // The worker under a concurrency limit: a finished job's slot is claimed again as soon as
 // its outcome is written, not at the next poll; and a limited job is never held in the
-// buffer, where it would keep its slot from other workers.
+// buffer, where it would keep its slot from other workers; and while every job is over
+// its limit, workers do not spin on the store.
 
 import { afterEach, describe, expect, it } from 'vitest';
+import type { StoreExecutor } from '../../src/store/store.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { waitFor } from '../harness/wait.js';
 
 /** Longer than the whole test may take: a claim that waited for the poll would show. */
 const POLL_MS = 60_000;
+
+/**
+ * Counts the claim statements (jobClaim, and the jobClaimable look that follows an empty
+ * claim) every worker of `mr` sends, by wrapping the methods on the store object the
+ * workers share. Each call is one statement on both stores.
+ */
+function countClaims(store: StoreExecutor): { claims: number[]; claimables: number[] } {
+  const seen = { claims: [] as number[], claimables: [] as number[] };
+  const claim = store.jobClaim.bind(store);
+  const claimable = store.jobClaimable.bind(store);
+  store.jobClaim = (params) => (seen.claims.push(performance.now()), claim(params));
+  store.jobClaimable = (params) => (seen.claimables.push(performance.now()), claimable(params));
+  return seen;
+}
 
 describe.each(storeHarnesses)('worker with limits on $name', (harness) => {
   afterEach(async () => closeTestMailrooms(harness));
@@ -56,5 +72,42 @@ describe.each(storeHarnesses)('worker with limits on $name', (harness) => {
     } finally {
       release(); // a failure must not leave the slow handlers to the stop's timeout
     }
+  });
+
+  it.runIf(harness.isAvailable)('sends only a few claims a second while every job is over its limit, charging nothing', async () => {
+    const { mr } = await openTestMailroom(harness);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    mr.task('limited', {
+      limits: { concurrency: 1 },
+      run: (_payload, ctx) => {
+        started.push(ctx.job.id);
+        return released;
+      },
+    });
+    const holder = await mr.enqueue('limited', {});
+    const waiting = await mr.enqueueMany(Array.from({ length: 5 }, () => ({ type: 'limited', payload: {} })));
+    const seen = countClaims(mr.store);
+    // Two workers in one process: an idle one must not wake the other into a ping-pong.
+    const workers = [mr.work({ concurrency: 10, pollMs: 500 }), mr.work({ concurrency: 10, pollMs: 500 })];
+    try {
+      await waitFor(() => started.includes(holder.id), { description: 'the holder to take the only slot' });
+      const from = { at: performance.now(), claims: seen.claims.length, claimables: seen.claimables.length };
+      // Time for 8 claims: a spinning loop takes a few ms, polling at 500 ms about 2 s.
+      await waitFor(() => seen.claims.length - from.claims >= 8, { timeoutMs: 10_000, description: 'eight more claims' });
+      const elapsedS = (performance.now() - from.at) / 1_000;
+      const claimsPerS = (seen.claims.length - from.claims) / elapsedS;
+      const claimablesPerS = (seen.claimables.length - from.claimables) / elapsedS;
+      console.log(`[limits] ${harness.name} all over the limit, 2 workers: ${claimsPerS.toFixed(1)} claims/s, ${claimablesPerS.toFixed(1)} claimable looks/s`);
+      // Per worker at most 5 a second of each (the fault suite's bound across processes).
+      expect(claimsPerS).toBeLessThanOrEqual(2 * 5);
+      expect(claimablesPerS).toBeLessThanOrEqual(2 * 5);
+      expect(started).toEqual([holder.id]);
+      for (const job of waiting) expect((await mr.getJob(job.id))!).toMatchObject({ status: 'pending', attempts: 0 });
+    } finally {
+      release(); // a failure must not leave the holder to the stop's timeout
+    }
+    await Promise.all(workers.map((worker) => worker.stop()));
   });
 });
