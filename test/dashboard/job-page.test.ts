@@ -1,10 +1,13 @@
 // The job page shows what a handler reported with ctx.progress and, for a batch's child,
 // the batch's progress with a link to its children (SPEC §9a: "result, progress", "batches
-// with progress").
+// with progress"); its payload and details as served hide the configured redaction paths
+// and secret-named keys, and its attempt timeline shows each error, stack, duration and
+// the details the handler recorded.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeTestMailrooms } from '../harness/mailroom.js';
 import { storeHarnesses } from '../harness/stores.js';
+import { asFailed } from '../harness/finishes.js';
 import { send } from '../ingress/ingress-kit.js';
 import { TOKEN, withDashboard } from './dashboard-kit.js';
 
@@ -45,4 +48,59 @@ describe.each(storeHarnesses)('dashboard job page on $name', (harness) => {
       const page = await send(d.url, `/dashboard/jobs/${job.id}`, { method: 'GET', headers: bearer });
       expect(page.text).toContain('50 %: half the &lt;pages>');
     }));
+
+  it.skipIf(!harness.isAvailable)('serves the payload and details with configured paths and secret-named keys redacted, and an attempt timeline with error, stack, duration and details', () =>
+    withDashboard(
+      harness,
+      async (d) => {
+        const card = '4242424242424242';
+        const job = await d.mr.enqueue('charge', {
+          card: { number: card, brand: 'visa' },
+          customer: { email: 'ada@example.com', name: 'Ada' },
+          apiKey: 'sk_payload_never_shown',
+        });
+        // One attempt through the store at pinned times (1.5 s apart), failed for good with
+        // a stack and details, as a worker would write it.
+        const startedAt = new Date(job.runAt.getTime() + 1);
+        const [claimed] = await d.mr.store.jobClaim({ workerId: 'charge-worker-7', types: ['charge'], queues: null, limit: 1, leaseMs: 60_000, now: startedAt });
+        const stack = 'Error: card declined\n    at chargeCard (charge.ts:12:9)\n    at <anonymous>';
+        const details = { gateway: 'test-gateway', declineCode: 'do_not_honor', card: { number: card }, token: 'tok_never_shown' };
+        await d.mr.store.jobFinishMany({
+          finishes: asFailed([
+            { id: claimed!.id, leaseToken: claimed!.leaseToken, error: 'Error: card declined', stack, outcome: 'failed', retryDelayMs: null, deadReason: 'permanent', detailsJson: JSON.stringify(details) },
+          ]),
+          now: new Date(startedAt.getTime() + 1_500),
+        });
+
+        const page = await send(d.url, `/dashboard/jobs/${job.id}`, { method: 'GET', headers: bearer });
+        expect(page.status).toBe(200);
+        for (const hidden of [card, 'ada@example.com', 'sk_payload_never_shown', 'tok_never_shown']) expect(page.text).not.toContain(hidden);
+        const payload = /<h2>Payload<\/h2>\s*<pre[^>]*>([\s\S]*?)<\/pre>/.exec(page.text)?.[1];
+        expect(JSON.parse(unescapeHtml(payload!))).toEqual({
+          card: { number: '[redacted]', brand: 'visa' },
+          customer: { email: '[redacted]', name: 'Ada' },
+          apiKey: '[redacted]',
+        });
+
+        const timeline = /<ol class="timeline">([\s\S]*?)<\/ol>/.exec(page.text)?.[1] ?? '';
+        expect(timeline).toContain('Attempt 1: failed');
+        expect(timeline).toContain(' · took 1.5s');
+        expect(timeline).toContain(' · charge-worker-7');
+        expect(timeline).toContain('Error: card declined');
+        expect(timeline).toMatch(/<summary>Stack<\/summary>\s*<pre[^>]*>Error: card declined\n {4}at chargeCard \(charge\.ts:12:9\)\n {4}at &lt;anonymous>/);
+        const shownDetails = /<summary>Details<\/summary>\s*<pre[^>]*>([\s\S]*?)<\/pre>/.exec(timeline)?.[1];
+        expect(JSON.parse(unescapeHtml(shownDetails!))).toEqual({ gateway: 'test-gateway', declineCode: 'do_not_honor', card: { number: '[redacted]' }, token: '[redacted]' });
+
+        // What is stored is untouched: only the page hides it.
+        const stored = await d.mr.getJob(job.id);
+        expect((stored!.payload as { card: { number: string } }).card.number).toBe(card);
+        expect(stored!.attemptsLog[0]!.details).toEqual(details);
+      },
+      { redactPaths: ['card.number', '*.email'] },
+    ));
 });
+
+/** Text as preact-render-to-string escapes it, back to what it was. */
+function unescapeHtml(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+}
