@@ -248,7 +248,8 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
   }
 
   async deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {
-    return this.engine.write('bookkeeping', () => {
+    // One per response, each from its own I/O callback: the records of a turn share a commit.
+    return this.engine.bookkeepingWrite(() => {
       const now = nowMs(params.now);
       this.engine.stmt('deliveryRecord').run({ id: params.deliveryId, status: params.status, now });
       let disabledReason: string | null = null;

@@ -41,8 +41,8 @@ export class SqliteWriteEngine<M> {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
   private currentSynchronous: SynchronousLevel | null = null;
-  /** Acknowledgements waiting for the next group commit. */
-  private readonly pendingAcks: Array<PendingAck<M>> = [];
+  /** Writes waiting for their class's next group commit. */
+  private readonly pending: Record<WriteClass, Array<PendingWrite<M>>> = { ack: [], bookkeeping: [] };
   private isClosed = false;
   /** Checkpoints between callers; null on a handle the application shares. */
   private readonly checkpointer: WalCheckpointer | null;
@@ -141,30 +141,45 @@ export class SqliteWriteEngine<M> {
    *   mergedWrite); `fn` must then do exactly what mergedWrite does for it alone.
    */
   ackWrite<T>(fn: () => T, merge?: M): Promise<T> {
-    if (this.db.inTransaction) return this.write('ack', fn);
+    return this.groupWrite('ack', fn, merge, this.ackSynchronous === 'FULL' ? 'turn' : 'microtasks');
+  }
+
+  /**
+   * Bookkeeping asked for in the same turn of the event loop, as one transaction: each
+   * write in its own savepoint, answered after the shared commit. For small writes that
+   * many concurrent callers make, each in its own I/O callback (a delivery's record, one
+   * per response): BEGIN and COMMIT, and the pages they share, cost more than the writes.
+   */
+  bookkeepingWrite<T>(fn: () => T): Promise<T> {
+    return this.groupWrite('bookkeeping', fn, undefined, 'turn');
+  }
+
+  private groupWrite<T>(writeClass: WriteClass, fn: () => T, merge: M | undefined, closes: 'turn' | 'microtasks'): Promise<T> {
+    if (this.db.inTransaction) return this.write(writeClass, fn);
+    const pending = this.pending[writeClass];
     return new Promise<T>((resolve, reject) => {
-      this.pendingAcks.push({ run: fn, resolve: resolve as (value: unknown) => void, reject, merge });
-      if (this.pendingAcks.length !== 1) return;
-      if (this.ackSynchronous === 'FULL') setImmediate(() => void this.flushAcks());
-      else queueMicrotask(() => void this.flushAcks());
+      pending.push({ run: fn, resolve: resolve as (value: unknown) => void, reject, merge });
+      if (pending.length !== 1) return;
+      if (closes === 'turn') setImmediate(() => void this.flushGroup(writeClass));
+      else queueMicrotask(() => void this.flushGroup(writeClass));
     });
   }
 
-  private async flushAcks(): Promise<void> {
-    const batch = this.pendingAcks.splice(0);
+  private async flushGroup(writeClass: WriteClass): Promise<void> {
+    const batch = this.pending[writeClass].splice(0);
     if (batch.length === 0) return;
     if (batch.length === 1) {
       // Alone in its transaction: no savepoint needed to keep its failure its own.
       const [item] = batch;
-      await this.write('ack', item!.run).then(item!.resolve, item!.reject);
+      await this.write(writeClass, item!.run).then(item!.resolve, item!.reject);
       return;
     }
-    let results: AckResult[];
+    let results: GroupResult[];
     try {
-      results = await this.write('ack', () => {
+      results = await this.write(writeClass, () => {
         // In call order, so ids follow it across the batch: each run of consecutive
         // mergeable callers shares one insert, everyone else gets a savepoint of their own.
-        const out: AckResult[] = [];
+        const out: GroupResult[] = [];
         for (let start = 0; start < batch.length; ) {
           let end = start;
           while (end < batch.length && batch[end]!.merge !== undefined) end++;
@@ -179,15 +194,11 @@ export class SqliteWriteEngine<M> {
       for (const item of batch) item.reject(error);
       return;
     }
-    batch.forEach((item, index) => {
-      const result = results[index]!;
-      if (result.ok) item.resolve(result.value);
-      else item.reject(result.error instanceof MailroomError ? result.error : interpretSqliteError(result.error));
-    });
+    batch.forEach((item, index) => settle(item, results[index]!));
   }
 
   /** One caller of a group commit alone: a SAVEPOINT inside the shared transaction. */
-  private runInSavepoint(item: PendingAck<M>): AckResult {
+  private runInSavepoint(item: PendingWrite<M>): GroupResult {
     try {
       return { ok: true, value: this.runInTransaction(item.run) };
     } catch (error) {
@@ -200,7 +211,7 @@ export class SqliteWriteEngine<M> {
    * can conflict; if it fails anyway, its savepoint rolls back and every caller runs
    * alone as before (null).
    */
-  private runMerged(run: ReadonlyArray<PendingAck<M>>): unknown[] | null {
+  private runMerged(run: ReadonlyArray<PendingWrite<M>>): unknown[] | null {
     try {
       return this.runInTransaction(() => this.mergedWrite(run.map((item) => item.merge!))) as unknown[];
     } catch {
@@ -235,8 +246,8 @@ export class SqliteWriteEngine<M> {
   }
 }
 
-/** An acknowledgement waiting for the group commit; `merge` marks one that can share its inserts. */
-interface PendingAck<M> {
+/** A write waiting for its group commit; `merge` marks one that can share its inserts. */
+interface PendingWrite<M> {
   readonly run: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
@@ -244,4 +255,10 @@ interface PendingAck<M> {
 }
 
 /** What one caller of a group commit gets back. */
-type AckResult = { ok: true; value: unknown } | { ok: false; error: unknown };
+type GroupResult = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Answers one caller of a grouped read or write with its own result. */
+function settle<M>(item: PendingWrite<M>, result: GroupResult): void {
+  if (result.ok) item.resolve(result.value);
+  else item.reject(result.error instanceof MailroomError ? result.error : interpretSqliteError(result.error));
+}
