@@ -10,8 +10,9 @@
 
 import { promises as dns } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import type ipaddrModule from 'ipaddr.js';
 import { UrlBlockedError } from '../../core/errors.js';
 
 /** How names become addresses; the default is the system resolver (getaddrinfo). Tests inject one. */
@@ -37,20 +38,29 @@ export interface SsrfGuardOptions {
 /** Well-known cloud metadata addresses, named so a refusal says what it was (their ranges are refused anyway). */
 const METADATA_ADDRESSES: ReadonlySet<string> = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', '192.0.0.192', 'fd00:ec2::254']);
 
+/**
+ * ipaddr.js, loaded at the first allowlist entry or delivery: a process that never sends a
+ * webhook (a plain worker) does not pay its load (about 2 MB of worker RSS, issue 18).
+ */
+let ipaddrLoaded: typeof ipaddrModule | undefined;
+function ipaddr(): typeof ipaddrModule {
+  return (ipaddrLoaded ??= createRequire(import.meta.url)('ipaddr.js') as typeof ipaddrModule);
+}
+
 const systemResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
 export class SsrfGuard {
   private readonly allowedHosts = new Set<string>();
-  private readonly allowedRanges: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> = [];
+  private readonly allowedRanges: Array<[ipaddrModule.IPv4 | ipaddrModule.IPv6, number]> = [];
   private readonly resolve: Resolve;
 
   constructor(options: SsrfGuardOptions = {}) {
     this.resolve = options.resolve ?? systemResolve;
     for (const entry of options.allowlist ?? []) {
       const text = String(entry).trim();
-      if (text.includes('/') && ipaddr.isValidCIDR(text)) this.allowedRanges.push(normalisedRange(ipaddr.parseCIDR(text)));
-      else if (ipaddr.isValid(text)) {
-        const address = ipaddr.process(text);
+      if (text.includes('/') && ipaddr().isValidCIDR(text)) this.allowedRanges.push(normalisedRange(ipaddr().parseCIDR(text)));
+      else if (ipaddr().isValid(text)) {
+        const address = ipaddr().process(text);
         this.allowedRanges.push([address, address.kind() === 'ipv4' ? 32 : 128]);
       } else this.allowedHosts.add(bareHost(text));
     }
@@ -60,7 +70,7 @@ export class SsrfGuard {
   static isValidAllowlistEntry(entry: unknown): boolean {
     if (typeof entry !== 'string' || entry.trim() === '') return false;
     const text = entry.trim();
-    return text.includes('/') ? ipaddr.isValidCIDR(text) : true;
+    return text.includes('/') ? ipaddr().isValidCIDR(text) : true;
   }
 
   /**
@@ -112,9 +122,9 @@ export class SsrfGuard {
 
   /** The refused range an address is in, or null when deliveries may reach it. */
   refusedRange(address: string): string | null {
-    if (!ipaddr.isValid(address)) return 'unparseable';
+    if (!ipaddr().isValid(address)) return 'unparseable';
     // process() turns an IPv4-mapped IPv6 address into the IPv4 one it carries.
-    const parsed = ipaddr.process(address);
+    const parsed = ipaddr().process(address);
     if (this.allowedRanges.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits))) return null;
     if (METADATA_ADDRESSES.has(parsed.toNormalizedString()) || METADATA_ADDRESSES.has(parsed.toString())) return 'metadata';
     const range = parsed.range();
@@ -132,7 +142,7 @@ function bareHost(hostname: string): string {
   return hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '');
 }
 
-function normalisedRange([address, bits]: [ipaddr.IPv4 | ipaddr.IPv6, number]): [ipaddr.IPv4 | ipaddr.IPv6, number] {
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96];
+function normalisedRange([address, bits]: [ipaddrModule.IPv4 | ipaddrModule.IPv6, number]): [ipaddrModule.IPv4 | ipaddrModule.IPv6, number] {
+  if (address.kind() === 'ipv6' && (address as ipaddrModule.IPv6).isIPv4MappedAddress() && bits >= 96) return [(address as ipaddrModule.IPv6).toIPv4Address(), bits - 96];
   return [address, bits];
 }
