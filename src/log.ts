@@ -4,7 +4,7 @@
 import pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 import { createRequire } from 'node:module';
-import { SECRET_HEADERS } from './providers/index.js';
+import { SECRET_HEADERS } from './providers/secret-headers.js';
 
 export type { Logger };
 

@@ -6,6 +6,7 @@ import { githubProvider } from './github.js';
 import { hmacProvider } from './hmac.js';
 import { noneProvider } from './none.js';
 import { polarProvider } from './polar.js';
+import { SECRET_HEADERS } from './secret-headers.js';
 import type { EventIdentity, Provider, RequestHeaders, VerifyFailure, VerifyResult } from './provider.js';
 import { shopifyProvider } from './shopify.js';
 import { slackProvider } from './slack.js';
@@ -14,6 +15,7 @@ import { stripeProvider } from './stripe.js';
 
 export type { EventIdentity, Provider, RequestHeaders, VerifyFailureReason, VerifyResult } from './provider.js';
 export { VERIFY_FAILURE_REASONS } from './provider.js';
+export { SECRET_HEADERS };
 
 /** Every provider by its config name. */
 export const PROVIDERS = {
@@ -26,18 +28,6 @@ export const PROVIDERS = {
   hmac: hmacProvider,
   none: noneProvider,
 } as const;
-
-/** Headers that carry a credential whatever the provider (and whatever proxy sits in front). */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
-
-/**
- * Every spelling of every header that carries a signature or a credential, for any
- * provider, lower-cased: the one list storage, `forward` and log redaction all use. A
- * source adds what its options name (`hmac`'s header), as `ConfiguredProvider.secretHeaders`.
- */
-export const SECRET_HEADERS: readonly string[] = [
-  ...new Set([...CREDENTIAL_HEADERS, ...Object.values(PROVIDERS).flatMap((provider) => provider.secretHeaders(null))]),
-];
 
 /** A provider name a source may use. */
 export type ProviderName = keyof typeof PROVIDERS;

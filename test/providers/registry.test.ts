@@ -8,6 +8,7 @@ import {
   getProvider,
   isProviderName,
   PROVIDER_NAMES,
+  PROVIDERS,
   SECRET_HEADERS,
   validateProviderOptions,
   validateProviderSecrets,
@@ -58,6 +59,12 @@ describe('provider registry', () => {
       'x-shopify-hmac-sha256',
       'x-slack-signature',
     ]);
+  });
+
+  it("holds every provider's own signature headers (the list is written out, not gathered)", () => {
+    for (const provider of Object.values(PROVIDERS)) {
+      for (const name of provider.secretHeaders(null)) expect(SECRET_HEADERS).toContain(name);
+    }
   });
 
   it("adds a source's configured hmac signature header to its secret headers", () => {
