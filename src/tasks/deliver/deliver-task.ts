@@ -12,8 +12,6 @@ import type { MailroomError } from '../../core/errors.js';
 import type { TaskDefinition } from '../../core/task-registry.js';
 import type { DeliveryStatus } from '../../core/outgoing-types.js';
 import type { Logger } from '../../log.js';
-import { signStandardWebhook } from '../../providers/standard-webhooks-scheme.js';
-import { standardWebhooksKey } from '../../providers/standard.js';
 import type { StoreExecutor } from '../../store/store.js';
 import { traceHttpCall } from '../../tracing.js';
 import type { DeliveryRecordParams, DeliveryStart } from '../../store/outgoing-store.js';
@@ -26,6 +24,10 @@ import type { DeliveryAgents, SendOutcome } from './send-delivery.js';
 // not with Mailroom: most processes never deliver, and loading it cost ~2 MB of each.
 let sending: Promise<typeof import('./send-delivery.js')> | undefined;
 const sendModule = () => (sending ??= import('./send-delivery.js'));
+// So does the signing code: Standard Webhooks and the provider helpers it shares (a dozen
+// modules a plain worker would otherwise load at import).
+let signing: Promise<[typeof import('../../providers/standard-webhooks-scheme.js'), typeof import('../../providers/standard.js')]> | undefined;
+const signingModules = () => (signing ??= Promise.all([import('../../providers/standard-webhooks-scheme.js'), import('../../providers/standard.js')]));
 
 /** The job type of deliveries; `mr.publish` enqueues it and every worker runs it. */
 export const DELIVER_TASK = 'deliver';
@@ -103,6 +105,7 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         return refuse(error as MailroomError);
       }
       const body = envelope(start);
+      const [{ signStandardWebhook }, { standardWebhooksKey }] = await signingModules();
       const keys = start.secrets.map((secret) => standardWebhooksKey(secret)).filter((key): key is Buffer => key !== null);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
