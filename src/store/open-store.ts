@@ -4,7 +4,6 @@
 import { parseStoreUrl } from './store-url.js';
 import type { SqliteSynchronous } from './store-url.js';
 import type { Store } from './store.js';
-import { SqliteStore } from './sqlite/sqlite-store.js';
 import { StoreUrlError } from '../core/errors.js';
 
 export interface OpenStoreOptions {
@@ -25,17 +24,20 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     if (typeof (options.db as { prepare?: unknown }).prepare !== 'function') {
       throw new StoreUrlError('db must be a store URL string or an open better-sqlite3 Database');
     }
+    const { SqliteStore } = await import('./sqlite/sqlite-store.js');
     return new SqliteStore({ database: options.db as never, synchronous: options.synchronous, lockDeadlineMs: options.lockDeadlineMs });
   }
   const parsed = parseStoreUrl(options.db);
   if (parsed.kind === 'sqlite') {
+    const { SqliteStore } = await import('./sqlite/sqlite-store.js');
     return new SqliteStore({
       path: parsed.path,
       synchronous: parsed.synchronous ?? options.synchronous,
       lockDeadlineMs: options.lockDeadlineMs,
     });
   }
-  // Loaded lazily so SQLite-only users never load the PostgreSQL driver.
+  // Each store is loaded when it is opened: SQLite-only users never load the PostgreSQL
+  // driver, and a PostgreSQL worker does not load better-sqlite3 and the SQLite store.
   const { PostgresStore } = await import('./postgres/postgres-store.js');
   return PostgresStore.open({ url: parsed.url, schema: parsed.schema ?? options.schema, poolSize: options.poolSize });
 }
