@@ -154,6 +154,15 @@ export class SqliteWriteEngine<M> {
     return this.groupWrite('bookkeeping', fn, undefined, 'turn');
   }
 
+  /**
+   * Bookkeeping that rides along with this turn's group of bookkeeping writes when there is
+   * one (a worker's outcomes beside its deliveries' records), and is written at once when
+   * there is not, so a plain worker's outcomes wait for nothing.
+   */
+  bookkeepingWriteJoining<T>(fn: () => T): Promise<T> {
+    return this.pending.bookkeeping.length > 0 ? this.bookkeepingWrite(fn) : this.write('bookkeeping', fn);
+  }
+
   private groupWrite<T>(writeClass: WriteClass, fn: () => T, merge: M | undefined, closes: 'turn' | 'microtasks'): Promise<T> {
     if (this.db.inTransaction) return this.write(writeClass, fn);
     const pending = this.pending[writeClass];
