@@ -5,6 +5,8 @@
 //   at its defaults; timed from the worker's start to the receivers' last verified delivery;
 // - publish → received latency p50/p99: 200 messages/s for 10 s with the worker running,
 //   from just before mr.publish to the receiver's verification.
+// It also reports the sender's CPU time per delivery of the first phase, which moves less
+// than the wall clock when other work shares the cores.
 // The receivers run in their own process; publisher and worker share the sender process
 // (mr.publish, then mr.work(), as an app with an in-process worker does).
 //
@@ -90,12 +92,15 @@ for (let i = 0; i < n; i += 100) {
 }
 say('PUBLISHED ' + JSON.stringify({ ms: performance.now() - t0 }));
 await next(); // WORK
+const cpuAtWork = process.cpuUsage();
 const startedAt = Date.now();
 const worker = mr.work();
 let claims = 0, claimed = 0;
 worker.on('claimed', (jobs) => { claims++; claimed += jobs.length; });
 say('STARTED ' + startedAt);
-await next(); // STEADY
+await next(); // STEADY (the receivers have every delivery of the throughput phase)
+const cpu = process.cpuUsage(cpuAtWork);
+say('DRAIN_CPU ' + JSON.stringify({ us: cpu.user + cpu.system }));
 const total = Math.round(rate * seconds), interval = 1000 / rate, start = performance.now();
 const pending = [];
 for (let i = 0; i < total; i++) {
@@ -194,6 +199,7 @@ export async function runOutgoing(loc, { n = MESSAGES } = {}) {
     receivers.send(`LATENCY_FROM ${Date.now()}`);
     receivers.send(`TARGET ${RATE * SECONDS * ENDPOINTS}`);
     sender.send('STEADY');
+    const drainCpu = JSON.parse(await sender.next('DRAIN_CPU '));
     await sender.next('STEADY_DONE', 60_000);
     await receivers.next('DONE ', 60_000).catch(() => null); // the last deliveries of the steady phase
     receivers.send('REPORT');
@@ -210,6 +216,9 @@ export async function runOutgoing(loc, { n = MESSAGES } = {}) {
       latencySamples: report.latencies.length,
       maxRssMB: result.maxRssMB,
       jobsPerClaim: result.claimed / result.claims,
+      // The sender's CPU (user + system) per delivery of the throughput phase: steadier
+      // than deliveries/s on a machine shared with other work.
+      senderCpuUsPerDelivery: drainCpu.us / (n * ENDPOINTS),
     };
   } finally {
     // Ending stdin lets the receivers exit on their own (a kill would cut a --cpu-prof
