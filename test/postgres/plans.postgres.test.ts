@@ -20,6 +20,10 @@ const tokens = ids.map((id) => `token-${id}`);
 const STATEMENTS: Array<[name: string, args: unknown[]]> = [
   ['jobClaim', ['w', ['t'], BATCH, 'token', 60_000, null]],
   ['jobClaim.inQueues', ['w', ['t'], BATCH, 'token', 60_000, null, ['default']]],
+  // A limited claim's statements run in its own transaction, prepared as the pool's are.
+  ['jobClaim.pickLimited', [['t'], null, BATCH, '2026-01-01T00:00:00Z', [], ['t'], ['full-key']]],
+  ['jobClaim.lease', ['w', 'token', 60_000, '2026-01-01T00:00:00Z', ids]],
+  ['limitRunning', [['t']]],
   ['jobExtendLease', [ids, tokens, 60_000, null]],
   ['jobFinishMany.done', [ids, tokens, null, ids.map(() => '42'), ids.map(() => null)]],
   [

@@ -181,8 +181,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
   ): Promise<Row[]> {
     const size = limitedClaimSize(params, limits);
     if (size <= 0) return [];
-    for (const type of limits.map((limit) => limit.type).sort()) await runner.run(this.stmt('limitLock'), [type]);
-    const [{ now }] = (await runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
+    const [{ now }] = (await runner.run(this.stmt('limitLock'), [limits.map((limit) => limit.type), params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(runner, limits, now, true);
     const candidates = await this.pickLimited(runner, params, budget, candidatesFor(size), now);
     const { admitted, starts } = budget.admit(candidates as Array<Row & Candidate>, params.limit, params.limitedLimit);

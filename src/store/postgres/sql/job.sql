@@ -153,8 +153,7 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
   AND j.type = ANY($1::text[])
   AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
   AND NOT (j.type = ANY($5::text[]))
-  AND NOT EXISTS (SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(type, key)
-                  WHERE f.type = j.type AND f.key = coalesce(j.limit_key, ''))
+  AND (j.type, coalesce(j.limit_key, '')) NOT IN (SELECT f.type, f.key FROM unnest($6::text[], $7::text[]) AS f(type, key))
 
 -- name: jobClaim.pickLimited
 -- The pick of a claim whose types include limited ones, inside the transaction that

@@ -3,11 +3,18 @@
 -- runs inside one transaction after limitLock, so no two claims count at once.
 
 -- name: limitLock
--- Serialises the claims of one limited type across every worker and process until the
--- transaction ends (taken per type, in name order, so two claims never wait on each
--- other crosswise). The key is the schema and the type: other schemas never contend.
--- params: $1 type
-SELECT pg_advisory_xact_lock(hashtextextended('{{schema}}:' || $1::text, 0));
+-- Serialises the claims of these limited types across every worker and process until the
+-- transaction ends (taken in name order, so two claims never wait on each other
+-- crosswise), and answers the claim's clock, read once every lock is held: the count
+-- takes the locks before the one row it makes is built. One round trip for what was one
+-- per type and one for the clock. The key is the schema and the type: other schemas never
+-- contend. The statements after it read the usage in snapshots taken after the locks.
+-- params: $1 types, $2 now (null: the server's)
+SELECT coalesce($2::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now
+FROM (
+  SELECT count(pg_advisory_xact_lock(hashtextextended('{{schema}}:' || type, 0))) AS held
+  FROM (SELECT type FROM unnest($1::text[]) AS type ORDER BY type) AS in_order
+) AS locks;
 
 -- name: limitRunning
 -- Running (and buffered: claimed is running) jobs of these types per limit key, read
