@@ -7,21 +7,28 @@
 // fast jobs that per-claim cost was most of the cost per job: at c=1 a claim of 5 jobs at
 // a time. Slow jobs finish at a low rate, so they are still claimed a few at a time, and
 // a worker never holds more of a shared backlog than it finishes in a fraction of a second.
+// When the rate drops under a full buffer (a slow job after fast ones), the worker hands
+// back what is over the window (Worker.handBackStalled), so the cap need not guard that.
 // docs/benchmarks.md ("Adaptive prefetch") has what it bought.
 
 /** How much work, at the measured completion rate, a worker may hold beyond what it runs. */
 const WINDOW_MS = 250;
 /** The rate is sampled over at least this long, so one burst of settles is not a rate. */
 const SAMPLE_MS = 100;
-/** Per concurrency slot: a c=1 worker never holds a long queue behind one slow job. */
-const PER_SLOT_CAP = 50;
+/**
+ * Per concurrency slot. It was 50, so that a c=1 worker never held a long queue behind one
+ * slow job; the stalled-buffer hand-back guards that now, and 50 bound a c=1 PostgreSQL
+ * worker to claims of 25 (a claim round trip and its flush per 25 jobs).
+ */
+const PER_SLOT_CAP = 250;
 /** The most any worker holds: the throughput setting docs/operating.md used to recommend. */
 const MAX_PREFETCH = 500;
 
 export class PrefetchWindow {
   private size: number;
   readonly isAdaptive: boolean;
-  private readonly floor: number;
+  /** The least the window holds: the user's prefetch, or the fixed default it adapts above. */
+  readonly floor: number;
   private readonly cap: number;
   private settledInSample = 0;
   private sampleStartMs = performance.now();

@@ -111,6 +111,12 @@ const MIN_LEASE_MS = 1_000;
  * beside the poll a slot held back by long-running jobs used to wait for.
  */
 const FREED_SLOT_WAKE_MS = 10;
+/**
+ * No job settled for this long while more than the window's floor is buffered: the rest
+ * goes back (handBackStalled). Four adaptive windows: a burst of slow jobs among fast ones
+ * is a stall, a busy event loop for a moment is not.
+ */
+const STALLED_BUFFER_MS = 1_000;
 const ABANDONED: AttemptFailure = Object.freeze({ kind: 'abandoned' });
 
 export interface WorkerDeps {
@@ -167,6 +173,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly recordings = new Set<Promise<void>>();
   /** Starting buffered jobs is deferred to the next turn (startBufferedNextTurn). */
   private isStartScheduled = false;
+  /** When a job this worker ran last settled (performance.now()). */
+  private lastSettledAtMs = performance.now();
+  /** The next look for a stalled buffer (handBackStalled), or null. */
+  private stallCheck: NodeJS.Timeout | null = null;
   /** A wake wakeForFreedSlot put off (a timer), or null. */
   private deferredWake: NodeJS.Timeout | null = null;
   private isStopped = false;
@@ -354,6 +364,35 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.buffer.push(...jobs);
     this.emit('claimed', jobs);
     this.startBuffered();
+    this.watchForStall();
+  }
+
+  /** While more is buffered than the window's floor, look for a stall every STALLED_BUFFER_MS. */
+  private watchForStall(): void {
+    if (this.stallCheck !== null || !this.prefetchWindow.isAdaptive || this.isStopping) return;
+    if (this.buffer.length <= this.prefetchWindow.floor) return;
+    this.stallCheck = setTimeout(() => {
+      this.stallCheck = null;
+      this.handBackStalled();
+      this.watchForStall();
+    }, STALLED_BUFFER_MS);
+    this.stallCheck.unref();
+  }
+
+  /**
+   * The adaptive window let this worker claim what it finishes in WINDOW_MS at the rate it
+   * measured; when no job has settled for STALLED_BUFFER_MS (a slow job after fast ones),
+   * the window has shrunk back to its floor, and whatever is buffered beyond it is handed
+   * back uncharged for other workers: a worker never holds a backlog behind slow handlers.
+   */
+  private handBackStalled(): void {
+    if (this.isStopping) return;
+    if (performance.now() - this.lastSettledAtMs < STALLED_BUFFER_MS) return;
+    const keep = this.prefetchWindow.current();
+    if (this.buffer.length <= keep) return;
+    const stalled = this.buffer.splice(keep);
+    this.log.info({ jobs: stalled.length, waitedMs: Math.round(performance.now() - this.lastSettledAtMs) }, 'no job finished for a while: handing back buffered jobs for other workers');
+    void this.handBack(stalled);
   }
 
   private startBuffered(): void {
@@ -423,6 +462,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async settle(entry: Running, outcome: Outcome): Promise<void> {
     const { job } = entry;
     entry.isSettled = true;
+    this.lastSettledAtMs = performance.now();
     this.prefetchWindow.settled();
     this.leaseKeeper.release(job.id);
     const durationMs = Date.now() - entry.startedAtMs;
@@ -703,6 +743,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.leaseKeeper.stop();
     if (this.deferredWake) clearTimeout(this.deferredWake);
     this.deferredWake = null;
+    if (this.stallCheck) clearTimeout(this.stallCheck);
+    this.stallCheck = null;
     this.isStopped = true;
     this.changes.notify();
     this.emit('stopped');
