@@ -76,6 +76,15 @@ export function isPgRetryable(error: unknown): boolean {
   return RETRYABLE_CODES.has(pgErrorCode(error)) || error instanceof RetryableStoreError;
 }
 
+/**
+ * A prepared statement whose result columns changed under it: another process migrated a
+ * table this connection's statement reads `*` from (a compatible migration that adds a
+ * column). The statement did not run; a fresh connection prepares it again.
+ */
+export function isPgStalePlan(error: unknown): boolean {
+  return pgErrorCode(error) === '0A000' && error instanceof Error && /cached plan must not change result type/.test(error.message);
+}
+
 /** The connection or server is gone: an outcome may or may not have committed. */
 export function isPgUnavailable(error: unknown): boolean {
   const code = pgErrorCode(error);

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { interpretPgError, isPgRetryable, isPgUnavailable, pgErrorCode } from './interpret-error.js';
+import { interpretPgError, isPgRetryable, isPgStalePlan, isPgUnavailable, pgErrorCode } from './interpret-error.js';
 import { StoreClosedError } from '../errors.js';
 
 export type Row = Record<string, any>;
@@ -133,8 +133,12 @@ export class PoolRunner implements QueryRunner {
         return await work(client);
       } catch (error) {
         // Our own statements arrive already interpreted; the pg error is their cause.
-        isBroken = isPgUnavailable(error) || isPgUnavailable((error as { cause?: unknown } | null)?.cause);
-        if (isPgRetryable(error) && tryIndex < MAX_TRANSACTION_TRIES) {
+        const cause = (error as { cause?: unknown } | null)?.cause;
+        // A stale prepared statement ran nothing; this connection's copy of it is unusable,
+        // so the connection goes and the work runs again on a fresh one.
+        const isStalePlan = isPgStalePlan(error) || isPgStalePlan(cause);
+        isBroken = isStalePlan || isPgUnavailable(error) || isPgUnavailable(cause);
+        if ((isPgRetryable(error) || isStalePlan) && tryIndex < MAX_TRANSACTION_TRIES) {
           await sleep(Math.random() * 10 * 2 ** tryIndex);
           continue;
         }
