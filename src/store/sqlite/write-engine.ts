@@ -211,6 +211,10 @@ export class SqliteWriteEngine<M> {
     try {
       return { ok: true, value: this.runInTransaction(item.run) };
     } catch (error) {
+      // Some errors (a full disk, an I/O error) make SQLite roll back the whole
+      // transaction, not the savepoint: the callers after this one would each commit on
+      // their own, and those before it were rolled back. The group fails as a whole.
+      if (!this.db.inTransaction) throw error;
       return { ok: false, error };
     }
   }

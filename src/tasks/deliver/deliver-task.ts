@@ -20,14 +20,22 @@ import { excerptOf } from '../response-excerpt.js';
 import type { DeliverSettings } from './deliver-settings.js';
 import type { DeliveryAgents, SendOutcome } from './send-delivery.js';
 
+/** Loads at first use, once; a load that failed is tried again by the next caller, not kept. */
+function atFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () =>
+    (loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    }));
+}
+
 // The HTTP client (node:http, node:https and their agents) loads with the first delivery,
 // not with Mailroom: most processes never deliver, and loading it cost ~2 MB of each.
-let sending: Promise<typeof import('./send-delivery.js')> | undefined;
-const sendModule = () => (sending ??= import('./send-delivery.js'));
+const sendModule = atFirstUse(() => import('./send-delivery.js'));
 // So does the signing code: Standard Webhooks and the provider helpers it shares (a dozen
 // modules a plain worker would otherwise load at import).
-let signing: Promise<[typeof import('../../providers/standard-webhooks-scheme.js'), typeof import('../../providers/standard.js')]> | undefined;
-const signingModules = () => (signing ??= Promise.all([import('../../providers/standard-webhooks-scheme.js'), import('../../providers/standard.js')]));
+const signingModules = atFirstUse(() => Promise.all([import('../../providers/standard-webhooks-scheme.js'), import('../../providers/standard.js')]));
 
 /** The job type of deliveries; `mr.publish` enqueues it and every worker runs it. */
 export const DELIVER_TASK = 'deliver';
