@@ -30,12 +30,13 @@ function atFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
     }));
 }
 
-// The HTTP client (node:http, node:https and their agents) loads with the first delivery,
-// not with Mailroom: most processes never deliver, and loading it cost ~2 MB of each.
-const sendModule = atFirstUse(() => import('./send-delivery.js'));
-// So does the signing code: Standard Webhooks and the provider helpers it shares (a dozen
-// modules a plain worker would otherwise load at import).
-const signingModules = atFirstUse(() => Promise.all([import('../../providers/standard-webhooks-scheme.js'), import('../../providers/standard.js')]));
+// What a delivery needs and a plain worker never does loads with the first delivery, not
+// with Mailroom: the HTTP client (node:http, node:https and their agents, ~2 MB of a
+// process) and the signing code (Standard Webhooks and the provider helpers it shares, a
+// dozen modules). One loader, so each delivery waits on one settled promise.
+const deliveryModules = atFirstUse(() =>
+  Promise.all([import('./send-delivery.js'), import('../../providers/standard-webhooks-scheme.js'), import('../../providers/standard.js')]),
+);
 
 /** The job type of deliveries; `mr.publish` enqueues it and every worker runs it. */
 export const DELIVER_TASK = 'deliver';
@@ -113,7 +114,7 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         return refuse(error as MailroomError);
       }
       const body = envelope(start);
-      const [{ signStandardWebhook }, { standardWebhooksKey }] = await signingModules();
+      const [{ createDeliveryAgents, sendDelivery }, { signStandardWebhook }, { standardWebhooksKey }] = await deliveryModules();
       const keys = start.secrets.map((secret) => standardWebhooksKey(secret)).filter((key): key is Buffer => key !== null);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
@@ -124,8 +125,7 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         'POST',
         url.toString(),
         headers,
-        async () => {
-          const { createDeliveryAgents, sendDelivery } = await sendModule();
+        () => {
           agents ??= createDeliveryAgents();
           return sendDelivery({ url, body, headers, lookup: settings.guard.lookup, signal: ctx.signal }, settings, agents);
         },
