@@ -7,28 +7,15 @@
 // no prepared statements shared across processes, so this is not in the conformance suite.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { Mailroom } from '../../src/mailroom.js';
-import { connectClient, freshSchemaName, postgresHarness, urlWithSchema } from '../harness/postgres.js';
-
-const opened: Mailroom[] = [];
-const schemas: string[] = [];
-
-afterEach(async () => {
-  for (const mr of opened.splice(0)) await mr.close();
-  const client = await connectClient();
-  try {
-    for (const schema of schemas.splice(0)) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
-});
+import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
+import { connectClient, postgresHarness } from '../harness/postgres.js';
 
 describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL prepared statements after another process adds a column', () => {
+  afterEach(() => closeTestMailrooms(postgresHarness));
+
   it('publishes and lists messages through a fresh connection instead of failing on a stale plan', async () => {
-    const schema = freshSchemaName();
-    schemas.push(schema);
-    const mr = await Mailroom.open({ db: urlWithSchema(schema) });
-    opened.push(mr);
+    const { mr, url } = await openTestMailroom(postgresHarness);
+    const schema = new URL(url).searchParams.get('schema')!;
     // Sequential calls reuse the pool's last idle connection: these prepare the message
     // insert (in the publish's transaction, RETURNING *) and the list (SELECT *) on it.
     for (let i = 0; i < 3; i++) await mr.publish('order.paid', { i }, { tenant: 'acme' });
