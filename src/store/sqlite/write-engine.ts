@@ -270,7 +270,7 @@ interface PendingWrite<M> {
 /** What one caller of a group commit gets back. */
 type GroupResult = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** Answers one caller of a grouped read or write with its own result. */
+/** Answers one caller of a group commit with its own result. */
 function settle<M>(item: PendingWrite<M>, result: GroupResult): void {
   if (result.ok) item.resolve(result.value);
   else item.reject(result.error instanceof MailroomError ? result.error : interpretSqliteError(result.error));

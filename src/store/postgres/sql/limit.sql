@@ -5,10 +5,11 @@
 -- name: limitLock
 -- Serialises the claims of these limited types across every worker and process until the
 -- transaction ends (taken in byte order of the names, whatever the database's collation,
--- so two claims never wait on each other crosswise), and answers the claim's clock, read once every lock is held: the count
--- takes the locks before the one row it makes is built. One round trip for what was one
--- per type and one for the clock. The key is the schema and the type: other schemas never
--- contend. The statements after it read the usage in snapshots taken after the locks.
+-- so two claims never wait on each other crosswise), and answers the claim's clock, read
+-- once every lock is held: the count takes the locks before the one row it makes is
+-- built. One round trip for what was one per type and one for the clock. The key is the
+-- schema and the type: other schemas never contend. The statements after it read the
+-- usage in snapshots taken after the locks.
 -- params: $1 types, $2 now (null: the server's)
 SELECT coalesce($2::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now
 FROM (
