@@ -32,6 +32,7 @@ export class PrefetchWindow {
   private readonly cap: number;
   private settledInSample = 0;
   private sampleStartMs = performance.now();
+  private lastSettledAtMs = performance.now();
   /** Jobs per ms, smoothed over samples. */
   private rate = 0;
 
@@ -46,6 +47,12 @@ export class PrefetchWindow {
   /** One job this worker ran has settled. */
   settled(): void {
     this.settledInSample++;
+    this.lastSettledAtMs = performance.now();
+  }
+
+  /** How long since a job this worker ran last settled (or since the worker began). */
+  msSinceSettled(): number {
+    return performance.now() - this.lastSettledAtMs;
   }
 
   /** The prefetch now: fixed, or re-measured once a sample is long enough. */

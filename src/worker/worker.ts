@@ -173,8 +173,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly recordings = new Set<Promise<void>>();
   /** Starting buffered jobs is deferred to the next turn (startBufferedNextTurn). */
   private isStartScheduled = false;
-  /** When a job this worker ran last settled (performance.now()). */
-  private lastSettledAtMs = performance.now();
   /** The next look for a stalled buffer (handBackStalled), or null. */
   private stallCheck: NodeJS.Timeout | null = null;
   /** A wake wakeForFreedSlot put off (a timer), or null. */
@@ -387,11 +385,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private handBackStalled(): void {
     if (this.isStopping) return;
-    if (performance.now() - this.lastSettledAtMs < STALLED_BUFFER_MS) return;
+    const waitedMs = this.prefetchWindow.msSinceSettled();
+    if (waitedMs < STALLED_BUFFER_MS) return;
     const keep = this.prefetchWindow.current();
     if (this.buffer.length <= keep) return;
     const stalled = this.buffer.splice(keep);
-    this.log.info({ jobs: stalled.length, waitedMs: Math.round(performance.now() - this.lastSettledAtMs) }, 'no job finished for a while: handing back buffered jobs for other workers');
+    this.log.info({ jobs: stalled.length, waitedMs: Math.round(waitedMs) }, 'no job finished for a while: handing back buffered jobs for other workers');
     void this.handBack(stalled);
   }
 
@@ -462,7 +461,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async settle(entry: Running, outcome: Outcome): Promise<void> {
     const { job } = entry;
     entry.isSettled = true;
-    this.lastSettledAtMs = performance.now();
     this.prefetchWindow.settled();
     this.leaseKeeper.release(job.id);
     const durationMs = Date.now() - entry.startedAtMs;
