@@ -458,7 +458,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     void execution.outcome.then((outcome) => this.settle(entry, outcome));
   }
 
-  private async settle(entry: Running, outcome: Outcome): Promise<void> {
+  private settle(entry: Running, outcome: Outcome): void {
     const { job } = entry;
     entry.isSettled = true;
     this.prefetchWindow.settled();
@@ -479,7 +479,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     });
     this.recordings.add(recording);
     // A handler that outlived its timeout keeps its slot until it really settles.
-    if (outcome.kind === 'timeout') await entry.execution.settled;
+    if (outcome.kind === 'timeout') void entry.execution.settled.then(() => this.freeSlot(job));
+    else this.freeSlot(job);
+  }
+
+  /** A settled job's slot is free: start what is buffered (or claim more). */
+  private freeSlot(job: ClaimedJob): void {
     this.running.delete(job.id);
     this.changes.notify();
     if (this.isStopping) return;
@@ -563,39 +568,60 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /** A job ctx.complete made done: the handler's return value is its result; a throw after the commit changes nothing. */
-  private async recordCommitted(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
-    const { job } = entry;
+  private async recordCommitted(job: ClaimedJob, detailsJson: string | null, outcome: Outcome, durationMs: number): Promise<void> {
     if (outcome.kind !== 'done') {
       this.log.warn({ jobId: job.id, type: job.type, error: describeError(outcome.error) }, 'handler failed after ctx.complete committed; the job stays done');
     }
     const resultJson = outcome.kind === 'done' ? outcome.resultJson : null;
-    await this.completer.finish({ kind: 'result', id: job.id, leaseToken: job.leaseToken, resultJson, detailsJson: entry.execution.detailsJson });
+    await this.completer.finish({ kind: 'result', id: job.id, leaseToken: job.leaseToken, resultJson, detailsJson });
     if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done in its transaction');
     this.emit('completed', job, durationMs);
   }
 
-  private async record(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
+  /**
+   * Writes a settled job's outcome. Only the job and its fence wait for the commit, never
+   * the entry: the entry holds the handler's context and the execution's closures, and with
+   * hundreds of outcomes waiting on one batched commit, keeping them alive made every
+   * young-generation GC copy them (its pauses were the worker's longest loop blocks).
+   */
+  private record(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
     const { job } = entry;
     if (entry.isLeaseLost && entry.completion !== 'committed') this.progress.drop(job.id);
     // The last progress report lands before the outcome clears the lease token that fences it.
-    else if (this.progress.has(job.id)) await this.progress.flushJob(job.id);
-    if (entry.completion === 'committed') return this.recordCommitted(entry, outcome, durationMs);
+    else if (this.progress.has(job.id)) return this.progress.flushJob(job.id).then(() => this.recordSettled(entry, outcome, durationMs));
+    return this.recordSettled(entry, outcome, durationMs);
+  }
+
+  private recordSettled(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
+    const { job } = entry;
+    const { detailsJson } = entry.execution;
+    if (entry.completion === 'committed') return this.recordCommitted(job, detailsJson, outcome, durationMs);
     if (entry.isLeaseLost) {
       // Someone else may own the job now; anything we wrote would be fenced anyway.
       // (Or stopNow() handed it back already; either way the job is not this worker's.)
       if (!this.isStoppingNow) this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
-      return;
+      return Promise.resolve();
     }
-    const fence = { id: job.id, leaseToken: job.leaseToken, detailsJson: entry.execution.detailsJson };
-    if (outcome.kind === 'done') {
-      if (await this.completer.finish({ ...fence, kind: 'done', resultJson: outcome.resultJson })) {
-        // A success after failures is news (an outage is over): info. A first try is routine: debug.
-        if (job.attempts > 1) this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done after failing');
-        else if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
-        this.emit('completed', job, durationMs);
-      }
-      return;
-    }
+    return this.recordOutcome(job, { id: job.id, leaseToken: job.leaseToken, detailsJson }, outcome, durationMs);
+  }
+
+  /**
+   * A success waits for its commit as one small closure, not an async function's frame:
+   * a frame holds a register file sized for the whole function, and hundreds of them wait
+   * on every batched commit.
+   */
+  private recordOutcome(job: ClaimedJob, fence: Lease & { readonly detailsJson: string | null }, outcome: Outcome, durationMs: number): Promise<void> {
+    if (outcome.kind !== 'done') return this.recordNotDone(job, fence, outcome, durationMs);
+    return this.completer.finish({ ...fence, kind: 'done', resultJson: outcome.resultJson }).then((applied) => {
+      if (!applied) return;
+      // A success after failures is news (an outage is over): info. A first try is routine: debug.
+      if (job.attempts > 1) this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done after failing');
+      else if (this.isDebug) this.log.debug({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done');
+      this.emit('completed', job, durationMs);
+    });
+  }
+
+  private async recordNotDone(job: ClaimedJob, fence: Lease & { readonly detailsJson: string | null }, outcome: Exclude<Outcome, { kind: 'done' }>, durationMs: number): Promise<void> {
     const decision = decideRetry(outcome, job, this.registry.get(job.type)!.policy, this.isStopping);
     if (decision.kind === 'handBack') {
       // The handler honoured the shutdown abort: hand it back uncharged.
