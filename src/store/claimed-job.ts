@@ -81,10 +81,15 @@ export function compareClaimed(a: ClaimOrderKeys, b: ClaimOrderKeys): number {
   return b.priority - a.priority || a.run_at - b.run_at || compareJobIds(a.id, b.id);
 }
 
-/** Job ids in numeric order: SQLite hands them out as numbers, PostgreSQL's bigints as text. */
+/**
+ * Job ids in numeric order: SQLite hands them out as numbers, PostgreSQL's bigints as text.
+ * Text ids are canonical decimals (no sign, no leading zeros), so the shorter is the smaller
+ * and equal lengths compare as text: no BigInt per comparison (a claim of 500 sorted with
+ * two BigInts a comparison allocated ~9,000 of them).
+ */
 export function compareJobIds(a: number | string, b: number | string): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = BigInt(a);
-  const y = BigInt(b);
-  return x < y ? -1 : x > y ? 1 : 0;
+  const x = String(a);
+  const y = String(b);
+  return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
 }
