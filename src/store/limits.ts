@@ -104,6 +104,8 @@ export class LimitBudget {
   private readonly keyRunning = new Map<string, number>();
   private readonly typeStarts = new Map<string, RateLog>();
   private readonly keyStarts = new Map<string, RateLog>();
+  /** Per limited type, the most any one of its keys runs at the claim's start. */
+  private readonly busiestKey = new Map<string, number>();
 
   constructor(
     limits: readonly TypeLimits[],
@@ -115,12 +117,33 @@ export class LimitBudget {
       bump(this.typeRunning, type, n);
       bump(this.keyRunning, pairKey(type, key), n);
     }
+    for (const { type, key } of usage.running) {
+      this.busiestKey.set(type, Math.max(this.busiestKey.get(type) ?? 0, this.keyRunning.get(pairKey(type, key)) ?? 0));
+    }
     for (const { type, key, at } of usage.starts) {
       const limit = this.byType.get(type);
       if (!limit) continue;
       if (limit.rate) logOf(this.typeStarts, type, limit.rate, nowMs).load(at);
       if (limit.perKey?.rate) logOf(this.keyStarts, pairKey(type, key), limit.perKey.rate, nowMs).load(at);
     }
+  }
+
+  /**
+   * How many candidates a pick for `size` jobs reads: `size` itself when this claim cannot
+   * refuse any (no rate limit, and every type and every key has room for `size` more), else
+   * candidatesFor(size), so that refused ones leave enough to fill it. Outgoing deliveries
+   * (a per-endpoint concurrency of 10, claims of ~5) read 20 rows a claim to start 5.
+   */
+  candidatesFor(size: number): number {
+    for (const limit of this.byType.values()) {
+      const canRefuse =
+        limit.rate !== undefined ||
+        limit.perKey?.rate !== undefined ||
+        (limit.concurrency !== undefined && limit.concurrency - (this.typeRunning.get(limit.type) ?? 0) < size) ||
+        (limit.perKey?.concurrency !== undefined && limit.perKey.concurrency - (this.busiestKey.get(limit.type) ?? 0) < size);
+      if (canRefuse) return candidatesFor(size);
+    }
+    return size;
   }
 
   /** Limited types that can start nothing now (kept out of the pick). */

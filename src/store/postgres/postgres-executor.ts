@@ -8,7 +8,7 @@ import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
-import { LimitBudget, candidatesFor, limitedClaimSize, limitsOf, longestWindowMs } from '../limits.js';
+import { LimitBudget, limitedClaimSize, limitsOf, longestWindowMs } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
 import {
   attemptFromRow,
@@ -183,7 +183,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     if (size <= 0) return [];
     const [{ now }] = (await runner.run(this.stmt('limitLock'), [limits.map((limit) => limit.type), params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(runner, limits, now, true);
-    const candidates = await this.pickLimited(runner, params, budget, candidatesFor(size), now);
+    const candidates = await this.pickLimited(runner, params, budget, budget.candidatesFor(size), now);
     const { admitted, starts } = budget.admit(candidates as Array<Row & Candidate>, params.limit, params.limitedLimit);
     if (admitted.length === 0) return [];
     if (starts.length > 0) {

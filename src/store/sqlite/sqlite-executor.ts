@@ -70,7 +70,7 @@ import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import { StatusCountDeltas } from './status-count-deltas.js';
-import { LimitBudget, candidatesFor, limitedClaimSize, limitsOf, longestWindowMs, splitByLimits } from '../limits.js';
+import { LimitBudget, limitedClaimSize, limitsOf, longestWindowMs, splitByLimits } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
 import { SqliteWriteEngine, nowMs } from './write-engine.js';
 import { SqliteOutgoingExecutor } from './sqlite-outgoing-executor.js';
@@ -246,7 +246,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     const size = limitedClaimSize(limitedParams, limits);
     if (size <= 0 || !this.hasDue(limitedParams, now)) return plain;
     const budget = this.limitBudget(limits, now, true);
-    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, candidatesFor(size), now), params.limit, params.limitedLimit);
+    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, budget.candidatesFor(size), now), params.limit, params.limitedLimit);
     const kept = plain.length === 0 ? admitted : mergeInClaimOrder(plain, admitted, params.limit);
     const starts = budget.startsOf(kept.filter((row): row is PickedRow & Candidate => limitedTypes.includes(row.type as string)));
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
