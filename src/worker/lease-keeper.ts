@@ -20,6 +20,7 @@
 
 import type { Lease, Store } from '../store/store.js';
 import type { Logger } from '../log.js';
+import { ChurnMap } from './churn-map.js';
 
 /** Why the worker no longer holds a lease: the store refused it, or its deadline passed. */
 export type LeaseGoneReason = 'lost' | 'expired';
@@ -44,7 +45,7 @@ function leaseDeadlineMs(sentAtMs: number, grantMs: number): number {
 export const monotonicNow = (): number => performance.now();
 
 export class LeaseKeeper {
-  private readonly held = new Map<string, Held>();
+  private readonly held = new ChurnMap<string, Held>();
   private beatTimer: NodeJS.Timeout | null = null;
   private deadlineTimer: NodeJS.Timeout | null = null;
   /** When the deadline timer fires (Infinity: not armed). */

@@ -32,6 +32,7 @@ import { Producer } from './producer.js';
 import { ChangeSignal } from './change-signal.js';
 import { YieldPacer } from './yield-pacer.js';
 import { PrefetchWindow } from './prefetch-window.js';
+import { ChurnMap, ChurnSet } from './churn-map.js';
 import { holdsSlot } from '../store/limits.js';
 import { startRescue } from '../maintenance/rescue.js';
 import type { MaintenanceRunner, MaintenanceTask } from '../maintenance/maintenance-runner.js';
@@ -161,7 +162,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Settles, claims and writes: what drained(), stop() and the claim loop wait on. */
   private readonly changes = new ChangeSignal();
   private readonly pacer = new YieldPacer();
-  private readonly running = new Map<string, Running>();
+  private readonly running = new ChurnMap<string, Running>();
   /** Claimed, not yet started. */
   private readonly buffer: ClaimedJob[] = [];
   private isStopping = false;
@@ -170,7 +171,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** stopNow()'s hand-back, which a stop under way must not resolve before. */
   private handingBackNow: Promise<void> | null = null;
   /** Outcomes being written for handlers that already settled. */
-  private readonly recordings = new Set<Promise<void>>();
+  private readonly recordings = new ChurnSet<Promise<void>>();
   /** Starting buffered jobs is deferred to the next turn (startBufferedNextTurn). */
   private isStartScheduled = false;
   /** The next look for a stalled buffer (handBackStalled), or null. */
