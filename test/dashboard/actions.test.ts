@@ -70,6 +70,13 @@ describe.each(storeHarnesses)('dashboard actions on $name', (harness) => {
         return current?.status === 'done' && current;
       }, { timeoutMs: 10_000, description: 'the replayed job to be done' });
       expect(job.replays).toMatchObject([{ by: 'dashboard', reason: 'SMTP fixed' }]);
+      // Its page shows the replay between the run that died and the one that succeeded
+      // (attempt numbers start again after a replay: "Attempt 1" twice, and why).
+      const page = await send(d.url, `/dashboard/jobs/${d.deadJobId}`, { method: 'GET', headers: html });
+      const timeline = /<ol class="timeline">([\s\S]*?)<\/ol>/.exec(page.text)?.[1] ?? '';
+      const marks = [...timeline.matchAll(/<strong>(Attempt 1: \w+|Replayed)<\/strong>/g)].map((m) => m[1]);
+      expect(marks).toEqual([`Attempt 1: ${job.attemptsLog[0]!.outcome}`, 'Replayed', 'Attempt 1: done']);
+      expect(timeline).toContain('by dashboard · SMTP fixed');
       for (const id of [sameError.id, otherError.id]) {
         const untouched = (await d.mr.getJob(id))!;
         expect(untouched.status).toBe('dead');

@@ -3,7 +3,7 @@
 // its error, stack, duration and details, the replays, and the actions its status allows.
 
 import { formatDurationMs } from '../../core/display-text.js';
-import type { Attempt, Batch, InboundEvent, JobDetail } from '../../core/types.js';
+import type { Attempt, Batch, InboundEvent, JobDetail, Replay } from '../../core/types.js';
 import { ActionForm, Clip, href, Json, Pre, StatusBadge, Time } from './components.js';
 import { EventHeaders } from './event.js';
 import { Layout } from './layout.js';
@@ -63,7 +63,7 @@ export function JobPage(props: {
       <h2>Result</h2>
       <Json value={props.shown.result} />
       <h2>Attempts</h2>
-      <AttemptTimeline attempts={job.attemptsLog} details={props.shown.details} />
+      <AttemptTimeline attempts={job.attemptsLog} details={props.shown.details} replays={job.replays} />
       <h2>Replays</h2>
       {job.replays.length === 0 ? (
         <p class="muted">Never replayed.</p>
@@ -146,38 +146,60 @@ function JobActions(props: { readonly job: JobDetail; readonly csrfToken: string
   );
 }
 
-function AttemptTimeline(props: { readonly attempts: readonly Attempt[]; readonly details: readonly unknown[] }) {
-  if (props.attempts.length === 0) return <p class="muted">No attempt yet.</p>;
+/**
+ * The attempts in order, with each replay where it happened: attempt numbers start again
+ * after a replay, and without the marker a replayed job showed "Attempt 1" twice with
+ * nothing between. Replays recorded without their place (attemptsBefore null, an older
+ * release) are only in the Replays table.
+ */
+function AttemptTimeline(props: { readonly attempts: readonly Attempt[]; readonly details: readonly unknown[]; readonly replays: readonly Replay[] }) {
+  const replaysAfter = (count: number) =>
+    props.replays
+      .filter((replay) => replay.attemptsBefore === count)
+      .map((replay) => (
+        <li class="replayed">
+          <strong>Replayed</strong>
+          {' · '}
+          <Time at={replay.at} />
+          {replay.by ? ` · by ${replay.by}` : ''}
+          {replay.reason ? ` · ${replay.reason}` : ''}
+        </li>
+      ));
+  if (props.attempts.length === 0 && !props.replays.some((replay) => replay.attemptsBefore === 0)) return <p class="muted">No attempt yet.</p>;
   return (
     <ol class="timeline">
       {props.attempts.map((attempt, i) => (
-        <li class={`outcome-${attempt.outcome}`}>
-          <div>
-            <strong>{`Attempt ${attempt.attempt}: ${attempt.outcome}`}</strong>
-            {' · '}
-            <Time at={attempt.startedAt} />
-            {attempt.startedAt && attempt.finishedAt ? ` · took ${formatDurationMs(attempt.finishedAt.getTime() - attempt.startedAt.getTime())}` : ''}
-            {attempt.workerId ? ` · ${attempt.workerId}` : ''}
-          </div>
-          {attempt.error ? (
-            <p class="error-text">
-              <Clip text={attempt.error} max={2_000} />
-            </p>
-          ) : null}
-          {attempt.stack ? (
-            <details>
-              <summary>Stack</summary>
-              <Pre text={attempt.stack} maxChars={16 * 1024} />
-            </details>
-          ) : null}
-          {props.details[i] === null || props.details[i] === undefined ? null : (
-            <details open>
-              <summary>Details</summary>
-              <Json value={props.details[i]} maxChars={16 * 1024} />
-            </details>
-          )}
-        </li>
+        <>
+          {replaysAfter(i)}
+          <li class={`outcome-${attempt.outcome}`}>
+            <div>
+              <strong>{`Attempt ${attempt.attempt}: ${attempt.outcome}`}</strong>
+              {' · '}
+              <Time at={attempt.startedAt} />
+              {attempt.startedAt && attempt.finishedAt ? ` · took ${formatDurationMs(attempt.finishedAt.getTime() - attempt.startedAt.getTime())}` : ''}
+              {attempt.workerId ? ` · ${attempt.workerId}` : ''}
+            </div>
+            {attempt.error ? (
+              <p class="error-text">
+                <Clip text={attempt.error} max={2_000} />
+              </p>
+            ) : null}
+            {attempt.stack ? (
+              <details>
+                <summary>Stack</summary>
+                <Pre text={attempt.stack} maxChars={16 * 1024} />
+              </details>
+            ) : null}
+            {props.details[i] === null || props.details[i] === undefined ? null : (
+              <details open>
+                <summary>Details</summary>
+                <Json value={props.details[i]} maxChars={16 * 1024} />
+              </details>
+            )}
+          </li>
+        </>
       ))}
+      {replaysAfter(props.attempts.length)}
     </ol>
   );
 }
