@@ -93,6 +93,9 @@ interface Running {
   goneWhileCommitting: LeaseGoneReason | null;
 }
 
+/** What an outcome write is fenced by, and the attempt details it carries. */
+type OutcomeFence = Lease & { readonly detailsJson: string | null };
+
 const DEFAULT_CONCURRENCY = 10;
 const DEFAULT_POLL_MS = 500;
 /**
@@ -593,6 +596,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.recordSettled(entry, outcome, durationMs);
   }
 
+  /**
+   * A success waits for its commit as one small closure, not an async function's frame:
+   * a frame holds a register file sized for the whole function, and hundreds of them wait
+   * on every batched commit.
+   */
   private recordSettled(entry: Running, outcome: Outcome, durationMs: number): Promise<void> {
     const { job } = entry;
     const { detailsJson } = entry.execution;
@@ -603,15 +611,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (!this.isStoppingNow) this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
       return Promise.resolve();
     }
-    return this.recordOutcome(job, { id: job.id, leaseToken: job.leaseToken, detailsJson }, outcome, durationMs);
-  }
-
-  /**
-   * A success waits for its commit as one small closure, not an async function's frame:
-   * a frame holds a register file sized for the whole function, and hundreds of them wait
-   * on every batched commit.
-   */
-  private recordOutcome(job: ClaimedJob, fence: Lease & { readonly detailsJson: string | null }, outcome: Outcome, durationMs: number): Promise<void> {
+    const fence: OutcomeFence = { id: job.id, leaseToken: job.leaseToken, detailsJson };
     if (outcome.kind !== 'done') return this.recordNotDone(job, fence, outcome, durationMs);
     return this.completer.finish({ ...fence, kind: 'done', resultJson: outcome.resultJson }).then((applied) => {
       if (!applied) return;
@@ -622,7 +622,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     });
   }
 
-  private async recordNotDone(job: ClaimedJob, fence: Lease & { readonly detailsJson: string | null }, outcome: Exclude<Outcome, { kind: 'done' }>, durationMs: number): Promise<void> {
+  private async recordNotDone(job: ClaimedJob, fence: OutcomeFence, outcome: Exclude<Outcome, { kind: 'done' }>, durationMs: number): Promise<void> {
     const decision = decideRetry(outcome, job, this.registry.get(job.type)!.policy, this.isStopping);
     if (decision.kind === 'handBack') {
       // The handler honoured the shutdown abort: hand it back uncharged.
@@ -645,7 +645,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async recordFailure(
     job: ClaimedJob,
-    fence: Lease & { readonly detailsJson: string | null },
+    fence: OutcomeFence,
     outcome: Exclude<Outcome, { kind: 'done' }>,
     decision: Extract<RetryDecision, { kind: 'retry' | 'dead' }>,
     durationMs: number,
