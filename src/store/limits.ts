@@ -80,8 +80,8 @@ export function candidatesFor(limit: number): number {
 /**
  * The jobs a limited claim can take at most: `limit`, or `limitedLimit` when every type of
  * the claim holds a concurrency slot (the rest of a claim's size would be prefetch it may
- * not take). Its pick reads candidatesFor() of this: a worker with a deep prefetch read a
- * thousand candidates to start five deliveries.
+ * not take). Its pick reads LimitBudget.candidatesToRead() of this: a worker with a deep
+ * prefetch read a thousand candidates to start five deliveries.
  */
 export function limitedClaimSize(params: { readonly types: readonly string[]; readonly limit: number; readonly limitedLimit?: number }, limits: readonly TypeLimits[]): number {
   if (params.limitedLimit === undefined || params.limitedLimit >= params.limit) return params.limit;
@@ -114,11 +114,10 @@ export class LimitBudget {
   ) {
     for (const limit of limits) this.byType.set(limit.type, limit);
     for (const { type, key, n } of usage.running) {
+      const pair = pairKey(type, key);
       bump(this.typeRunning, type, n);
-      bump(this.keyRunning, pairKey(type, key), n);
-    }
-    for (const { type, key } of usage.running) {
-      this.busiestKey.set(type, Math.max(this.busiestKey.get(type) ?? 0, this.keyRunning.get(pairKey(type, key)) ?? 0));
+      bump(this.keyRunning, pair, n);
+      this.busiestKey.set(type, Math.max(this.busiestKey.get(type) ?? 0, this.keyRunning.get(pair)!));
     }
     for (const { type, key, at } of usage.starts) {
       const limit = this.byType.get(type);
@@ -134,7 +133,7 @@ export class LimitBudget {
    * candidatesFor(size), so that refused ones leave enough to fill it. Outgoing deliveries
    * (a per-endpoint concurrency of 10, claims of ~5) read 20 rows a claim to start 5.
    */
-  candidatesFor(size: number): number {
+  candidatesToRead(size: number): number {
     for (const limit of this.byType.values()) {
       const canRefuse =
         limit.rate !== undefined ||

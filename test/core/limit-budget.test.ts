@@ -13,31 +13,31 @@ const budget = (limits: TypeLimits[], usage: LimitUsage = idle) => new LimitBudg
 describe('a limited pick reads', () => {
   it('exactly the claim size when every type and key has room for all of it', () => {
     const limits: TypeLimits[] = [{ type: 'deliver', perKey: { concurrency: 10 } }];
-    expect(budget(limits).candidatesFor(5)).toBe(5);
+    expect(budget(limits).candidatesToRead(5)).toBe(5);
     const usage = { running: [{ type: 'deliver', key: 'a', n: 5 }, { type: 'deliver', key: 'b', n: 2 }], starts: [] };
-    expect(budget(limits, usage).candidatesFor(5)).toBe(5);
-    expect(budget([{ type: 'report', concurrency: 8 }], { running: [{ type: 'report', key: '', n: 3 }], starts: [] }).candidatesFor(5)).toBe(5);
+    expect(budget(limits, usage).candidatesToRead(5)).toBe(5);
+    expect(budget([{ type: 'report', concurrency: 8 }], { running: [{ type: 'report', key: '', n: 3 }], starts: [] }).candidatesToRead(5)).toBe(5);
   });
 
   it('more than the claim size when a key or the type could fill within the claim', () => {
     const perKey: TypeLimits[] = [{ type: 'deliver', perKey: { concurrency: 10 } }];
     const busyKey = { running: [{ type: 'deliver', key: 'a', n: 6 }, { type: 'deliver', key: 'b', n: 1 }], starts: [] };
-    expect(budget(perKey, busyKey).candidatesFor(5)).toBe(candidatesFor(5));
-    expect(budget([{ type: 'report', concurrency: 8 }], { running: [{ type: 'report', key: '', n: 4 }], starts: [] }).candidatesFor(5)).toBe(candidatesFor(5));
+    expect(budget(perKey, busyKey).candidatesToRead(5)).toBe(candidatesFor(5));
+    expect(budget([{ type: 'report', concurrency: 8 }], { running: [{ type: 'report', key: '', n: 4 }], starts: [] }).candidatesToRead(5)).toBe(candidatesFor(5));
     // A limit smaller than the claim can refuse even when nothing runs.
-    expect(budget([{ type: 'deliver', perKey: { concurrency: 2 } }]).candidatesFor(5)).toBe(candidatesFor(5));
+    expect(budget([{ type: 'deliver', perKey: { concurrency: 2 } }]).candidatesToRead(5)).toBe(candidatesFor(5));
   });
 
   it('more than the claim size whenever a rate limit applies', () => {
-    expect(budget([{ type: 'deliver', perKey: { concurrency: 10, rate: { limit: 100, intervalMs: 1_000 } } }]).candidatesFor(5)).toBe(candidatesFor(5));
-    expect(budget([{ type: 'sms', rate: { limit: 100, intervalMs: 1_000 } }]).candidatesFor(5)).toBe(candidatesFor(5));
+    expect(budget([{ type: 'deliver', perKey: { concurrency: 10, rate: { limit: 100, intervalMs: 1_000 } } }]).candidatesToRead(5)).toBe(candidatesFor(5));
+    expect(budget([{ type: 'sms', rate: { limit: 100, intervalMs: 1_000 } }]).candidatesToRead(5)).toBe(candidatesFor(5));
   });
 
   it('admits every candidate of an exact pick', () => {
     const limits: TypeLimits[] = [{ type: 'deliver', perKey: { concurrency: 10 } }];
     const usage = { running: [{ type: 'deliver', key: 'a', n: 5 }], starts: [] };
     const b = budget(limits, usage);
-    const size = b.candidatesFor(5);
+    const size = b.candidatesToRead(5);
     const candidates = Array.from({ length: size }, () => ({ type: 'deliver', key: 'a' }));
     expect(b.admit(candidates, 5).admitted).toHaveLength(5);
   });

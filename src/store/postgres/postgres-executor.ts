@@ -183,7 +183,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     if (size <= 0) return [];
     const [{ now }] = (await runner.run(this.stmt('limitLock'), [limits.map((limit) => limit.type), params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(runner, limits, now, true);
-    const candidates = await this.pickLimited(runner, params, budget, budget.candidatesFor(size), now);
+    const candidates = await this.pickLimited(runner, params, budget, budget.candidatesToRead(size), now);
     const { admitted, starts } = budget.admit(candidates as Array<Row & Candidate>, params.limit, params.limitedLimit);
     if (admitted.length === 0) return [];
     if (starts.length > 0) {
