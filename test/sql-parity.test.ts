@@ -38,6 +38,12 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // names say so: a block named jobClaim is the whole claim, in either dialect.
     'jobClaim.pick',
     'jobClaim.pickInQueues',
+    // A claim of one type names it (`type = @type`) rather than passing a list: SQLite then
+    // walks the type index in claim order and stops at the limit, where the list costs a
+    // json_each and a sorter per claim. PostgreSQL's `type = ANY(@types)` has no such cost.
+    'jobClaim.pick.oneType',
+    'jobClaim.pickLimited.oneType',
+    'jobClaimable.oneType',
     // A keyless batch is one INSERT over json_each with ids derived from the last rowid;
     // PostgreSQL's jobInsertMany is already one statement over unnest for every batch.
     'jobInsertMany.keyless',

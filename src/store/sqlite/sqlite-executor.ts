@@ -224,10 +224,12 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
   /** The pick of a claim of these (unlimited) types, in claim order. */
   private pickPlain(params: JobClaimParams, types: readonly string[], now: number): PickedRow[] {
-    const pick = { now, types: JSON.stringify(types), limit: params.limit };
-    return params.queues === null
-      ? (this.engine.stmt('jobClaim.pick').all(pick) as PickedRow[])
-      : (this.engine.stmt('jobClaim.pickInQueues').all({ ...pick, queues: JSON.stringify(params.queues) }) as PickedRow[]);
+    if (params.queues !== null) {
+      const pick = { now, types: JSON.stringify(types), queues: JSON.stringify(params.queues), limit: params.limit };
+      return this.engine.stmt('jobClaim.pickInQueues').all(pick) as PickedRow[];
+    }
+    const [name, typeValues] = byTypes('jobClaim.pick', types);
+    return this.engine.stmt(name).all({ now, ...typeValues, limit: params.limit }) as PickedRow[];
   }
 
   /**
@@ -255,8 +257,9 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
   /** Whether any job of these types is claimable now, limits aside (one index probe per type). */
   private hasDue(params: { types: readonly string[]; queues: readonly string[] | null }, now: number): boolean {
-    const values = { now, types: JSON.stringify(params.types), queues: params.queues === null ? null : JSON.stringify(params.queues) };
-    return (this.engine.stmt('jobClaimable').get(values) as Row).has_claimable === 1;
+    const [name, typeValues] = byTypes('jobClaimable', params.types);
+    const values = { now, ...typeValues, queues: params.queues === null ? null : JSON.stringify(params.queues) };
+    return (this.engine.stmt(name).get(values) as Row).has_claimable === 1;
   }
 
   /** What limited types use now, as a budget; `prune` drops starts no window reaches (writes only). */
@@ -270,12 +273,14 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   }
 
   private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Array<PickedRow & Candidate> {
-    return this.engine.stmt('jobClaim.pickLimited').all({ ...startableValues(params, budget, now), limit }) as Array<PickedRow & Candidate>;
+    const [name, typeValues] = byTypes('jobClaim.pickLimited', params.types);
+    return this.engine.stmt(name).all({ ...startableValues(params, budget, now), ...typeValues, limit }) as Array<PickedRow & Candidate>;
   }
 
   /** Whether any job of these limited types may start now (jobClaimable's answer for them). */
   private hasStartable(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, now: number): boolean {
-    return (this.engine.stmt('jobClaimable.limited').get(startableValues(params, budget, now)) as Row).has_claimable === 1;
+    const values = { ...startableValues(params, budget, now), types: JSON.stringify(params.types) };
+    return (this.engine.stmt('jobClaimable.limited').get(values) as Row).has_claimable === 1;
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -865,11 +870,18 @@ function mergeInClaimOrder<R extends ClaimOrderKeys>(a: readonly R[], b: readonl
   return [...a, ...b].sort(compareClaimed).slice(0, limit);
 }
 
-/** The `startable` fragment's parameters: the types and queues asked for, less what is full. */
-function startableValues(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, now: number) {
+/**
+ * A claim statement for these types and its type parameter: the `.oneType` form (`type =
+ * @type`, read in index order) for a single type, else the IN-list form over @types.
+ */
+function byTypes(statement: string, types: readonly string[]): [string, { type: string } | { types: string }] {
+  return types.length === 1 ? [`${statement}.oneType`, { type: types[0]! }] : [statement, { types: JSON.stringify(types) }];
+}
+
+/** The `startable` fragment's parameters: the queues asked for, and what is full. */
+function startableValues(params: { queues: readonly string[] | null }, budget: LimitBudget, now: number) {
   return {
     now,
-    types: JSON.stringify(params.types),
     queues: params.queues === null ? null : JSON.stringify(params.queues),
     fullTypes: JSON.stringify(budget.fullTypes()),
     fullKeys: JSON.stringify(budget.fullKeys()),

@@ -69,6 +69,17 @@ WHERE {{claimable}}
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT @limit;
 
+-- name: jobClaim.pick.oneType
+-- The same pick for a worker of one type (the common case, and every outgoing delivery's
+-- claim): `type = @type` walks that type's index entries in claim order and stops at
+-- @limit, where the IN list above costs a json_each, a sorter and its early-out on every
+-- claim (a pick of 5 over 9,000 pending: 45 -> 21 µs).
+SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+WHERE {{claimable}}
+  AND j.type = @type
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT @limit;
+
 -- name: jobClaim.pickInQueues
 -- The same pick restricted to the worker's queues; separate so each plan can use the
 -- index whose leading column matches.
@@ -98,12 +109,13 @@ RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, la
 -- are at a limit now. Shared by the limited claim's pick and jobClaimable.limited. The
 -- full pairs are an uncorrelated NOT IN, built into an index once per statement: as a
 -- correlated NOT EXISTS, json_each re-read the whole list for every row scanned (28 ms a
--- claim with 100 keys at their limit).
+-- claim with 100 keys at their limit). An empty list is not built at all (the OR stops
+-- first): most claims find nothing full, and the two lists cost a third of the pick.
+-- The types are the statement's own filter (one type, or a list).
 {{claimable}}
-  AND j.type IN (SELECT value FROM json_each(@types))
   AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
-  AND j.type NOT IN (SELECT value FROM json_each(@fullTypes))
-  AND (j.type, coalesce(j.limit_key, '')) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f)
+  AND (@fullTypes = '[]' OR j.type NOT IN (SELECT value FROM json_each(@fullTypes)))
+  AND (@fullKeys = '[]' OR (j.type, coalesce(j.limit_key, '')) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f))
 
 -- name: jobClaim.pickLimited
 -- The pick of a claim's limited types: the startable jobs in claim order. The claim then
@@ -111,13 +123,24 @@ RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, la
 -- them with jobClaim.lease.
 SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
 WHERE {{startable}}
+  AND j.type IN (SELECT value FROM json_each(@types))
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT @limit;
+
+-- name: jobClaim.pickLimited.oneType
+-- The same for one limited type (as jobClaim.pick.oneType): every outgoing delivery's claim.
+SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+WHERE {{startable}}
+  AND j.type = @type
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT @limit;
 
 -- name: jobClaimable.limited
 -- Whether anything limited may start now (drained(), and the claim loop's "when next").
 SELECT EXISTS (
-  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx WHERE {{startable}}
+  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+  WHERE {{startable}}
+    AND j.type IN (SELECT value FROM json_each(@types))
 ) AS has_claimable;
 
 -- name: jobClaimable
@@ -127,6 +150,15 @@ SELECT EXISTS (
   WHERE {{claimable}}
     AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
     AND j.type IN (SELECT value FROM json_each(@types))
+) AS has_claimable;
+
+-- name: jobClaimable.oneType
+-- The same for one type, which every limited claim asks first (see jobClaim.pick.oneType).
+SELECT EXISTS (
+  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+  WHERE {{claimable}}
+    AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
+    AND j.type = @type
 ) AS has_claimable;
 
 -- name: jobClaimable.nextRunAt
