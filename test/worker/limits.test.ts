@@ -74,6 +74,28 @@ describe.each(storeHarnesses)('worker with limits on $name', (harness) => {
     }
   });
 
+  it.runIf(harness.isAvailable)('sends no claim while every slot of a worker of limited types only is busy', async () => {
+    const { mr } = await openTestMailroom(harness);
+    let done = 0;
+    mr.task('deliverish', {
+      limits: { key: (p) => (p as { endpoint: string }).endpoint, perKey: { concurrency: 10 } },
+      // A short I/O wait, as a delivery's: the slots are busy while the claim loop runs.
+      run: () => new Promise<void>((resolve) => setTimeout(() => (done++, resolve()), 2)),
+    });
+    await mr.enqueueMany(Array.from({ length: 60 }, (_, i) => ({ type: 'deliverish', payload: { endpoint: String(i % 3) } })));
+    const pointless = { claims: 0 };
+    const claim = mr.store.jobClaim.bind(mr.store);
+    mr.store.jobClaim = (params) => {
+      // limitedLimit: how many limited jobs the claim may start; at 0 it can only come back empty.
+      if (params.limitedLimit === 0) pointless.claims++;
+      return claim(params);
+    };
+    const worker = mr.work({ concurrency: 4, pollMs: POLL_MS });
+    await waitFor(() => done === 60, { timeoutMs: 20_000, description: 'all 60 jobs' });
+    await worker.stop();
+    expect(pointless.claims).toBe(0);
+  });
+
   it.runIf(harness.isAvailable)('sends only a few claims a second while every job is over its limit, charging nothing', async () => {
     const { mr } = await openTestMailroom(harness);
     let release!: () => void;
