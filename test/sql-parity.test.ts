@@ -57,7 +57,7 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // SQLite plans without table statistics, so a status-filtered list reads the counters to
     // choose between a partial index and a walk in id order; PostgreSQL's planner has statistics.
     'jobList.matchEstimate',
-    // deliveryStart's unlocked first look: four reads in one read transaction here, one
+    // deliveryStartMany's unlocked first look: four reads in one read transaction here, one
     // joined statement on PostgreSQL (deliveryStart.read), where each read is a round trip.
     'endpointHealth.peek',
   ]),

@@ -1,5 +1,5 @@
 // Whether one delivery may go to its endpoint now, the same rule in both stores, applied in
-// deliveryStart's transaction: the endpoint's own rate (its `rateLimit`: at most N starts
+// deliveryStartMany's transaction: the endpoint's own rate (its `rateLimit`: at most N starts
 // in any window, kept as starts in mailroom_limit_start under ENDPOINT_RATE_TYPE), then
 // its circuit breaker (core/circuit-breaker.ts). A rate that is used up does not take the
 // breaker's probe.

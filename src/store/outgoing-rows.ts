@@ -87,7 +87,7 @@ export function healthFromRow(row: Row, settings: BreakerSettings): EndpointHeal
   };
 }
 
-/** The health counters after one attempt (the breaker aside), as epoch ms. */
+/** An endpoint's health counters (the breaker aside), as epoch ms. */
 export interface HealthCounters {
   readonly successes: number;
   readonly failures: number;
@@ -96,14 +96,24 @@ export interface HealthCounters {
   readonly failingSince: number | null;
 }
 
-export function countersAfter(row: Row, isSuccess: boolean, nowMs: number): HealthCounters {
-  const failingSince = msOf(row.failing_since);
+export function countersAfter(counters: HealthCounters, isSuccess: boolean, nowMs: number): HealthCounters {
   return {
-    successes: Number(row.successes) + (isSuccess ? 1 : 0),
-    failures: Number(row.failures) + (isSuccess ? 0 : 1),
-    lastSuccessAt: isSuccess ? nowMs : msOf(row.last_success_at),
-    lastFailureAt: isSuccess ? msOf(row.last_failure_at) : nowMs,
-    failingSince: isSuccess ? null : (failingSince ?? nowMs),
+    successes: counters.successes + (isSuccess ? 1 : 0),
+    failures: counters.failures + (isSuccess ? 0 : 1),
+    lastSuccessAt: isSuccess ? nowMs : counters.lastSuccessAt,
+    lastFailureAt: isSuccess ? counters.lastFailureAt : nowMs,
+    failingSince: isSuccess ? null : (counters.failingSince ?? nowMs),
+  };
+}
+
+/** A health row's counters, as epoch ms. */
+export function countersFromRow(row: Row): HealthCounters {
+  return {
+    successes: Number(row.successes),
+    failures: Number(row.failures),
+    lastSuccessAt: msOf(row.last_success_at),
+    lastFailureAt: msOf(row.last_failure_at),
+    failingSince: msOf(row.failing_since),
   };
 }
 

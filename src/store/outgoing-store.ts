@@ -2,7 +2,7 @@
 // the per-endpoint breaker. Part of StoreExecutor (store.ts), so both stores implement
 // all of it and a transaction-bound executor (the outbox) has it too. The endpoint's
 // signing secret goes in through endpointAdd/endpointRotateSecret and comes out only
-// through deliveryStart, for the deliver task; every listing leaves it out.
+// through deliveryStartMany, for the deliver task; every listing leaves it out.
 
 import type { BreakerSettings, Admission } from '../core/circuit-breaker.js';
 import type { Delivery, DeliveryStatus, Endpoint, EndpointHealth, EndpointRateLimit, Message } from '../core/outgoing-types.js';
@@ -100,8 +100,9 @@ export interface DeliveryListParams {
   readonly after?: string;
 }
 
-export interface DeliveryStartParams {
-  readonly deliveryId: string;
+export interface DeliveryStartManyParams {
+  /** In the order the attempts start: deliveries to one half-open endpoint, the first takes its probe. */
+  readonly deliveryIds: readonly string[];
   readonly breaker: BreakerSettings;
   readonly now?: Date;
 }
@@ -118,7 +119,8 @@ export interface DeliveryStart {
   readonly admission: Admission;
 }
 
-export interface DeliveryRecordParams {
+/** One attempt's record, in a batch of deliveryRecordMany. */
+export interface DeliveryRecord {
   readonly deliveryId: string;
   readonly endpointId: string;
   /** The delivery's status after this attempt (`pending` when it will be retried). */
@@ -131,14 +133,19 @@ export interface DeliveryRecordParams {
   readonly attempt: 'success' | 'failure' | 'outage' | null;
   /** Disable the endpoint with this reason (a 410). */
   readonly disableReason?: string | null;
-  /** Disable the endpoint when it has failed without a success for this long. */
+}
+
+export interface DeliveryRecordManyParams {
+  /** In the order the attempts ended: an endpoint's are counted in this order. */
+  readonly records: readonly DeliveryRecord[];
+  /** Disable an endpoint when it has failed without a success for this long. */
   readonly disableAfterMs: number;
   readonly breaker: BreakerSettings;
   readonly now?: Date;
 }
 
 export interface DeliveryRecordResult {
-  /** The reason, when this call disabled the endpoint (410 or failure streak); else null. */
+  /** The reason, when this record disabled its endpoint (410 or failure streak); else null. */
   readonly disabledReason: string | null;
 }
 
@@ -171,10 +178,16 @@ export interface OutgoingExecutor {
   /** Re-send an endpoint's failed and skipped deliveries since a time: a new deliver job each. Returns their ids. */
   deliveryRecover(params: DeliveryRecoverParams): Promise<string[]>;
   deliveryList(params: DeliveryListParams): Promise<Delivery[]>;
-  /** After an attempt: the delivery's status, the endpoint's health and breaker, auto-disable; one transaction. */
-  deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult>;
-  /** Before an attempt: the delivery, its message, endpoint and secrets, and the breaker's word; null when unknown. */
-  deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null>;
+  /**
+   * After attempts: each delivery's status, its endpoint's health and breaker, auto-disable;
+   * one transaction for the batch. A result per record, in order.
+   */
+  deliveryRecordMany(params: DeliveryRecordManyParams): Promise<DeliveryRecordResult[]>;
+  /**
+   * Before attempts: each delivery, its message, endpoint and secrets, and the breaker's
+   * word; null for one that is unknown. A result per id, in order.
+   */
+  deliveryStartMany(params: DeliveryStartManyParams): Promise<Array<DeliveryStart | null>>;
   endpointAdd(params: EndpointAddParams): Promise<Endpoint>;
   endpointGet(params: EndpointGetParams): Promise<Endpoint | null>;
   endpointHealth(params: EndpointHealthParams): Promise<EndpointHealth | null>;

@@ -1,7 +1,7 @@
 // Outgoing webhooks in the store (SPEC §6a): endpoints that never hand out their secret,
 // messages published once per (tenant, key) with one deliver job per matching enabled
 // endpoint and `skipped` for disabled ones, in one transaction (the caller's too), and the
-// per-endpoint breaker, health and auto-disable kept by deliveryStart/deliveryRecord on a
+// per-endpoint breaker, health and auto-disable kept by deliveryStartMany/deliveryRecordMany on a
 // pinned clock, so every worker on every connection sees the same state.
 
 import { describe, expect, it } from 'vitest';
@@ -29,7 +29,18 @@ function publish(overrides: Partial<Omit<MessagePublishParams, 'payloadJson'>> &
 /** An attempt's outcome as the deliver task records it. */
 function record(store: StoreExecutor, deliveryId: string, endpointId: string, attempt: 'success' | 'failure' | 'outage', now: Date, extra: { disableReason?: string } = {}) {
   const status = attempt === 'success' ? 'delivered' : 'pending';
-  return store.deliveryRecord({ deliveryId, endpointId, status, attempt, disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now, ...extra });
+  return one(store.deliveryRecordMany({ records: [{ deliveryId, endpointId, status, attempt, ...extra }], disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now }));
+}
+
+/** One delivery's start, as the deliver task asks for it (in a batch of one). */
+function startOne(store: StoreExecutor, deliveryId: string, now: Date) {
+  return one(store.deliveryStartMany({ deliveryIds: [deliveryId], breaker: BREAKER, now }));
+}
+
+async function one<T>(batch: Promise<T[]>): Promise<T> {
+  const results = await batch;
+  expect(results).toHaveLength(1);
+  return results[0]!;
 }
 
 export function outgoingConformance(harness: StoreHarness): void {
@@ -145,15 +156,15 @@ export function outgoingConformance(harness: StoreHarness): void {
     it('hands the deliver task the stored body, the endpoint and both secrets during a rotation’s overlap', async () => {
       const ep = await ctx.store.endpointAdd(endpoint());
       const { deliveries } = await ctx.store.messagePublish({ ...publish(), payloadJson: '{"b":1,  "a":2}' });
-      const start = (await ctx.store.deliveryStart({ deliveryId: deliveries[0]!.id, breaker: BREAKER, now: T0 }))!;
+      const start = (await startOne(ctx.store, deliveries[0]!.id, T0))!;
       expect(start).toMatchObject({ endpoint: { id: ep.id, enabled: true }, secrets: [SECRET], admission: { kind: 'send' } });
       expect(start.message.payload).toBe('{"b":1,  "a":2}');
       expect(await ctx.store.endpointRotateSecret({ id: ep.id, secret: NEW_SECRET, overlapMs: MINUTE_MS, now: at(SECOND_MS) })).toBe(true);
-      const during = (await ctx.store.deliveryStart({ deliveryId: deliveries[0]!.id, breaker: BREAKER, now: at(30 * SECOND_MS) }))!;
+      const during = (await startOne(ctx.store, deliveries[0]!.id, at(30 * SECOND_MS)))!;
       expect(during.secrets).toEqual([NEW_SECRET, SECRET]);
-      const after = (await ctx.store.deliveryStart({ deliveryId: deliveries[0]!.id, breaker: BREAKER, now: at(2 * MINUTE_MS) }))!;
+      const after = (await startOne(ctx.store, deliveries[0]!.id, at(2 * MINUTE_MS)))!;
       expect(after.secrets).toEqual([NEW_SECRET]);
-      expect(await ctx.store.deliveryStart({ deliveryId: '999999', breaker: BREAKER, now: T0 })).toBeNull();
+      expect(await startOne(ctx.store, '999999', T0)).toBeNull();
     });
 
     it('opens the breaker on a failure ratio, lets one probe through when it may, and closes on its success', async () => {
@@ -162,26 +173,26 @@ export function outgoingConformance(harness: StoreHarness): void {
       for (let i = 0; i < 7; i++) ids.push((await ctx.store.messagePublish(publish())).deliveries[0]!.id);
       for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, ids[i]!, ep.id, 'outage', at(i * SECOND_MS));
       const elsewhere = await ctx.opened.openAnother();
-      const waiting = (await elsewhere.deliveryStart({ deliveryId: ids[5]!, breaker: BREAKER, now: at(10 * SECOND_MS) }))!;
+      const waiting = (await startOne(elsewhere, ids[5]!, at(10 * SECOND_MS)))!;
       const opensAt = (BREAKER.minAttempts - 1) * SECOND_MS + BREAKER.openMs;
       expect(waiting.admission).toEqual({ kind: 'wait', waitMs: opensAt - 10 * SECOND_MS, reason: 'breaker_open' });
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ breakerState: 'open', failures: 5, successes: 0, breakerRetryAt: at(opensAt) });
 
-      const probe = (await ctx.store.deliveryStart({ deliveryId: ids[5]!, breaker: BREAKER, now: at(opensAt) }))!;
+      const probe = (await startOne(ctx.store, ids[5]!, at(opensAt)))!;
       expect(probe.admission.kind).toBe('probe');
-      const other = (await elsewhere.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(opensAt + SECOND_MS) }))!;
+      const other = (await startOne(elsewhere, ids[6]!, at(opensAt + SECOND_MS)))!;
       expect(other.admission).toEqual({ kind: 'wait', waitMs: BREAKER.probeRecheckMs, reason: 'probing' });
       // The probe fails: open again, for twice as long.
       await record(ctx.store, ids[5]!, ep.id, 'outage', at(opensAt + SECOND_MS));
-      expect((await ctx.store.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(opensAt + 2 * SECOND_MS) }))!.admission).toEqual({
+      expect((await startOne(ctx.store, ids[6]!, at(opensAt + 2 * SECOND_MS)))!.admission).toEqual({
         kind: 'wait',
         waitMs: 2 * BREAKER.openMs - SECOND_MS,
         reason: 'breaker_open',
       });
       const secondProbeAt = opensAt + SECOND_MS + 2 * BREAKER.openMs;
-      expect((await ctx.store.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(secondProbeAt) }))!.admission.kind).toBe('probe');
+      expect((await startOne(ctx.store, ids[6]!, at(secondProbeAt)))!.admission.kind).toBe('probe');
       await record(ctx.store, ids[6]!, ep.id, 'success', at(secondProbeAt + SECOND_MS));
-      expect((await elsewhere.deliveryStart({ deliveryId: ids[6]!, breaker: BREAKER, now: at(secondProbeAt + 2 * SECOND_MS) }))!.admission).toEqual({ kind: 'send' });
+      expect((await startOne(elsewhere, ids[6]!, at(secondProbeAt + 2 * SECOND_MS)))!.admission).toEqual({ kind: 'send' });
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({
         breakerState: 'closed',
         successes: 1,
@@ -217,6 +228,57 @@ export function outgoingConformance(harness: StoreHarness): void {
       const goneDelivery = next.deliveries.find((d) => d.endpointId === gone.id)!;
       expect(await record(ctx.store, goneDelivery.id, gone.id, 'failure', T0, { disableReason: 'answered 410 Gone' })).toEqual({ disabledReason: 'answered 410 Gone' });
       expect(await ctx.store.endpointGet({ id: gone.id })).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone' });
+    });
+
+    it('records a batch of attempts on several endpoints in order: counters, breaker and one disable each, a result per record', async () => {
+      const a = await ctx.store.endpointAdd(endpoint());
+      const b = await ctx.store.endpointAdd(endpoint());
+      const c = await ctx.store.endpointAdd(endpoint());
+      const ids: Record<string, string[]> = { [a.id]: [], [b.id]: [], [c.id]: [] };
+      for (let i = 0; i < BREAKER.minAttempts; i++) {
+        for (const d of (await ctx.store.messagePublish(publish())).deliveries) ids[d.endpointId]!.push(d.id);
+      }
+      const outages = ids[a.id]!.map((deliveryId) => ({ deliveryId, endpointId: a.id, status: 'pending' as const, attempt: 'outage' as const }));
+      const results = await ctx.store.deliveryRecordMany({
+        records: [
+          outages[0]!,
+          { deliveryId: ids[b.id]![0]!, endpointId: b.id, status: 'delivered', attempt: 'success' },
+          ...outages.slice(1),
+          { deliveryId: ids[b.id]![1]!, endpointId: b.id, status: 'failed', attempt: 'failure', disableReason: 'answered 410 Gone' },
+          // After the 410 in the same batch: counted, but the endpoint is disabled once.
+          { deliveryId: ids[b.id]![2]!, endpointId: b.id, status: 'failed', attempt: 'failure', disableReason: 'answered 410 Gone' },
+          // Nothing sent: the delivery's status only.
+          { deliveryId: ids[c.id]![0]!, endpointId: c.id, status: 'skipped', attempt: null },
+        ],
+        disableAfterMs: FIVE_DAYS_MS,
+        breaker: BREAKER,
+        now: at(SECOND_MS),
+      });
+      expect(results.map((r) => r.disabledReason)).toEqual([...outages.map(() => null), null, 'answered 410 Gone', null, null]);
+      // Every outage of the batch counted for the breaker: minAttempts of them open it.
+      expect(await ctx.store.endpointHealth({ id: a.id, breaker: BREAKER })).toMatchObject({ breakerState: 'open', failures: BREAKER.minAttempts, successes: 0 });
+      expect(await ctx.store.endpointHealth({ id: b.id, breaker: BREAKER })).toMatchObject({ breakerState: 'closed', successes: 1, failures: 2, lastSuccessAt: at(SECOND_MS) });
+      expect(await ctx.store.endpointGet({ id: b.id })).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone' });
+      expect(await ctx.store.endpointHealth({ id: c.id, breaker: BREAKER })).toMatchObject({ successes: 0, failures: 0 });
+      const statusOf = new Map((await ctx.store.deliveryList({ endpointId: b.id })).map((d) => [d.id, d.status]));
+      expect(ids[b.id]!.slice(0, 3).map((id) => statusOf.get(id))).toEqual(['delivered', 'failed', 'failed']);
+      expect((await ctx.store.deliveryList({ endpointId: c.id })).find((d) => d.id === ids[c.id]![0])!.status).toBe('skipped');
+      expect(await ctx.store.deliveryRecordMany({ records: [], disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now: at(SECOND_MS) })).toEqual([]);
+    });
+
+    it('starts a batch in order: a result per id, null for an unknown one, and one probe per half-open endpoint', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const ids: string[] = [];
+      for (let i = 0; i < BREAKER.minAttempts + 2; i++) ids.push((await ctx.store.messagePublish(publish())).deliveries[0]!.id);
+      for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, ids[i]!, ep.id, 'outage', at(i * SECOND_MS));
+      const opensAt = (BREAKER.minAttempts - 1) * SECOND_MS + BREAKER.openMs;
+      const [first, unknown, second] = await ctx.store.deliveryStartMany({ deliveryIds: [ids.at(-2)!, '999999', ids.at(-1)!], breaker: BREAKER, now: at(opensAt) });
+      expect(first!.delivery.id).toBe(ids.at(-2));
+      expect(first!.admission.kind).toBe('probe');
+      expect(unknown).toBeNull();
+      expect(second!.delivery.id).toBe(ids.at(-1));
+      expect(second!.admission).toEqual({ kind: 'wait', waitMs: BREAKER.probeRecheckMs, reason: 'probing' });
+      expect(await ctx.store.deliveryStartMany({ deliveryIds: [], breaker: BREAKER, now: at(opensAt) })).toEqual([]);
     });
 
     it('lists a delivery whose job died as failed, counts the backlog, and recovers failed and skipped deliveries since a time', async () => {
@@ -316,7 +378,7 @@ export function outgoingConformance(harness: StoreHarness): void {
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) ids.push((await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === limited.id)!.id);
       const elsewhere = await ctx.opened.openAnother();
-      const admission = async (store: StoreExecutor, id: string, ms: number) => (await store.deliveryStart({ deliveryId: id, breaker: BREAKER, now: at(ms) }))!.admission;
+      const admission = async (store: StoreExecutor, id: string, ms: number) => (await startOne(store, id, at(ms)))!.admission;
       expect(await admission(ctx.store, ids[0]!, 0)).toEqual({ kind: 'send' });
       expect(await admission(elsewhere, ids[1]!, 100)).toEqual({ kind: 'send' });
       expect(await admission(ctx.store, ids[2]!, 200)).toEqual({ kind: 'wait', waitMs: 800, reason: 'rate_limit' });

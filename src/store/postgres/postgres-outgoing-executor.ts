@@ -5,16 +5,16 @@
 // statements are in sql/endpoint.sql and sql/message.sql. Each call reads the store's now
 // once (claimClock), so the breaker's rules see one instant of the server's clock.
 
-import { recordOutcome } from '../../core/circuit-breaker.js';
 import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
-import type { BreakerRow } from '../../core/circuit-breaker.js';
+import { endpointsWithAttempts, healthAfterAttempts } from '../delivery-health.js';
+import type { HealthAfterAttempts } from '../delivery-health.js';
 import { MessageKeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { endpointReceives } from '../../core/outgoing-types.js';
 import type { Delivery, Endpoint, EndpointHealth, Message } from '../../core/outgoing-types.js';
 import {
   breakerFromRow,
-  countersAfter,
+  countersFromRow,
   deliverPayloadJson,
   deliveryFromRow,
   endpointFromRow,
@@ -22,17 +22,15 @@ import {
   healthFromRow,
   messageFromRow,
   secretsInForce,
-  streakReason,
 } from '../outgoing-rows.js';
-import type { HealthCounters } from '../outgoing-rows.js';
 import { clampLimit, timeOf } from '../rows.js';
 import type {
   DeliveryListParams,
-  DeliveryRecordParams,
+  DeliveryRecordManyParams,
   DeliveryRecordResult,
   DeliveryRecoverParams,
   DeliveryStart,
-  DeliveryStartParams,
+  DeliveryStartManyParams,
   EndpointAddParams,
   EndpointGetParams,
   EndpointHealthParams,
@@ -191,30 +189,44 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     return rows.map(deliveryFromRow);
   }
 
-  async deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
-    if (!isJobId(params.deliveryId)) return null;
+  async deliveryStartMany(params: DeliveryStartManyParams): Promise<Array<DeliveryStart | null>> {
+    const ids = params.deliveryIds.filter(isJobId);
     // Most deliveries find their endpoint's breaker closed and no rate to count: one read
-    // answers them, with no transaction and no lock on the health row, which every delivery
-    // to the endpoint would otherwise queue on. Otherwise the same again, locked.
-    const [row] = await this.runner.run(this.stmt('deliveryStart.read'), [params.deliveryId, params.now ?? null]);
-    if (!row) return null;
-    const delivery = deliveryFromRow(row);
-    const message = messageFromRow(prefixed(row, 'm_'), true);
-    if (row.e_id === null || row.h_endpoint_id === null) return { delivery, message, endpoint: null, secrets: [], admission: { kind: 'send' } };
-    const endpointRow = prefixed(row, 'e_');
-    const endpoint = endpointFromRow(endpointRow);
-    if (endpoint.rateLimit === null && row.h_breaker_state === 'closed') {
-      const nowMs = (row.start_now as Date).getTime();
-      const admission = admitAtEndpoint(breakerFromRow(prefixed(row, 'h_')), null, [], nowMs, params.breaker);
-      return { delivery, message, endpoint, secrets: secretsInForce(endpointRow, nowMs), admission };
+    // answers the batch, with no transaction and no lock on the health rows, which every
+    // delivery to an endpoint would otherwise queue on. The rest, each again, locked.
+    const rows = ids.length === 0 ? [] : await this.runner.run(this.stmt('deliveryStart.read'), [ids, params.now ?? null]);
+    const byId = new Map(rows.map((row) => [String(row.id), row]));
+    const results: Array<DeliveryStart | null> = [];
+    for (const id of params.deliveryIds) {
+      const row = isJobId(id) ? byId.get(String(id)) : undefined;
+      if (!row) {
+        results.push(null);
+        continue;
+      }
+      const delivery = deliveryFromRow(row);
+      const message = messageFromRow(prefixed(row, 'm_'), true);
+      if (row.e_id === null || row.h_endpoint_id === null) {
+        results.push({ delivery, message, endpoint: null, secrets: [], admission: { kind: 'send' } });
+        continue;
+      }
+      const endpointRow = prefixed(row, 'e_');
+      const endpoint = endpointFromRow(endpointRow);
+      if (endpoint.rateLimit === null && row.h_breaker_state === 'closed') {
+        const nowMs = (row.start_now as Date).getTime();
+        const admission = admitAtEndpoint(breakerFromRow(prefixed(row, 'h_')), null, [], nowMs, params.breaker);
+        results.push({ delivery, message, endpoint, secrets: secretsInForce(endpointRow, nowMs), admission });
+        continue;
+      }
+      // In order, so of two deliveries to one half-open endpoint the first takes the probe.
+      results.push(await this.runner.atomic((runner) => this.deliveryStartLocked(runner, id, params)));
     }
-    return this.runner.atomic((runner) => this.deliveryStartLocked(runner, params));
+    return results;
   }
 
-  /** deliveryStart with the endpoint's health row locked: a probe to record, or a rate to count. */
-  private async deliveryStartLocked(runner: QueryRunner, params: DeliveryStartParams): Promise<DeliveryStart | null> {
+  /** One delivery's start with its endpoint's health row locked: a probe to record, or a rate to count. */
+  private async deliveryStartLocked(runner: QueryRunner, deliveryId: string, params: DeliveryStartManyParams): Promise<DeliveryStart | null> {
     const now = await this.clock(runner, params.now);
-    const [deliveryRow] = await runner.run(this.stmt('deliveryGet'), [params.deliveryId]);
+    const [deliveryRow] = await runner.run(this.stmt('deliveryGet'), [deliveryId]);
     if (!deliveryRow) return null;
     const [messageRow] = await runner.run(this.stmt('messageGet'), [deliveryRow.message_id]);
     const message = messageFromRow(messageRow!, true);
@@ -231,26 +243,34 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       starts = (await runner.run(this.stmt('endpointRate.starts'), [ENDPOINT_RATE_TYPE, endpoint.id])).map((row) => timeOf(row.started_at).getTime());
     }
     const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now.getTime(), params.breaker);
-    if (admission.kind === 'probe') await this.writeHealth(runner, deliveryRow.endpoint_id, admission.row, healthRow, null);
+    if (admission.kind === 'probe') {
+      await this.writeHealth(runner, [{ endpointId: String(deliveryRow.endpoint_id), breaker: admission.row, counters: countersFromRow(healthRow) }]);
+    }
     if (endpoint.rateLimit && admission.kind !== 'wait') await runner.run(this.stmt('endpointRate.start'), [ENDPOINT_RATE_TYPE, endpoint.id, now]);
     return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets: secretsInForce(endpointRow, now.getTime()), admission };
   }
 
-  async deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {
+  async deliveryRecordMany(params: DeliveryRecordManyParams): Promise<DeliveryRecordResult[]> {
+    const results: DeliveryRecordResult[] = params.records.map(() => ({ disabledReason: null }));
+    if (params.records.length === 0) return results;
     return this.runner.atomic(async (runner) => {
-      const [healthRow] = await runner.run(this.stmt('deliveryRecord'), [params.deliveryId, params.status, params.now ?? null, params.endpointId]);
-      if (params.attempt === null || !healthRow) return { disabledReason: null };
-      const now: Date = healthRow.record_now;
-      const nowMs = now.getTime();
-      const isSuccess = params.attempt === 'success';
-      const counters = countersAfter(healthRow, isSuccess, nowMs);
-      const breaker = params.attempt === 'failure' ? breakerFromRow(healthRow) : recordOutcome(breakerFromRow(healthRow), !isSuccess, nowMs, params.breaker);
-      await this.writeHealth(runner, params.endpointId, breaker, healthRow, counters);
-      const streakMs = counters.failingSince === null ? 0 : nowMs - counters.failingSince;
-      const reason = params.disableReason ?? (streakMs >= params.disableAfterMs ? streakReason(counters.failingSince!) : null);
-      if (reason === null) return { disabledReason: null };
-      const disabled = await runner.run(this.stmt('endpointDisableIfEnabled'), [params.endpointId, reason, now]);
-      return { disabledReason: disabled.length > 0 ? reason : null };
+      const endpointIds = endpointsWithAttempts(params.records);
+      const healthRows = await runner.run(this.stmt('deliveryRecord'), [
+        params.records.map((record) => record.deliveryId),
+        params.records.map((record) => record.status),
+        params.now ?? null,
+        endpointIds,
+      ]);
+      if (healthRows.length === 0) return results;
+      const now: Date = healthRows[0]!.record_now;
+      const after = healthRows.map((row) => healthAfterAttempts(row, String(row.endpoint_id), params, now.getTime()));
+      await this.writeHealth(runner, after);
+      for (const { endpointId, disable } of after) {
+        if (disable === null) continue;
+        const disabled = await runner.run(this.stmt('endpointDisableIfEnabled'), [endpointId, disable.reason, now]);
+        if (disabled.length > 0) results[disable.recordIndex] = { disabledReason: disable.reason };
+      }
+      return results;
     });
   }
 
@@ -292,24 +312,26 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     await runner.run(this.stmt('deliverySetJob'), [deliveries.map((delivery) => delivery.deliveryId), jobs.map((inserted) => inserted.job.id), now]);
   }
 
-  private async writeHealth(runner: QueryRunner, endpointId: unknown, breaker: BreakerRow, healthRow: Row, counters: HealthCounters | null): Promise<void> {
+  /** Endpoints' health rows after attempts (or a probe taken), in one statement. */
+  private async writeHealth(runner: QueryRunner, rows: ReadonlyArray<Pick<HealthAfterAttempts, 'endpointId' | 'breaker' | 'counters'>>): Promise<void> {
     const at = (ms: number | null) => (ms === null ? null : new Date(ms));
     await runner.run(this.stmt('endpointHealth.write'), [
-      endpointId,
-      breaker.state,
-      at(breaker.openedAt),
-      breaker.openMs,
-      at(breaker.probeUntil),
-      at(breaker.windowStartedAt),
-      breaker.windowSuccesses,
-      breaker.windowFailures,
-      counters?.successes ?? healthRow.successes,
-      counters?.failures ?? healthRow.failures,
-      counters ? at(counters.lastSuccessAt) : healthRow.last_success_at,
-      counters ? at(counters.lastFailureAt) : healthRow.last_failure_at,
-      counters ? at(counters.failingSince) : healthRow.failing_since,
+      rows.map((row) => row.endpointId),
+      rows.map((row) => row.breaker.state),
+      rows.map((row) => at(row.breaker.openedAt)),
+      rows.map((row) => row.breaker.openMs),
+      rows.map((row) => at(row.breaker.probeUntil)),
+      rows.map((row) => at(row.breaker.windowStartedAt)),
+      rows.map((row) => row.breaker.windowSuccesses),
+      rows.map((row) => row.breaker.windowFailures),
+      rows.map((row) => row.counters.successes),
+      rows.map((row) => row.counters.failures),
+      rows.map((row) => at(row.counters.lastSuccessAt)),
+      rows.map((row) => at(row.counters.lastFailureAt)),
+      rows.map((row) => at(row.counters.failingSince)),
     ]);
   }
+
 }
 
 function jsonOrNull(value: unknown): string | null {

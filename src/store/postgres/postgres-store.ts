@@ -35,7 +35,7 @@ import type {
   StoreExecutor,
 } from '../store.js';
 import type { ClaimedJob } from '../../core/types.js';
-import type { DeliveryRecordParams, DeliveryRecordResult, DeliveryStart, DeliveryStartParams, MessagePublishParams, MessagePublishResult } from '../outgoing-store.js';
+import type { DeliveryRecordManyParams, DeliveryRecordResult, DeliveryStart, DeliveryStartManyParams, MessagePublishParams, MessagePublishResult } from '../outgoing-store.js';
 import { interpretPgError } from './interpret-error.js';
 import { PgListener } from './listener.js';
 import { PostgresExecutor } from './postgres-executor.js';
@@ -214,12 +214,12 @@ export class PostgresStore extends PostgresExecutor implements Store {
    * a WAL flush. A crash can lose the last of them; the job's own outcome, written after
    * its record, is lost with it, so the delivery runs again rather than stays pending.
    */
-  override deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
-    return this.bookkeeping.deliveryStart(params);
+  override deliveryStartMany(params: DeliveryStartManyParams): Promise<Array<DeliveryStart | null>> {
+    return this.bookkeeping.deliveryStartMany(params);
   }
 
-  override deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {
-    return this.bookkeeping.deliveryRecord(params);
+  override deliveryRecordMany(params: DeliveryRecordManyParams): Promise<DeliveryRecordResult[]> {
+    return this.bookkeeping.deliveryRecordMany(params);
   }
 
   override async jobInsertMany(params: JobInsertManyParams): Promise<JobInsertResult[]> {

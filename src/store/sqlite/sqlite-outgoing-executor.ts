@@ -3,15 +3,16 @@
 // own transaction (transactionSync), have them. Semantics mirror
 // postgres/postgres-outgoing-executor.ts; statements are in sql/endpoint.sql and sql/message.sql.
 
-import { recordOutcome } from '../../core/circuit-breaker.js';
+import type { BreakerRow } from '../../core/circuit-breaker.js';
 import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
+import { endpointsWithAttempts, healthAfterAttempts } from '../delivery-health.js';
 import { MessageKeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { endpointReceives } from '../../core/outgoing-types.js';
 import type { Delivery, Endpoint, EndpointHealth, Message } from '../../core/outgoing-types.js';
 import {
   breakerFromRow,
-  countersAfter,
+  countersFromRow,
   deliverPayloadJson,
   deliveryFromRow,
   endpointFromRow,
@@ -19,17 +20,17 @@ import {
   healthFromRow,
   messageFromRow,
   secretsInForce,
-  streakReason,
 } from '../outgoing-rows.js';
+import type { HealthCounters } from '../outgoing-rows.js';
 import { clampLimit } from '../rows.js';
 import type { Row } from '../rows.js';
 import type {
   DeliveryListParams,
-  DeliveryRecordParams,
+  DeliveryRecordManyParams,
   DeliveryRecordResult,
   DeliveryRecoverParams,
   DeliveryStart,
-  DeliveryStartParams,
+  DeliveryStartManyParams,
   EndpointAddParams,
   EndpointGetParams,
   EndpointHealthParams,
@@ -49,7 +50,7 @@ import { nowMs } from './write-engine.js';
 import type { SqliteWriteEngine } from './write-engine.js';
 
 const DECIMAL_ID = /^[0-9]{1,19}$/;
-/** deliveryStart's read found it must write (a breaker not closed, a rate to count). */
+/** deliveryStartMany's read found it must write (a breaker not closed, a rate to count). */
 const NEEDS_WRITE = Symbol('needs a write');
 
 export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
@@ -213,19 +214,24 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     });
   }
 
-  async deliveryStart(params: DeliveryStartParams): Promise<DeliveryStart | null> {
-    if (!DECIMAL_ID.test(String(params.deliveryId))) return null;
-    // Most deliveries find their endpoint's breaker closed and no rate to count: a read
-    // transaction answers them without a commit. Otherwise the same again, as a write.
-    const read = await this.engine.read(() => this.deliveryStartSync(params, false));
-    if (read !== NEEDS_WRITE) return read;
-    return this.engine.write('bookkeeping', () => this.deliveryStartSync(params, true) as DeliveryStart | null);
+  async deliveryStartMany(params: DeliveryStartManyParams): Promise<Array<DeliveryStart | null>> {
+    // Most deliveries find their endpoint's breaker closed and no rate to count: one read
+    // transaction answers the batch without a commit. Those that must write (a probe to
+    // take, a rate to count) are read again, in order, in one write transaction.
+    const results = await this.engine.read(() => params.deliveryIds.map((id) => this.deliveryStartSync(id, params, false)));
+    const toWrite = results.flatMap((result, index) => (result === NEEDS_WRITE ? [index] : []));
+    if (toWrite.length > 0) {
+      const written = await this.engine.write('bookkeeping', () => toWrite.map((index) => this.deliveryStartSync(params.deliveryIds[index]!, params, true)));
+      toWrite.forEach((index, k) => (results[index] = written[k]!));
+    }
+    return results as Array<DeliveryStart | null>;
   }
 
-  /** deliveryStart's reads and writes; without `canWrite`, NEEDS_WRITE where it would have to write. */
-  private deliveryStartSync(params: DeliveryStartParams, canWrite: boolean): DeliveryStart | null | typeof NEEDS_WRITE {
+  /** One delivery's start; without `canWrite`, NEEDS_WRITE where it would have to write. */
+  private deliveryStartSync(deliveryId: string, params: DeliveryStartManyParams, canWrite: boolean): DeliveryStart | null | typeof NEEDS_WRITE {
+    if (!DECIMAL_ID.test(String(deliveryId))) return null;
     const now = nowMs(params.now);
-    const deliveryRow = this.engine.stmt('deliveryGet').get({ id: params.deliveryId }) as Row | undefined;
+    const deliveryRow = this.engine.stmt('deliveryGet').get({ id: deliveryId }) as Row | undefined;
     if (!deliveryRow) return null;
     const message = messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true);
     const endpointRow = this.engine.stmt('endpointSigning').get({ id: deliveryRow.endpoint_id }) as Row | undefined;
@@ -242,30 +248,27 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
       starts = (this.engine.stmt('endpointRate.starts').all(rateKey) as Row[]).map((row) => Number(row.started_at));
     }
     const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now, params.breaker);
-    if (admission.kind === 'probe') this.writeHealth(deliveryRow.endpoint_id, admission.row, healthRow, null);
+    if (admission.kind === 'probe') this.writeHealth(deliveryRow.endpoint_id, admission.row, countersFromRow(healthRow));
     if (endpoint.rateLimit && admission.kind !== 'wait') this.engine.stmt('endpointRate.start').run({ ...rateKey, now });
     return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets: secretsInForce(endpointRow, now), admission };
   }
 
-  async deliveryRecord(params: DeliveryRecordParams): Promise<DeliveryRecordResult> {
-    // One per response, each from its own I/O callback: the records of a turn share a commit.
-    return this.engine.bookkeepingWrite(() => {
+  async deliveryRecordMany(params: DeliveryRecordManyParams): Promise<DeliveryRecordResult[]> {
+    return this.engine.write('bookkeeping', () => {
       const now = nowMs(params.now);
-      this.engine.stmt('deliveryRecord').run({ id: params.deliveryId, status: params.status, now });
-      let disabledReason: string | null = null;
-      const healthRow = this.engine.stmt('endpointHealth.row').get({ id: params.endpointId }) as Row | undefined;
-      if (params.attempt !== null && healthRow) {
-        const isSuccess = params.attempt === 'success';
-        const counters = countersAfter(healthRow, isSuccess, now);
-        const breaker = params.attempt === 'failure' ? breakerFromRow(healthRow) : recordOutcome(breakerFromRow(healthRow), !isSuccess, now, params.breaker);
-        this.writeHealth(params.endpointId, breaker, healthRow, counters);
-        const streakMs = counters.failingSince === null ? 0 : now - counters.failingSince;
-        const reason = params.disableReason ?? (streakMs >= params.disableAfterMs ? streakReason(counters.failingSince!) : null);
-        if (reason !== null && this.engine.stmt('endpointDisableIfEnabled').get({ id: params.endpointId, reason, now }) !== undefined) {
-          disabledReason = reason;
+      for (const record of params.records) this.engine.stmt('deliveryRecord').run({ id: record.deliveryId, status: record.status, now });
+      const results: DeliveryRecordResult[] = params.records.map(() => ({ disabledReason: null }));
+      for (const endpointId of endpointsWithAttempts(params.records)) {
+        const healthRow = this.engine.stmt('endpointHealth.row').get({ id: endpointId }) as Row | undefined;
+        if (!healthRow) continue; // the endpoint was removed
+        const after = healthAfterAttempts(healthRow, endpointId, params, now);
+        this.writeHealth(endpointId, after.breaker, after.counters);
+        const { disable } = after;
+        if (disable && this.engine.stmt('endpointDisableIfEnabled').get({ id: endpointId, reason: disable.reason, now }) !== undefined) {
+          results[disable.recordIndex] = { disabledReason: disable.reason };
         }
       }
-      return { disabledReason };
+      return results;
     });
   }
 
@@ -297,7 +300,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     deliveries.forEach(({ deliveryId }, index) => this.engine.stmt('deliverySetJob').run({ id: deliveryId, jobId: jobs[index]!.job.id, now }));
   }
 
-  private writeHealth(endpointId: unknown, breaker: ReturnType<typeof breakerFromRow>, healthRow: Row, counters: ReturnType<typeof countersAfter> | null): void {
+  private writeHealth(endpointId: unknown, breaker: BreakerRow, counters: HealthCounters): void {
     this.engine.stmt('endpointHealth.write').run({
       id: endpointId,
       state: breaker.state,
@@ -307,11 +310,11 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
       windowStartedAt: breaker.windowStartedAt,
       windowSuccesses: breaker.windowSuccesses,
       windowFailures: breaker.windowFailures,
-      successes: counters?.successes ?? healthRow.successes,
-      failures: counters?.failures ?? healthRow.failures,
-      lastSuccessAt: counters ? counters.lastSuccessAt : healthRow.last_success_at,
-      lastFailureAt: counters ? counters.lastFailureAt : healthRow.last_failure_at,
-      failingSince: counters ? counters.failingSince : healthRow.failing_since,
+      successes: counters.successes,
+      failures: counters.failures,
+      lastSuccessAt: counters.lastSuccessAt,
+      lastFailureAt: counters.lastFailureAt,
+      failingSince: counters.failingSince,
     });
   }
 }

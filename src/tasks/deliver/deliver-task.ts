@@ -1,9 +1,10 @@
 // The built-in `deliver` task (SPEC §6a): one attempt to deliver one message to one
-// endpoint. The store says, in one transaction, what to send, where, with which secrets,
-// and whether the endpoint's breaker lets it go (deliveryStart); the request is signed per
-// Standard Webhooks (webhook-id = the message id, stable across retries and endpoints;
-// timestamp and signatures fresh per attempt), sent through the SSRF guard with bounded
-// time and reading, classified, and recorded with the endpoint's health (deliveryRecord).
+// endpoint. The store says what to send, where, with which secrets, and whether the
+// endpoint's breaker lets it go (deliveryStartMany); the request is signed per Standard
+// Webhooks (webhook-id = the message id, stable across retries and endpoints; timestamp
+// and signatures fresh per attempt), sent through the SSRF guard with bounded time and
+// reading, classified, and recorded with the endpoint's health (deliveryRecordMany). The
+// starts of one turn's deliveries share one store call, and so do their records.
 // While the breaker is open the job waits uncharged (Snooze) instead of failing.
 
 import type { WaitReason } from '../../core/circuit-breaker.js';
@@ -14,11 +15,12 @@ import type { DeliveryStatus } from '../../core/outgoing-types.js';
 import type { Logger } from '../../log.js';
 import type { StoreExecutor } from '../../store/store.js';
 import { traceHttpCall } from '../../tracing.js';
-import type { DeliveryRecordParams, DeliveryStart } from '../../store/outgoing-store.js';
+import type { DeliveryRecord, DeliveryRecordResult, DeliveryStart } from '../../store/outgoing-store.js';
 import { classifyResponse } from '../classify-response.js';
 import { excerptOf } from '../response-excerpt.js';
 import type { DeliverSettings } from './deliver-settings.js';
 import type { DeliveryAgents, SendOutcome } from './send-delivery.js';
+import { turnBatch } from './turn-batch.js';
 
 /** Loads at first use, once; a load that failed is tried again by the next caller, not kept. */
 function atFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
@@ -81,6 +83,11 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
   const { store, settings, log } = deps;
   let agents: DeliveryAgents | undefined;
   const now = () => settings.clock?.();
+  // The starts and the records of one turn's deliveries, each as one store call.
+  const startDelivery = turnBatch((deliveryIds: string[]) => store.deliveryStartMany({ deliveryIds, breaker: settings.breaker, now: now() }));
+  const recordDelivery = turnBatch((records: DeliveryRecord[]) =>
+    store.deliveryRecordMany({ records, disableAfterMs: settings.disableAfterMs, breaker: settings.breaker, now: now() }),
+  );
   return {
     maxAttempts: settings.maxAttempts,
     retryScheduleMs: settings.retryScheduleMs,
@@ -93,10 +100,9 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
       perKey: { concurrency: settings.concurrency, ...(settings.rate ? { rate: settings.rate } : {}) },
     },
     async run(payload, ctx) {
-      const start = await store.deliveryStart({ deliveryId: payload.deliveryId, breaker: settings.breaker, now: now() });
+      const start = await startDelivery(payload.deliveryId);
       if (!start) return { skipped: 'the delivery no longer exists' };
-      const record = (fields: Pick<DeliveryRecordParams, 'status' | 'attempt' | 'disableReason'>) =>
-        recordAttempt(deps, start, fields, ctx.job.id);
+      const record = (fields: AttemptFields) => recordAttempt(deps, recordDelivery, start, fields, ctx.job.id);
       if (!start.endpoint || !start.endpoint.enabled) {
         await record({ status: 'skipped', attempt: null });
         return { skipped: start.endpoint ? `endpoint disabled: ${start.endpoint.disabledReason ?? 'by hand'}` : 'endpoint removed' };
@@ -178,21 +184,18 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
   };
 }
 
-/** The delivery's outcome and the endpoint's health, in one store transaction; a disable is logged and counted. */
+/** What an attempt says of its delivery and endpoint (the rest of a DeliveryRecord is known). */
+type AttemptFields = Pick<DeliveryRecord, 'status' | 'attempt' | 'disableReason'>;
+
+/** The delivery's outcome and the endpoint's health, with this turn's other records; a disable is logged and counted. */
 async function recordAttempt(
   deps: DeliverTaskDeps,
+  recordDelivery: (record: DeliveryRecord) => Promise<DeliveryRecordResult>,
   start: DeliveryStart,
-  fields: Pick<DeliveryRecordParams, 'status' | 'attempt' | 'disableReason'>,
+  fields: AttemptFields,
   jobId: string,
 ): Promise<void> {
-  const { disabledReason } = await deps.store.deliveryRecord({
-    deliveryId: start.delivery.id,
-    endpointId: start.delivery.endpointId,
-    ...fields,
-    disableAfterMs: deps.settings.disableAfterMs,
-    breaker: deps.settings.breaker,
-    now: deps.settings.clock?.(),
-  });
+  const { disabledReason } = await recordDelivery({ deliveryId: start.delivery.id, endpointId: start.delivery.endpointId, ...fields });
   if (disabledReason === null) return;
   deps.log.warn({ endpointId: start.delivery.endpointId, tenant: start.message.tenant, jobId, reason: disabledReason }, 'endpoint disabled');
   deps.onEndpointDisabled?.(start.delivery.endpointId, fields.disableReason ? 'gone' : 'failing');

@@ -55,7 +55,7 @@ RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, r
 -- name: endpointDisableIfEnabled
 -- Disables an enabled endpoint (a 410, a failure streak); returns it only when this call did.
 -- The application is told at once (the endpointDisabled event, a log line), so the commit
--- waits for the WAL flush (`durable`, as jobClaim's) though deliveryRecord runs on the
+-- waits for the WAL flush (`durable`, as jobClaim's) though deliveryRecordMany runs on the
 -- asynchronous bookkeeping pool: a crash must not undo a disable already announced.
 -- params: $1 id, $2 reason, $3 now
 WITH durable AS (SELECT set_config('synchronous_commit', 'on', true) AS durable)
@@ -107,16 +107,22 @@ FROM mailroom_endpoint_health h WHERE h.endpoint_id = $1;
 SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = $1 FOR UPDATE;
 
 -- name: endpointHealth.write
--- The breaker and counters after an attempt (computed by core/circuit-breaker.ts).
--- params: $1 id, $2 state, $3 opened_at, $4 open_ms, $5 probe_until, $6 window_started_at,
+-- Endpoints' breakers and counters after attempts (computed by store/delivery-health.ts),
+-- one row per endpoint, in one statement.
+-- params: $1 ids, $2 states, $3 opened_at, $4 open_ms, $5 probe_until, $6 window_started_at,
 --   $7 window_successes, $8 window_failures, $9 successes, $10 failures, $11 last_success_at,
---   $12 last_failure_at, $13 failing_since
-UPDATE mailroom_endpoint_health
-SET breaker_state = $2, opened_at = $3, open_ms = $4, probe_until = $5,
-    window_started_at = $6, window_successes = $7, window_failures = $8,
-    successes = $9, failures = $10, last_success_at = $11,
-    last_failure_at = $12, failing_since = $13
-WHERE endpoint_id = $1;
+--   $12 last_failure_at, $13 failing_since (each an array, one element per endpoint)
+UPDATE mailroom_endpoint_health h
+SET breaker_state = w.state, opened_at = w.opened_at, open_ms = w.open_ms, probe_until = w.probe_until,
+    window_started_at = w.window_started_at, window_successes = w.window_successes,
+    window_failures = w.window_failures, successes = w.successes, failures = w.failures,
+    last_success_at = w.last_success_at, last_failure_at = w.last_failure_at, failing_since = w.failing_since
+FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::timestamptz[], $6::timestamptz[],
+            $7::integer[], $8::integer[], $9::bigint[], $10::bigint[], $11::timestamptz[], $12::timestamptz[],
+            $13::timestamptz[])
+  AS w(endpoint_id, state, opened_at, open_ms, probe_until, window_started_at, window_successes, window_failures,
+       successes, failures, last_success_at, last_failure_at, failing_since)
+WHERE h.endpoint_id = w.endpoint_id;
 
 -- name: endpointStats.counts
 -- Endpoints by enabled and breaker state (metrics; bounded label sets).
@@ -157,12 +163,12 @@ INSERT INTO mailroom_limit_start (type, limit_key, started_at)
 SELECT $1, $2, $3 FROM (SELECT set_config('synchronous_commit', 'on', true)) AS durable;
 
 -- name: deliveryStart.read
--- deliveryStart's first look, in one round trip: the delivery (as deliveryGet), its message
+-- deliveryStartMany's first look, one round trip for a batch: each delivery (as deliveryGet), its message
 -- (m_), its endpoint with its secrets (e_, as endpointSigning) and the endpoint's breaker,
 -- unlocked (h_), at the store's now. Most deliveries find the breaker closed and no rate
--- to count and are answered from this row; the rest read again, locked, in deliveryStart's
--- transaction. As five statements it was five of a delivery's thirteen round trips.
--- params: $1 delivery id, $2 now (null: the server's)
+-- to count and are answered from this row; the rest read again, locked, in a transaction.
+-- As five statements a delivery it was five of a delivery's thirteen round trips.
+-- params: $1 delivery ids, $2 now (null: the server's)
 SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS start_now,
        d.*,
        m.id AS m_id, m.tenant AS m_tenant, m.type AS m_type, m.payload AS m_payload, m.key AS m_key,
@@ -179,4 +185,4 @@ FROM mailroom_delivery_state d
 JOIN mailroom_message m ON m.id = d.message_id
 LEFT JOIN mailroom_endpoint e ON e.id = d.endpoint_id
 LEFT JOIN mailroom_endpoint_health h ON h.endpoint_id = d.endpoint_id
-WHERE d.id = $1;
+WHERE d.id = ANY($1::bigint[]);

@@ -48,19 +48,27 @@ FROM unnest($1::bigint[], $2::bigint[]) AS u(id, job_id)
 WHERE d.id = u.id;
 
 -- name: deliveryRecord
--- The delivery's status after an attempt, and its endpoint's health row locked for the
--- breaker and counters that follow (endpointHealth.write), at the store's now: one round
--- trip where a clock, an update and a locked read were three. No row when the endpoint
--- (or its health row) is gone; the delivery's status is written either way. The WHERE
--- reads `recorded`, so the delivery's row is written (and locked) before the health row
--- is locked, in the order the separate statements took them: an unreferenced CTE runs
--- after the main query, which held the health row while it waited on the delivery's.
--- params: $1 delivery id, $2 status, $3 now (null: the server's), $4 endpoint id
+-- A batch's deliveries' statuses after their attempts, and the health rows of the
+-- endpoints they count for, locked, for the breaker and counters that follow
+-- (endpointHealth.write), at the store's now: one round trip for the batch. The health
+-- rows are locked in endpoint id order (the sort runs below the row locks), so two
+-- batches that share endpoints never wait on each other in a circle. No row for an
+-- endpoint that is gone; the statuses are written either way. The WHERE reads
+-- `recorded`, so the deliveries' rows are written (and locked) before the health rows are
+-- locked, in the order the separate statements took them: an unreferenced CTE runs after
+-- the main query, which held the health rows while it waited on the deliveries'.
+-- params: $1 delivery ids, $2 statuses, $3 now (null: the server's), $4 endpoint ids
 WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
-recorded AS (UPDATE mailroom_delivery d SET status = $2, updated_at = clock.now FROM clock WHERE d.id = $1 RETURNING 1)
+recorded AS (
+  UPDATE mailroom_delivery d SET status = r.status, updated_at = clock.now
+  FROM clock, unnest($1::bigint[], $2::text[]) AS r(id, status)
+  WHERE d.id = r.id
+  RETURNING 1
+)
 SELECT h.*, clock.now AS record_now
 FROM clock, mailroom_endpoint_health h
-WHERE h.endpoint_id = $4 AND (SELECT count(*) FROM recorded) >= 0
+WHERE h.endpoint_id = ANY($4::bigint[]) AND (SELECT count(*) FROM recorded) >= 0
+ORDER BY h.endpoint_id
 FOR UPDATE OF h;
 
 -- name: deliveryGet

@@ -123,5 +123,5 @@ SELECT started_at FROM mailroom_limit_start WHERE type = @type AND limit_key = @
 INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES (@type, @id, @now);
 
 -- name: endpointHealth.peek
--- The health row, read without a write: deliveryStart's first look (most find the breaker closed).
+-- The health row, read without a write: deliveryStartMany's first look (most find the breaker closed).
 SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = @id;
