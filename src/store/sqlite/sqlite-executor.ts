@@ -339,7 +339,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
   async jobFinishMany(params: JobFinishManyParams): Promise<string[]> {
     if (params.finishes.length === 0) return [];
-    return this.engine.bookkeepingWriteJoining(() => this.finishManySync(params));
+    return this.engine.write('bookkeeping', () => this.finishManySync(params));
   }
 
   /** jobFinishMany's body, inside a write transaction already open (the engine's, or ctx.complete's). */

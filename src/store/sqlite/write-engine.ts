@@ -42,7 +42,8 @@ export class SqliteWriteEngine<M> {
   private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
   private currentSynchronous: SynchronousLevel | null = null;
   /** Writes waiting for their class's next group commit. */
-  private readonly pending: Record<WriteClass, Array<PendingWrite<M>>> = { ack: [], bookkeeping: [] };
+  /** Acknowledgements waiting for their group commit (ackWrite). */
+  private readonly pendingAcks: Array<PendingWrite<M>> = [];
   private isClosed = false;
   /** Checkpoints between callers; null on a handle the application shares. */
   private readonly checkpointer: WalCheckpointer | null;
@@ -141,51 +142,32 @@ export class SqliteWriteEngine<M> {
    *   mergedWrite); `fn` must then do exactly what mergedWrite does for it alone.
    */
   ackWrite<T>(fn: () => T, merge?: M): Promise<T> {
-    return this.groupWrite('ack', fn, merge, this.ackSynchronous === 'FULL' ? 'turn' : 'microtasks');
+    return this.groupWrite(fn, merge, this.ackSynchronous === 'FULL' ? 'turn' : 'microtasks');
   }
 
-  /**
-   * Bookkeeping asked for in the same turn of the event loop, as one transaction: each
-   * write in its own savepoint, answered after the shared commit. For small writes that
-   * many concurrent callers make, each in its own I/O callback (a delivery's record, one
-   * per response): BEGIN and COMMIT, and the pages they share, cost more than the writes.
-   */
-  bookkeepingWrite<T>(fn: () => T): Promise<T> {
-    return this.groupWrite('bookkeeping', fn, undefined, 'turn');
-  }
-
-  /**
-   * Bookkeeping that rides along with this turn's group of bookkeeping writes when there is
-   * one (a worker's outcomes beside its deliveries' records), and is written at once when
-   * there is not, so a plain worker's outcomes wait for nothing.
-   */
-  bookkeepingWriteJoining<T>(fn: () => T): Promise<T> {
-    return this.pending.bookkeeping.length > 0 ? this.bookkeepingWrite(fn) : this.write('bookkeeping', fn);
-  }
-
-  private groupWrite<T>(writeClass: WriteClass, fn: () => T, merge: M | undefined, closes: 'turn' | 'microtasks'): Promise<T> {
-    if (this.db.inTransaction) return this.write(writeClass, fn);
-    const pending = this.pending[writeClass];
+  private groupWrite<T>(fn: () => T, merge: M | undefined, closes: 'turn' | 'microtasks'): Promise<T> {
+    if (this.db.inTransaction) return this.write('ack', fn);
+    const pending = this.pendingAcks;
     return new Promise<T>((resolve, reject) => {
       pending.push({ run: fn, resolve: resolve as (value: unknown) => void, reject, merge });
       if (pending.length !== 1) return;
-      if (closes === 'turn') setImmediate(() => void this.flushGroup(writeClass));
-      else queueMicrotask(() => void this.flushGroup(writeClass));
+      if (closes === 'turn') setImmediate(() => void this.flushGroup());
+      else queueMicrotask(() => void this.flushGroup());
     });
   }
 
-  private async flushGroup(writeClass: WriteClass): Promise<void> {
-    const batch = this.pending[writeClass].splice(0);
+  private async flushGroup(): Promise<void> {
+    const batch = this.pendingAcks.splice(0);
     if (batch.length === 0) return;
     if (batch.length === 1) {
       // Alone in its transaction: no savepoint needed to keep its failure its own.
       const [item] = batch;
-      await this.write(writeClass, item!.run).then(item!.resolve, item!.reject);
+      await this.write('ack', item!.run).then(item!.resolve, item!.reject);
       return;
     }
     let results: GroupResult[];
     try {
-      results = await this.write(writeClass, () => {
+      results = await this.write('ack', () => {
         // In call order, so ids follow it across the batch: each run of consecutive
         // mergeable callers shares one insert, everyone else gets a savepoint of their own.
         const out: GroupResult[] = [];
