@@ -83,9 +83,10 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
   const { store, settings, log } = deps;
   let agents: DeliveryAgents | undefined;
   const now = () => settings.clock?.();
-  // The starts and the records of one turn's deliveries, each as one store call.
-  const startDelivery = turnBatch((deliveryIds: string[]) => store.deliveryStartMany({ deliveryIds, breaker: settings.breaker, now: now() }));
-  const recordDelivery = turnBatch((records: DeliveryRecord[]) =>
+  // The starts of the deliveries a claim starts, and the records of the responses that
+  // arrive in one turn, each as one store call.
+  const startDelivery = turnBatch('microtasks', (deliveryIds: string[]) => store.deliveryStartMany({ deliveryIds, breaker: settings.breaker, now: now() }));
+  const recordDelivery = turnBatch('turn', (records: DeliveryRecord[]) =>
     store.deliveryRecordMany({ records, disableAfterMs: settings.disableAfterMs, breaker: settings.breaker, now: now() }),
   );
   return {

@@ -10,11 +10,16 @@ interface Waiting<I, O> {
 }
 
 /**
- * A function of one item that waits for the end of the turn, then answers every item asked
- * for in it with one call of `many` (a result per item, in order). When `many` fails,
- * every item of its batch fails with that error.
+ * A function of one item that waits, then answers every item asked for meanwhile with one
+ * call of `many` (a result per item, in order). When `many` fails, every item of its batch
+ * fails with that error.
+ *
+ * @param closes 'microtasks': the batch closes once the current microtasks have run, for
+ *   calls made from one synchronous loop (the worker starts a claim's jobs in one). 'turn':
+ *   at the end of the event-loop turn, for calls made from separate I/O callbacks (the
+ *   responses that arrived together); a turn's wait is the price.
  */
-export function turnBatch<I, O>(many: (items: I[]) => Promise<O[]>): (item: I) => Promise<O> {
+export function turnBatch<I, O>(closes: 'microtasks' | 'turn', many: (items: I[]) => Promise<O[]>): (item: I) => Promise<O> {
   let waiting: Array<Waiting<I, O>> = [];
   const flush = () => {
     const batch = waiting;
@@ -27,6 +32,8 @@ export function turnBatch<I, O>(many: (items: I[]) => Promise<O[]>): (item: I) =
   return (item) =>
     new Promise<O>((resolve, reject) => {
       waiting.push({ item, resolve, reject });
-      if (waiting.length === 1) setImmediate(flush);
+      if (waiting.length !== 1) return;
+      if (closes === 'turn') setImmediate(flush);
+      else queueMicrotask(flush);
     });
 }
