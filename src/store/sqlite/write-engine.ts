@@ -41,7 +41,6 @@ export class SqliteWriteEngine<M> {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
   private currentSynchronous: SynchronousLevel | null = null;
-  /** Writes waiting for their class's next group commit. */
   /** Acknowledgements waiting for their group commit (ackWrite). */
   private readonly pendingAcks: Array<PendingWrite<M>> = [];
   private isClosed = false;
