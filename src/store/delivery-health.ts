@@ -6,6 +6,7 @@
 // wrote it once per attempt.
 
 import { recordOutcome } from '../core/circuit-breaker.js';
+import { compareJobIds } from './claimed-job.js';
 import type { BreakerRow } from '../core/circuit-breaker.js';
 import type { Row } from './rows.js';
 import { breakerFromRow, countersAfter, countersFromRow, streakReason } from './outgoing-rows.js';
@@ -21,14 +22,11 @@ export interface HealthAfterAttempts {
   readonly disable: { readonly recordIndex: number; readonly reason: string } | null;
 }
 
-/**
- * The endpoints whose health this batch changes (records with an attempt), in id order:
- * the order PostgreSQL locks their rows in, so two batches never wait on each other.
- */
+/** The endpoints whose health this batch changes (records with an attempt), in id order. */
 export function endpointsWithAttempts(records: readonly DeliveryRecord[]): string[] {
   const ids = new Set<string>();
   for (const record of records) if (record.attempt !== null) ids.add(record.endpointId);
-  return [...ids].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+  return [...ids].sort(compareJobIds);
 }
 
 /** One endpoint's attempts of the batch folded into its health row, at `nowMs`. */

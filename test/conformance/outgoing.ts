@@ -266,6 +266,21 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.deliveryRecordMany({ records: [], disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now: at(SECOND_MS) })).toEqual([]);
     });
 
+    it('records two attempts of one delivery in one batch in order: its last status stands, both count', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const [delivery] = (await ctx.store.messagePublish(publish())).deliveries;
+      const records = [
+        { deliveryId: delivery!.id, endpointId: ep.id, status: 'pending' as const, attempt: 'outage' as const },
+        { deliveryId: delivery!.id, endpointId: ep.id, status: 'delivered' as const, attempt: 'success' as const },
+      ];
+      expect(await ctx.store.deliveryRecordMany({ records, disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now: at(SECOND_MS) })).toEqual([
+        { disabledReason: null },
+        { disabledReason: null },
+      ]);
+      expect((await ctx.store.deliveryList({ endpointId: ep.id }))[0]!.status).toBe('delivered');
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ successes: 1, failures: 1, failingSince: null });
+    });
+
     it('starts a batch in order: a result per id, null for an unknown one, and one probe per half-open endpoint', async () => {
       const ep = await ctx.store.endpointAdd(endpoint());
       const ids: string[] = [];

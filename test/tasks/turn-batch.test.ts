@@ -42,4 +42,12 @@ describe('turnBatch', () => {
     fail = false;
     expect(await batch(3)).toBe(3);
   });
+
+  it('fails every call of a batch whose function throws before it returns a promise', async () => {
+    const batch = turnBatch('turn', (): Promise<number[]> => {
+      throw new Error('clock broke');
+    });
+    const settled = await Promise.allSettled([batch(1), batch(2)]);
+    expect(settled.map((s) => (s.status === 'rejected' ? (s.reason as Error).message : 'ok'))).toEqual(['clock broke', 'clock broke']);
+  });
 });

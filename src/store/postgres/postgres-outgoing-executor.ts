@@ -5,6 +5,7 @@
 // statements are in sql/endpoint.sql and sql/message.sql. Each call reads the store's now
 // once (claimClock), so the breaker's rules see one instant of the server's clock.
 
+import { compareJobIds } from '../claimed-job.js';
 import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
 import { endpointsWithAttempts, healthAfterAttempts } from '../delivery-health.js';
 import type { HealthAfterAttempts } from '../delivery-health.js';
@@ -251,15 +252,21 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   }
 
   async deliveryRecordMany(params: DeliveryRecordManyParams): Promise<DeliveryRecordResult[]> {
-    const results: DeliveryRecordResult[] = params.records.map(() => ({ disabledReason: null }));
-    if (params.records.length === 0) return results;
+    if (params.records.length === 0) return [];
+    // A delivery's last record sets its status, as applying them in order would (an UPDATE
+    // from a join takes one arbitrary match per row); in id order, so two batches lock
+    // their delivery rows in one order.
+    const statusById = new Map(params.records.map((record) => [record.deliveryId, record.status]));
+    const deliveryIds = [...statusById.keys()].sort(compareJobIds);
+    // Built inside: a deadlock retry runs the whole callback again, and must not keep a
+    // disable the rolled-back try reported.
     return this.runner.atomic(async (runner) => {
-      const endpointIds = endpointsWithAttempts(params.records);
+      const results: DeliveryRecordResult[] = params.records.map(() => ({ disabledReason: null }));
       const healthRows = await runner.run(this.stmt('deliveryRecord'), [
-        params.records.map((record) => record.deliveryId),
-        params.records.map((record) => record.status),
+        deliveryIds,
+        deliveryIds.map((id) => statusById.get(id)!),
         params.now ?? null,
-        endpointIds,
+        endpointsWithAttempts(params.records),
       ]);
       if (healthRows.length === 0) return results;
       const now: Date = healthRows[0]!.record_now;

@@ -24,10 +24,14 @@ export function turnBatch<I, O>(closes: 'microtasks' | 'turn', many: (items: I[]
   const flush = () => {
     const batch = waiting;
     waiting = [];
-    many(batch.map((entry) => entry.item)).then(
-      (results) => batch.forEach((entry, index) => entry.resolve(results[index]!)),
-      (error: unknown) => batch.forEach((entry) => entry.reject(error)),
-    );
+    // Through a promise, so that a `many` that throws instead of rejecting fails its batch
+    // too, rather than escaping as an uncaught exception and leaving every caller waiting.
+    Promise.resolve(batch.map((entry) => entry.item))
+      .then(many)
+      .then(
+        (results) => batch.forEach((entry, index) => entry.resolve(results[index]!)),
+        (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+      );
   };
   return (item) =>
     new Promise<O>((resolve, reject) => {
