@@ -338,7 +338,6 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       rows.map((row) => at(row.counters.failingSince)),
     ]);
   }
-
 }
 
 function jsonOrNull(value: unknown): string | null {

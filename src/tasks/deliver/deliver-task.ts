@@ -4,7 +4,7 @@
 // Webhooks (webhook-id = the message id, stable across retries and endpoints; timestamp
 // and signatures fresh per attempt), sent through the SSRF guard with bounded time and
 // reading, classified, and recorded with the endpoint's health (deliveryRecordMany). The
-// starts of one turn's deliveries share one store call, and so do their records.
+// starts of a claim's deliveries share one store call, and so do the records of one turn.
 // While the breaker is open the job waits uncharged (Snooze) instead of failing.
 
 import type { WaitReason } from '../../core/circuit-breaker.js';
