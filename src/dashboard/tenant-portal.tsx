@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import type { PortalSession, PortalSigner } from '../portal/portal-signer.js';
 import { assetRoute } from './asset-route.js';
+import { SubmittedOnce } from './submitted-once.js';
 import { endpointRowsPage, healthOf } from './endpoint-rows.js';
 import { idCursor, optionalField, parseTime, requiredField } from './form-fields.js';
 import { cookiesOf } from './dashboard-auth.js';
@@ -35,6 +36,7 @@ const NOTICES: Readonly<Record<string, string>> = {
   disabled: 'Disabled: nothing is sent to this endpoint until you enable it again.',
   enabled: 'Enabled: new events are sent to this endpoint again.',
   resent: 'Re-sent: the delivery is in line again and is attempted shortly.',
+  'already-added': 'This endpoint was added when the form was first sent; sending it again added nothing. Its signing secret was shown on that first answer only.',
 };
 /** The recover form proposes what failed or was skipped in the last day. */
 const RECOVER_DEFAULT_MS = 24 * 3_600_000;
@@ -63,6 +65,8 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
   const signer: PortalSigner = mr.portal.signer;
   const log = options.log ?? mr.log;
   const now = options.now ?? Date.now;
+  /** Add-endpoint forms already answered: a refresh of the secret's page adds no second endpoint. */
+  const addForms = new SubmittedOnce({ now });
 
   /** A route that runs only for a valid portal session, and for a POST only for a genuine form of it. */
   const guarded = (path: string, methods: readonly string[], handler: (request: PortalRequest) => Promise<void>): Route => ({
@@ -112,7 +116,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
     sendView(
       request.res,
       status,
-      <PortalHomePage tenant={session.tenant} rows={rows} nextAfter={nextAfter} notice={NOTICES[request.query.get('done') ?? '']} refused={refused} csrfToken={session.csrfToken} />,
+      <PortalHomePage tenant={session.tenant} rows={rows} nextAfter={nextAfter} notice={NOTICES[request.query.get('done') ?? '']} refused={refused} csrfToken={session.csrfToken} addToken={SubmittedOnce.mint()} />,
       { startedAt: request.startedAt },
     );
   }
@@ -192,20 +196,28 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
       switch (request.params.action) {
         case 'add-endpoint': {
           const attempt = { url: field(form, 'url') ?? '', description: field(form, 'description') ?? '', eventTypes: field(form, 'eventTypes') ?? '' };
-          let added;
+          let submitted;
           try {
-            added = await mr.endpoints.add({
-              tenant: session.tenant,
-              url: attempt.url,
-              ...(attempt.description !== '' ? { description: attempt.description } : {}),
-              ...(attempt.eventTypes !== '' ? { eventTypes: eventTypesOf(attempt.eventTypes) } : {}),
-            });
+            submitted = await addForms.submit(session.tenant, field(form, 'once'), () =>
+              mr.endpoints.add({
+                tenant: session.tenant,
+                url: attempt.url,
+                ...(attempt.description !== '' ? { description: attempt.description } : {}),
+                ...(attempt.eventTypes !== '' ? { eventTypes: eventTypesOf(attempt.eventTypes) } : {}),
+              }),
+            );
           } catch (error) {
             // A refused URL (the SSRF guard, a typo) is shown above the form, with what was typed.
             if (!(error instanceof MailroomError) || error.httpStatus !== 400 || !wantsHtml(request.req)) throw error;
             await showHome(request, 400, { ...attempt, error: error.message });
             return;
           }
+          if ('repeatOf' in submitted) {
+            // The same form again: the endpoint its first sending added, without the secret.
+            acted(request, portalHref(`/endpoints/${submitted.repeatOf}`, { done: 'already-added' }), { endpoint: await ownEndpoint(session, submitted.repeatOf) });
+            return;
+          }
+          const added = submitted.created;
           log.info({ endpointId: added.id, tenant: session.tenant, by: 'portal' }, 'portal added an endpoint');
           const { secret, ...endpoint } = added;
           // The one answer that carries the secret: a page (or JSON) never cached, never redirected to.

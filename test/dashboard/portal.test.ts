@@ -234,6 +234,42 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     await waitFor(() => p.acme.receiver.received.some((r) => r.verifiedWith === secret), { timeoutMs: 10_000, description: 'a delivery signed with the shown secret' });
   });
 
+  it.skipIf(!harness.isAvailable)('adds one endpoint for an add form sent twice or twice at once, and shows its secret only on the first answer', async () => {
+    const p = await serve();
+    const cookie = await enter(await p.mr.portal.link('acme'));
+    const home = (await page(p, cookie, '/portal')).text;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(home)![1]!;
+    const once = /name="once" value="([^"]+)"/.exec(home)![1]!;
+    expect(/name="once" value="([^"]+)"/.exec((await page(p, cookie, '/portal')).text)![1], 'a token per page shown').not.toBe(once);
+    const form = { url: `${p.acme.receiver.url}/again`, csrf, once };
+
+    // A refresh of the secret's page sends the same form again.
+    const first = await post(p, cookie, 'add-endpoint', form);
+    expect(first.status).toBe(201);
+    const secret = /<pre class="secret">(whsec_[^<]+)<\/pre>/.exec(first.text)![1]!;
+    const again = await post(p, cookie, 'add-endpoint', form);
+    expect(again.status).toBe(303);
+    const id = (await p.mr.endpoints.list({ tenant: 'acme' }))[1]!.id;
+    expect(again.headers.location).toBe(`/portal/endpoints/${id}?done=already-added`);
+    expect(again.text).not.toContain(secret);
+    const shown = await page(p, cookie, again.headers.location as string);
+    expect(shown.text).toContain('sending it again added nothing');
+    expect(shown.text).not.toContain(secret);
+    expect(await p.mr.endpoints.list({ tenant: 'acme' })).toHaveLength(2);
+
+    // A double click: two sendings of one form in flight together add one endpoint too.
+    const twice = /name="once" value="([^"]+)"/.exec((await page(p, cookie, '/portal')).text)![1]!;
+    const both = await Promise.all([1, 2].map(() => post(p, cookie, 'add-endpoint', { url: `${p.acme.receiver.url}/double`, csrf, once: twice })));
+    expect(both.map((answer) => answer.status).sort()).toEqual([201, 303]);
+    expect((await p.mr.endpoints.list({ tenant: 'acme' })).map((endpoint) => endpoint.url).filter((url) => url.endsWith('/double'))).toHaveLength(1);
+
+    // A refused URL is not remembered: corrected, the same form adds it.
+    const retry = /name="once" value="([^"]+)"/.exec((await page(p, cookie, '/portal')).text)![1]!;
+    expect((await post(p, cookie, 'add-endpoint', { url: 'http://169.254.169.254/x', csrf, once: retry })).status).toBe(400);
+    expect((await post(p, cookie, 'add-endpoint', { url: `${p.acme.receiver.url}/fixed`, csrf, once: retry })).status).toBe(201);
+    expect(await p.mr.endpoints.list({ tenant: 'acme' })).toHaveLength(4);
+  });
+
   it.skipIf(!harness.isAvailable)('re-sends a failed delivery, which arrives verified and shows delivered with both attempts', async () => {
     const p = await serve();
     const cookie = await enter(await p.mr.portal.link('acme'));

@@ -64,6 +64,8 @@ export function PortalHomePage(props: {
   readonly notice: string | undefined;
   readonly refused: AddAttempt | null;
   readonly csrfToken: string;
+  /** Sent back with the add form: the same form sent twice adds one endpoint. */
+  readonly addToken: string;
 }) {
   return (
     <PortalLayout title="Endpoints" tenant={props.tenant}>
@@ -98,7 +100,7 @@ export function PortalHomePage(props: {
       <NextPageLink href={props.nextAfter === null ? null : portalHref('', { after: props.nextAfter })} />
       <h2>Add an endpoint</h2>
       {props.refused ? <p class="error-text">{props.refused.error}</p> : null}
-      <ActionForm action="add-endpoint" base={PORTAL_BASE} csrfToken={props.csrfToken} class="confirm">
+      <ActionForm action="add-endpoint" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ once: props.addToken }} class="confirm">
         <label>
           URL <input name="url" type="url" required placeholder="https://example.com/webhooks" value={props.refused?.url ?? ''} />
         </label>
