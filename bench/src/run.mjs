@@ -52,7 +52,9 @@ function log(msg) {
 /** Run one child measurement; resolves with its RESULT object. `onReady(proc)` fires on READY. */
 function child(args, { timeoutMs = 120_000, onReady } = {}) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [join(here, 'child.mjs'), JSON.stringify(args)], { cwd: benchDir, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    // BENCH_PROFILE_DIR=dir: a --cpu-prof profile of each measurement's process (as outgoing.mjs).
+    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`, '--cpu-prof-interval=200'] : [];
+    const p = spawn(process.execPath, [...profile, join(here, 'child.mjs'), JSON.stringify(args)], { cwd: benchDir, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     let buf = '';
