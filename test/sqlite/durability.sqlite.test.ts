@@ -161,13 +161,17 @@ describe('SQLite write lock held by another connection', () => {
 describe('SQLite WAL checkpoints', () => {
   const WAL_PAGE_BYTES = 4096;
 
-  /** Counts the checkpoints the store runs on its handle (its pragma calls, watched). */
-  function countCheckpoints(store: SqliteStore): { count: number } {
-    const counter = { count: 0 };
+  /** Counts the checkpoints the store runs on its handle (its pragma calls, watched), and the WAL frames each found. */
+  function countCheckpoints(store: SqliteStore): { count: number; frames: number[] } {
+    const counter = { count: 0, frames: [] as number[] };
     const pragma = store.database.pragma.bind(store.database);
     store.database.pragma = ((source: string, options?: Database.PragmaOptions) => {
-      if (source.startsWith('wal_checkpoint')) counter.count++;
-      return pragma(source, options);
+      const answer = pragma(source, options);
+      if (source.startsWith('wal_checkpoint')) {
+        counter.count++;
+        counter.frames.push((answer as Array<{ log: number }>)[0]!.log);
+      }
+      return answer;
     }) as typeof store.database.pragma;
     return counter;
   }
@@ -191,6 +195,25 @@ describe('SQLite WAL checkpoints', () => {
     // backstop (4,000 pages, 16 MB); with them it stays near 128 commits' worth.
     expect(walBytes).toBeLessThan((backstopPages * WAL_PAGE_BYTES) / 2);
     expect((await store.jobList({ type: 'test_job', limit: 2000 })).length).toBe(1000);
+  });
+
+  it('checkpoints large commits more often, so that no checkpoint copies much more than another', async () => {
+    const store = await openStore({ synchronous: 'normal' });
+    const checkpoints = countCheckpoints(store);
+    // Commits of 200 jobs with 1 KB payloads, about 60 WAL pages each (a worker's claims and
+    // outcomes of hundreds of jobs are that size). Every 128 commits would be ~7,700 pages.
+    const payload = { text: 'x'.repeat(1_000) };
+    for (let i = 0; i < 200; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      await store.jobInsertMany({ jobs: Array.from({ length: 200 }, () => jobInsert({ payload })) });
+    }
+    expect(checkpoints.count).toBeGreaterThanOrEqual(20);
+    // The first interval is short and the rest are sized by what the last checkpoint found:
+    // each copies about 512 pages (2 MB), none near the 4,000-page backstop (with a fixed
+    // 128 commits, the backstop's checkpoints inside the commits, and a 16 MB WAL).
+    expect(Math.max(...checkpoints.frames)).toBeLessThan(2_000);
+    expect(statSync(`${store.database.name}-wal`).size).toBeLessThan(2_000 * WAL_PAGE_BYTES);
+    expect(await store.jobList({ type: 'test_job', limit: 1 })).toHaveLength(1);
   });
 
   it('checkpoints inside a commit when a caller that never lets the event loop turn has starved the scheduled one', async () => {

@@ -1,37 +1,66 @@
-// WAL checkpoints between callers instead of inside one.
+// WAL checkpoints between callers instead of inside one, each of about the same size.
 //
 // SQLite's automatic checkpoint runs inside the commit that crosses `wal_autocheckpoint`
 // pages (1,000 by default), so at 200 jobs/s one enqueue or claim in about 70 waited for
 // the checkpoint's copy and fsyncs (4-5 ms here) on top of its own commit. That was the
 // p99 of enqueue -> handler start at synchronous=NORMAL: 4.0-4.6 ms over three 10 s runs,
-// 1.6-2.1 ms with this module. So the store counts its own commits and, every
-// COMMITS_PER_CHECKPOINT, runs a PASSIVE checkpoint on the next turn of the event loop,
-// after the committing caller has its answer. SQLite's own checkpoint stays on at a
-// higher threshold as a backstop for large transactions (batches of thousands of jobs),
-// where a few ms inside the commit do not matter. A caller that commits in a chain of
-// microtasks without ever letting the event loop turn gets the checkpoint inside its
-// commit once the scheduled one has waited four windows.
+// 1.6-2.1 ms with this module. So the store counts its own commits and, every so many, runs
+// a PASSIVE checkpoint on the next turn of the event loop, after the committing caller has
+// its answer. SQLite's own checkpoint stays on at a higher threshold as a backstop for large
+// transactions (batches of thousands of jobs), where a few ms inside the commit do not
+// matter. A caller that commits in a chain of microtasks without ever letting the event
+// loop turn gets the checkpoint inside its commit once the scheduled one has waited four
+// intervals.
+//
+// How many commits make a checkpoint follows how big the commits are. A checkpoint copies
+// and fsyncs every page written since the last one, on the event loop, so its length is
+// the loop's longest block: a fixed 128 commits was ~650 pages for one-job commits but
+// 1,800-2,700 pages (12-16 ms) once the worker claimed and finished hundreds of jobs a
+// commit. Each checkpoint reports the WAL frames it found, and the next interval is scaled
+// so that a checkpoint copies about TARGET_PAGES.
 //
 // Only for a database the store opened itself: on a handle the application shares
 // (the outbox), its own commits are not counted here and must keep SQLite's default.
 
 import type Database from 'better-sqlite3';
 
-/** About 5 WAL pages per one-job commit: a checkpoint every ~650 pages, a little more often than SQLite's default. */
-const COMMITS_PER_CHECKPOINT = 128;
+/** WAL pages a checkpoint should copy: ~4 ms here, half of SQLite's default threshold. */
+const TARGET_PAGES = 512;
+/** Commits before the first checkpoint, when the size of a commit is not known yet. */
+const FIRST_INTERVAL = 8;
+/**
+ * The most the interval grows from one checkpoint to the next. A measure can mislead (the
+ * first interval holds the migrations' small commits; a burst of big claims can follow
+ * quiet one-job traffic), so it shrinks at once but grows step by step.
+ */
+const MAX_GROWTH = 2;
+/** Bounds of the interval: one-job commits (~5 pages) reach the top one. */
+const MIN_INTERVAL = 4;
+const MAX_INTERVAL = 128;
 /** SQLite's own checkpoint, for what the commit count misses (big transactions). */
 const BACKSTOP_AUTOCHECKPOINT_PAGES = 4_000;
 /**
- * Commits after which a checkpoint still waiting for its turn runs inside the commit: a
+ * Intervals after which a checkpoint still waiting for its turn runs inside the commit: a
  * caller that enqueues in a chain of microtasks never lets the event loop turn, and under
  * synchronous=NORMAL everything since the last checkpoint is lost to a power cut (the
  * power-loss test's first enqueuer lost every enqueue since it started, up to the
  * 4,000-page backstop). This bounds that window to a few hundred commits.
  */
-const STARVED_COMMITS = 4 * COMMITS_PER_CHECKPOINT;
+const STARVED_INTERVALS = 4;
+
+/** What `PRAGMA wal_checkpoint` answers: frames in the WAL, and how many of them are now in the database. */
+interface CheckpointResult {
+  readonly busy: number;
+  readonly log: number;
+  readonly checkpointed: number;
+}
 
 export class WalCheckpointer {
   private commits = 0;
+  /** Commits per checkpoint, scaled after each one to copy about TARGET_PAGES. */
+  private interval = FIRST_INTERVAL;
+  /** The last checkpoint's answer, or null before the first. */
+  private last: CheckpointResult | null = null;
   private isScheduled = false;
   private isStopped = false;
 
@@ -42,12 +71,12 @@ export class WalCheckpointer {
   /** Called after each commit of the store's own write transactions. */
   afterCommit(): void {
     if (this.isStopped) return;
-    if (++this.commits >= STARVED_COMMITS) {
+    if (++this.commits >= STARVED_INTERVALS * this.interval) {
       // The scheduled one never got its turn: the event loop is starved. Now, in this caller.
       this.checkpoint();
       return;
     }
-    if (this.commits < COMMITS_PER_CHECKPOINT || this.isScheduled) return;
+    if (this.commits < this.interval || this.isScheduled) return;
     this.isScheduled = true;
     setImmediate(() => this.checkpoint());
   }
@@ -59,14 +88,30 @@ export class WalCheckpointer {
 
   private checkpoint(): void {
     this.isScheduled = false;
+    const commits = this.commits;
     this.commits = 0;
     if (this.isStopped || !this.db.open) return;
+    let result: CheckpointResult | undefined;
     try {
       // PASSIVE never waits for readers or writers of other connections; what it cannot
       // copy now the next one will.
-      this.db.pragma('wal_checkpoint(PASSIVE)');
+      result = (this.db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[])[0];
     } catch {
       // A checkpoint is an optimisation; SQLite's own (the backstop) still runs.
+      return;
     }
+    if (result) this.resize(result, commits);
+  }
+
+  /** Scales the interval so that the next checkpoint copies about TARGET_PAGES. */
+  private resize(result: CheckpointResult, commits: number): void {
+    const { last } = this;
+    this.last = result;
+    // After a complete checkpoint the next write starts the WAL again from its first
+    // frame; after an incomplete one (a reader held old frames) the WAL kept growing.
+    const pages = last !== null && last.checkpointed < last.log && result.log >= last.log ? result.log - last.log : result.log;
+    if (pages <= 0 || commits <= 0) return; // not in WAL mode, or nothing new: no measure
+    const scaled = Math.round((commits * TARGET_PAGES) / pages);
+    this.interval = Math.min(MAX_INTERVAL, this.interval * MAX_GROWTH, Math.max(MIN_INTERVAL, scaled));
   }
 }
