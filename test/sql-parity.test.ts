@@ -62,6 +62,9 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'endpointHealth.peek',
   ]),
   postgres: new Set<string>([
+    // A batch of successful deliveries' records in one statement: on PostgreSQL the general
+    // path's transaction is four round trips; SQLite's is one in-process write either way.
+    'deliveryRecord.successes',
     // The whole claim in one statement (see jobClaim.pick above).
     'jobClaim',
     'jobClaim.inQueues',

@@ -281,6 +281,46 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ successes: 1, failures: 1, failingSince: null });
     });
 
+    it('folds a batch of successes into the breaker’s window as one at a time would: the same window, a new one, or closing', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await ctx.store.messagePublish(publish())).deliveries[0]!.id);
+      const successes = async (from: number, count: number, now: Date) => {
+        const records = ids.slice(from, from + count).map((deliveryId) => ({ deliveryId, endpointId: ep.id, status: 'delivered' as const, attempt: 'success' as const }));
+        expect(await ctx.store.deliveryRecordMany({ records, disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now })).toEqual(records.map(() => ({ disabledReason: null })));
+      };
+      const breakerState = async () => (await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER }))!.breakerState;
+
+      // In the window of two outages: 3 successes join it, so one more outage makes 3 of 6 and opens.
+      await record(ctx.store, ids[0]!, ep.id, 'outage', at(0));
+      await record(ctx.store, ids[1]!, ep.id, 'outage', at(SECOND_MS));
+      await successes(2, 3, at(2 * SECOND_MS));
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({
+        breakerState: 'closed',
+        successes: 3,
+        failures: 2,
+        lastSuccessAt: at(2 * SECOND_MS),
+        lastFailureAt: at(SECOND_MS),
+        failingSince: null,
+      });
+      await record(ctx.store, ids[5]!, ep.id, 'outage', at(3 * SECOND_MS));
+      expect(await breakerState()).toBe('open');
+
+      // Open: a success (a late one, or the probe's) closes it with a window of its own. Two
+      // successes, then outages: the third makes 3 of 5 and opens it, the second (2 of 4) does not.
+      await successes(6, 2, at(4 * SECOND_MS));
+      expect(await breakerState()).toBe('closed');
+      await record(ctx.store, ids[8]!, ep.id, 'outage', at(5 * SECOND_MS));
+      await record(ctx.store, ids[9]!, ep.id, 'outage', at(6 * SECOND_MS));
+      expect(await breakerState()).toBe('closed');
+      // A window that ended: successes start a new one, so the two outages before no longer count.
+      await successes(10, 2, at(6 * SECOND_MS + BREAKER.windowMs));
+      await record(ctx.store, ids[8]!, ep.id, 'outage', at(7 * SECOND_MS + BREAKER.windowMs));
+      await record(ctx.store, ids[9]!, ep.id, 'outage', at(8 * SECOND_MS + BREAKER.windowMs));
+      expect(await breakerState()).toBe('closed');
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ successes: 7, failures: 7, lastSuccessAt: at(6 * SECOND_MS + BREAKER.windowMs) });
+    });
+
     it('starts a batch in order: a result per id, null for an unknown one, and one probe per half-open endpoint', async () => {
       const ep = await ctx.store.endpointAdd(endpoint());
       const ids: string[] = [];

@@ -258,13 +258,31 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     // their delivery rows in one order.
     const statusById = new Map(params.records.map((record) => [record.deliveryId, record.status]));
     const deliveryIds = [...statusById.keys()].sort(compareJobIds);
+    const statuses = deliveryIds.map((id) => statusById.get(id)!);
+    if (params.records.every((record) => (record.attempt === 'success' || record.attempt === null) && !record.disableReason)) {
+      // Successes only: nothing to decide in between, so one statement (no disable can follow).
+      const successes = new Map<string, number>();
+      for (const record of params.records) {
+        if (record.attempt === 'success') successes.set(record.endpointId, (successes.get(record.endpointId) ?? 0) + 1);
+      }
+      const endpointIds = [...successes.keys()].sort(compareJobIds);
+      await this.runner.run(this.stmt('deliveryRecord.successes'), [
+        deliveryIds,
+        statuses,
+        params.now ?? null,
+        endpointIds,
+        endpointIds.map((id) => successes.get(id)!),
+        params.breaker.windowMs,
+      ]);
+      return params.records.map(() => ({ disabledReason: null }));
+    }
     // Built inside: a deadlock retry runs the whole callback again, and must not keep a
     // disable the rolled-back try reported.
     return this.runner.atomic(async (runner) => {
       const results: DeliveryRecordResult[] = params.records.map(() => ({ disabledReason: null }));
       const healthRows = await runner.run(this.stmt('deliveryRecord'), [
         deliveryIds,
-        deliveryIds.map((id) => statusById.get(id)!),
+        statuses,
         params.now ?? null,
         endpointsWithAttempts(params.records),
       ]);
