@@ -2,8 +2,8 @@
 // endpoints on trivial loopback receivers (no verification, 204 at once), then drains them
 // with one worker at its defaults, and prints deliveries/s, the process's CPU per delivery
 // and how many store calls the drain made (claims, empty claims, batches of starts,
-// records and outcomes, with their items). It counts by wrapping the store class's methods
-// in this process. Numbers from it are for comparing builds, alternated, in the same hour.
+// records and outcomes, with their items and mean wall time). It counts by wrapping the
+// store class's methods in this process. Numbers from it are for comparing builds, alternated, in the same hour.
 //
 //   npm --prefix bench run outgoing-calls -- [sqlite|postgres] [messages=3000] [concurrency]
 
@@ -26,16 +26,20 @@ const executorModule = new URL(store === 'sqlite' ? '../../dist/store/sqlite/sql
 const executorClass = Object.values(await import(executorModule.href)).find((value) => typeof value === 'function' && COUNTED.every((name) => name in value.prototype));
 
 const calls = {};
-const count = (key, items) => {
-  calls[key] ??= { calls: 0, items: 0 };
-  calls[key].calls++;
-  calls[key].items += items;
+const count = (key, items, ms) => {
+  calls[key] ??= { calls: 0, items: 0, meanMs: 0 };
+  const entry = calls[key];
+  entry.calls++;
+  entry.items += items;
+  // Wall time from the call to its answer, store queueing included.
+  entry.meanMs += (ms - entry.meanMs) / entry.calls;
 };
 for (const name of COUNTED) {
   const original = executorClass.prototype[name];
   executorClass.prototype[name] = async function (...args) {
+    const startedAt = performance.now();
     const result = await original.apply(this, args);
-    count(name === 'jobClaim' && result.length === 0 ? 'jobClaim (empty)' : name, Array.isArray(result) ? result.length : 0);
+    count(name === 'jobClaim' && result.length === 0 ? 'jobClaim (empty)' : name, Array.isArray(result) ? result.length : 0, performance.now() - startedAt);
     return result;
   };
 }
@@ -96,7 +100,7 @@ try {
   const ms = performance.now() - startedAt;
   const cpu = process.cpuUsage(cpuAtStart);
   const deliveries = MESSAGES * ENDPOINTS;
-  console.log(JSON.stringify({ store, deliveries, deliveriesPerS: Math.round((deliveries * 1000) / ms), cpuUsPerDelivery: Math.round((cpu.user + cpu.system) / deliveries), calls }));
+  console.log(JSON.stringify({ store, deliveries, deliveriesPerS: Math.round((deliveries * 1000) / ms), cpuUsPerDelivery: Math.round((cpu.user + cpu.system) / deliveries), calls: Object.fromEntries(Object.entries(calls).map(([key, entry]) => [key, { ...entry, meanMs: Number(entry.meanMs.toFixed(2)) }])) }));
   await worker.stop();
   await mr.close();
 } finally {
