@@ -190,6 +190,8 @@ describe('SQLite WAL checkpoints', () => {
       expect(checkpoints.count).toBe(before);
     }
     expect(checkpoints.count).toBeGreaterThanOrEqual(5);
+    // Small commits stretch the interval toward its top (128): not a checkpoint every 8.
+    expect(checkpoints.count).toBeLessThanOrEqual(30);
     const walBytes = statSync(`${store.database.name}-wal`).size;
     // About five pages a commit: without the store's checkpoints the WAL reaches the
     // backstop (4,000 pages, 16 MB); with them it stays near 128 commits' worth.
@@ -214,6 +216,29 @@ describe('SQLite WAL checkpoints', () => {
     expect(Math.max(...checkpoints.frames)).toBeLessThan(2_000);
     expect(statSync(`${store.database.name}-wal`).size).toBeLessThan(2_000 * WAL_PAGE_BYTES);
     expect(await store.jobList({ type: 'test_job', limit: 1 })).toHaveLength(1);
+  });
+
+  it('counts only the frames written since the last checkpoint while a reader keeps SQLite from starting the WAL over', async () => {
+    const store = await openStore({ synchronous: 'normal' });
+    const checkpoints = countCheckpoints(store);
+    // Another connection (a second process reading the file) takes a snapshot after each
+    // commit and holds it over the next turn (when a checkpoint runs) and the next write:
+    // each checkpoint copies every frame, yet the write after it may not start the WAL
+    // over while that snapshot still reads from it, so the WAL only grows.
+    const reader = new Database(store.database.name, { readonly: true });
+    opened.push(reader);
+    const read = reader.prepare('SELECT count(*) FROM mailroom_job');
+    for (let i = 0; i < 1000; i++) {
+      reader.exec('BEGIN');
+      read.get();
+      await new Promise((resolve) => setImmediate(resolve));
+      await enqueueOne(store);
+      reader.exec('COMMIT');
+    }
+    // Taking the whole WAL for new frames each time would cut the interval to its floor
+    // (4 commits: ~250 checkpoints); the frames it grew by keep it as without a reader.
+    expect(Math.max(...checkpoints.frames)).toBeGreaterThan(2_000);
+    expect(checkpoints.count).toBeLessThanOrEqual(30);
   });
 
   it('checkpoints inside a commit when a caller that never lets the event loop turn has starved the scheduled one', async () => {

@@ -17,11 +17,16 @@
 // the loop's longest block: a fixed 128 commits was ~650 pages for one-job commits but
 // 1,800-2,700 pages (12-16 ms) once the worker claimed and finished hundreds of jobs a
 // commit. Each checkpoint reports the WAL frames it found, and the next interval is scaled
-// so that a checkpoint copies about TARGET_PAGES.
+// so that a checkpoint copies about TARGET_PAGES. The frames since the last checkpoint are
+// the whole WAL when a writer has started it over since (its header's checkpoint sequence
+// moved), else what was added to it (a reader holding an old snapshot keeps SQLite from
+// starting it over). Other processes' frames count too: the WAL is theirs as well, and so
+// is the copy, so with several writers each checkpoints more often.
 //
 // Only for a database the store opened itself: on a handle the application shares
 // (the outbox), its own commits are not counted here and must keep SQLite's default.
 
+import { closeSync, openSync, readSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 
 /** WAL pages a checkpoint should copy: ~4 ms here, half of SQLite's default threshold. */
@@ -59,9 +64,11 @@ export class WalCheckpointer {
   private commits = 0;
   /** Commits per checkpoint, scaled after each one to copy about TARGET_PAGES. */
   private interval = FIRST_INTERVAL;
-  /** The last checkpoint's answer, or null before the first. */
-  private last: CheckpointResult | null = null;
-  private isScheduled = false;
+  /** The WAL's frames and generation at the last checkpoint that answered, or null before the first. */
+  private last: { readonly frames: number; readonly generation: number | null } | null = null;
+  /** Commits since the last checkpoint that measured something (a busy one does not). */
+  private unmeasuredCommits = 0;
+  private scheduled: NodeJS.Immediate | null = null;
   private isStopped = false;
 
   constructor(private readonly db: Database.Database) {
@@ -76,19 +83,20 @@ export class WalCheckpointer {
       this.checkpoint();
       return;
     }
-    if (this.commits < this.interval || this.isScheduled) return;
-    this.isScheduled = true;
-    setImmediate(() => this.checkpoint());
+    if (this.commits < this.interval || this.scheduled !== null) return;
+    this.scheduled = setImmediate(() => this.checkpoint());
   }
 
   /** No checkpoints after this (the store is closing its handle). */
   stop(): void {
     this.isStopped = true;
+    this.cancelScheduled();
   }
 
   private checkpoint(): void {
-    this.isScheduled = false;
-    const commits = this.commits;
+    // A starved caller's checkpoint replaces the scheduled one.
+    this.cancelScheduled();
+    this.unmeasuredCommits += this.commits;
     this.commits = 0;
     if (this.isStopped || !this.db.open) return;
     let result: CheckpointResult | undefined;
@@ -100,18 +108,47 @@ export class WalCheckpointer {
       // A checkpoint is an optimisation; SQLite's own (the backstop) still runs.
       return;
     }
-    if (result) this.resize(result, commits);
+    // -1: another connection was checkpointing (busy), or the database is not in WAL
+    // mode. Nothing measured; these commits count toward the next measure.
+    if (result === undefined || result.log < 0) return;
+    this.resize(result.log, walGeneration(this.db.name));
   }
 
   /** Scales the interval so that the next checkpoint copies about TARGET_PAGES. */
-  private resize(result: CheckpointResult, commits: number): void {
+  private resize(frames: number, generation: number | null): void {
     const { last } = this;
-    this.last = result;
-    // After a complete checkpoint the next write starts the WAL again from its first
-    // frame; after an incomplete one (a reader held old frames) the WAL kept growing.
-    const pages = last !== null && last.checkpointed < last.log && result.log >= last.log ? result.log - last.log : result.log;
-    if (pages <= 0 || commits <= 0) return; // not in WAL mode, or nothing new: no measure
+    this.last = { frames, generation };
+    const isSameGeneration = last !== null && generation !== null && generation === last.generation;
+    const pages = isSameGeneration ? frames - last.frames : frames;
+    const commits = this.unmeasuredCommits;
+    this.unmeasuredCommits = 0;
+    if (pages <= 0 || commits <= 0) return; // nothing new: no measure
     const scaled = Math.round((commits * TARGET_PAGES) / pages);
     this.interval = Math.min(MAX_INTERVAL, this.interval * MAX_GROWTH, Math.max(MIN_INTERVAL, scaled));
+  }
+
+  private cancelScheduled(): void {
+    if (this.scheduled === null) return;
+    clearImmediate(this.scheduled);
+    this.scheduled = null;
+  }
+}
+
+/**
+ * The WAL's checkpoint sequence (its header's bytes 12-15), which moves each time a writer
+ * starts the WAL over; null when it cannot be read. SQLite takes no locks on the WAL file
+ * itself (a WAL database locks through its -shm file), so opening and closing it here
+ * cannot drop a lock of this process's connection.
+ */
+function walGeneration(databasePath: string): number | null {
+  let fd: number | null = null;
+  try {
+    fd = openSync(`${databasePath}-wal`, 'r');
+    const header = Buffer.alloc(16);
+    return readSync(fd, header, 0, 16, 0) === 16 ? header.readUInt32BE(12) : null;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== null) closeSync(fd);
   }
 }
