@@ -2,10 +2,11 @@
 // answer to its first POST may be a page that must not be shown twice (a new endpoint's
 // secret), so a second POST of the same token — the browser's "resend the form?" on a
 // refresh, the back button, a double click — must not create a second one: it gets the
-// first one's id instead. Tokens live in memory, bounded in count and age: a resubmission
-// comes seconds or minutes later, to the process that answered the first.
+// first one's id instead. The same token with other values (the back button, the form
+// restored, another URL typed) is another form. Tokens live in memory, bounded in count and
+// age: a resubmission comes seconds or minutes later, to the process that answered the first.
 
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** What a token looks like: 16 random bytes, base64url. Anything else is not a token. */
 const TOKEN = /^[A-Za-z0-9_-]{22}$/;
@@ -36,18 +37,19 @@ export class SubmittedOnce {
   }
 
   /**
-   * Runs `create` unless `token` (within `scope`, a tenant say) was submitted before, in
-   * which case it resolves with the id the first submission created. A submission that
-   * failed is forgotten, so the form can be sent again. No token (or a malformed one):
-   * `create` runs, as for a client that is not a browser form.
+   * Runs `create` unless `token` (within `scope`, a tenant say) was submitted before with
+   * the same `values`, in which case it resolves with the id the first submission created.
+   * A submission that failed is forgotten, so the form can be sent again. No token (or a
+   * malformed one): `create` runs, as for a client that is not a browser form.
    */
   async submit<T extends { readonly id: string }>(
     scope: string,
     token: string | undefined,
+    values: unknown,
     create: () => Promise<T>,
   ): Promise<{ readonly created: T } | { readonly repeatOf: string }> {
     if (token === undefined || !TOKEN.test(token)) return { created: await create() };
-    const key = `${scope}\n${token}`;
+    const key = `${scope}\n${token}\n${createHash('sha256').update(JSON.stringify(values)).digest('base64url')}`;
     this.forgetExpired();
     const earlier = this.created.get(key);
     if (earlier) return { repeatOf: await earlier.id };

@@ -198,7 +198,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           const attempt = { url: field(form, 'url') ?? '', description: field(form, 'description') ?? '', eventTypes: field(form, 'eventTypes') ?? '' };
           let submitted;
           try {
-            submitted = await addForms.submit(session.tenant, field(form, 'once'), () =>
+            submitted = await addForms.submit(session.tenant, field(form, 'once'), attempt, () =>
               mr.endpoints.add({
                 tenant: session.tenant,
                 url: attempt.url,

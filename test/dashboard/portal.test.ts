@@ -257,7 +257,14 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect(shown.text).not.toContain(secret);
     expect(await p.mr.endpoints.list({ tenant: 'acme' })).toHaveLength(2);
 
-    // A double click: two sendings of one form in flight together add one endpoint too.
+    // The same token with another URL (the back button, the form restored and changed) is another form.
+    const other = await post(p, cookie, 'add-endpoint', { ...form, url: `${p.acme.receiver.url}/other` });
+    expect(other.status).toBe(201);
+    expect(await p.mr.endpoints.list({ tenant: 'acme' })).toHaveLength(3);
+
+    // A double click: the page's script sends the form once; without it, two sendings of
+    // one form in flight together still add one endpoint.
+    expect(home).toMatch(/<form[^>]*action="\/portal\/actions\/add-endpoint"[^>]*data-submit-once/);
     const twice = /name="once" value="([^"]+)"/.exec((await page(p, cookie, '/portal')).text)![1]!;
     const both = await Promise.all([1, 2].map(() => post(p, cookie, 'add-endpoint', { url: `${p.acme.receiver.url}/double`, csrf, once: twice })));
     expect(both.map((answer) => answer.status).sort()).toEqual([201, 303]);
@@ -267,7 +274,7 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     const retry = /name="once" value="([^"]+)"/.exec((await page(p, cookie, '/portal')).text)![1]!;
     expect((await post(p, cookie, 'add-endpoint', { url: 'http://169.254.169.254/x', csrf, once: retry })).status).toBe(400);
     expect((await post(p, cookie, 'add-endpoint', { url: `${p.acme.receiver.url}/fixed`, csrf, once: retry })).status).toBe(201);
-    expect(await p.mr.endpoints.list({ tenant: 'acme' })).toHaveLength(4);
+    expect(await p.mr.endpoints.list({ tenant: 'acme' })).toHaveLength(5);
   });
 
   it.skipIf(!harness.isAvailable)('re-sends a failed delivery, which arrives verified and shows delivered with both attempts', async () => {

@@ -1,6 +1,8 @@
 // Mailroom dashboard: refreshes the parts of a page marked data-refresh by fetching their
-// server-rendered HTML and swapping it in. No library: this is all the page's script does,
-// and every page works without it.
+// server-rendered HTML and swapping it in, and sends a form marked data-submit-once once (a
+// double click on "Add endpoint" would otherwise show the second answer, not the one with
+// the secret). No library: this is all the page's script does, and every page works
+// without it.
 (function () {
   'use strict';
   function refresh(element) {
@@ -26,6 +28,12 @@
     }
     schedule();
   }
+  document.addEventListener('submit', function (event) {
+    var form = event.target;
+    if (!form.hasAttribute || !form.hasAttribute('data-submit-once')) return;
+    if (form.getAttribute('data-submitted') === 'true') return event.preventDefault();
+    form.setAttribute('data-submitted', 'true');
+  });
   document.addEventListener('DOMContentLoaded', function () {
     var parts = document.querySelectorAll('[data-refresh]');
     for (var i = 0; i < parts.length; i++) refresh(parts[i]);

@@ -30,9 +30,11 @@ export function ActionForm(props: {
   readonly class?: string;
   /** Whose actions: the dashboard's unless the portal's. @default BASE */
   readonly base?: string;
+  /** The page's script sends it once, however often it is clicked. */
+  readonly submitOnce?: boolean;
 }) {
   return (
-    <form method="post" action={`${props.base ?? BASE}/actions/${props.action}`} class={props.class ?? 'inline'}>
+    <form method="post" action={`${props.base ?? BASE}/actions/${props.action}`} class={props.class ?? 'inline'} data-submit-once={props.submitOnce ? '' : undefined}>
       {props.csrfToken === null ? null : <input type="hidden" name="csrf" value={props.csrfToken} />}
       {Object.entries(props.fields ?? {}).map(([name, value]) => (value === undefined ? null : <input type="hidden" name={name} value={value} />))}
       {props.children}

@@ -100,7 +100,7 @@ export function PortalHomePage(props: {
       <NextPageLink href={props.nextAfter === null ? null : portalHref('', { after: props.nextAfter })} />
       <h2>Add an endpoint</h2>
       {props.refused ? <p class="error-text">{props.refused.error}</p> : null}
-      <ActionForm action="add-endpoint" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ once: props.addToken }} class="confirm">
+      <ActionForm action="add-endpoint" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ once: props.addToken }} class="confirm" submitOnce>
         <label>
           URL <input name="url" type="url" required placeholder="https://example.com/webhooks" value={props.refused?.url ?? ''} />
         </label>
