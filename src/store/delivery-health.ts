@@ -29,6 +29,23 @@ export function endpointsWithAttempts(records: readonly DeliveryRecord[]): strin
   return [...ids].sort(compareJobIds);
 }
 
+/**
+ * A batch of successes only (attempts that succeeded, or nothing sent, and no disable): its
+ * successes per endpoint, endpoints in id order; null for any other batch. Such a batch has
+ * nothing to decide between reading health rows and writing them (healthAfterAttempts of
+ * successes only: counters up, streak over, breaker closed, window counted), so a store may
+ * fold it in one statement.
+ */
+export function successesOnly(records: readonly DeliveryRecord[]): { readonly endpointIds: string[]; readonly counts: number[] } | null {
+  const counts = new Map<string, number>();
+  for (const record of records) {
+    if ((record.attempt !== 'success' && record.attempt !== null) || record.disableReason) return null;
+    if (record.attempt === 'success') counts.set(record.endpointId, (counts.get(record.endpointId) ?? 0) + 1);
+  }
+  const endpointIds = [...counts.keys()].sort(compareJobIds);
+  return { endpointIds, counts: endpointIds.map((id) => counts.get(id)!) };
+}
+
 /** One endpoint's attempts of the batch folded into its health row, at `nowMs`. */
 export function healthAfterAttempts(healthRow: Row, endpointId: string, params: DeliveryRecordManyParams, nowMs: number): HealthAfterAttempts {
   let breaker = breakerFromRow(healthRow);

@@ -7,7 +7,7 @@
 
 import { compareJobIds } from '../claimed-job.js';
 import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
-import { endpointsWithAttempts, healthAfterAttempts } from '../delivery-health.js';
+import { endpointsWithAttempts, healthAfterAttempts, successesOnly } from '../delivery-health.js';
 import type { HealthAfterAttempts } from '../delivery-health.js';
 import { MessageKeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
@@ -259,19 +259,15 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     const statusById = new Map(params.records.map((record) => [record.deliveryId, record.status]));
     const deliveryIds = [...statusById.keys()].sort(compareJobIds);
     const statuses = deliveryIds.map((id) => statusById.get(id)!);
-    if (params.records.every((record) => (record.attempt === 'success' || record.attempt === null) && !record.disableReason)) {
-      // Successes only: nothing to decide in between, so one statement (no disable can follow).
-      const successes = new Map<string, number>();
-      for (const record of params.records) {
-        if (record.attempt === 'success') successes.set(record.endpointId, (successes.get(record.endpointId) ?? 0) + 1);
-      }
-      const endpointIds = [...successes.keys()].sort(compareJobIds);
+    const successes = successesOnly(params.records);
+    if (successes !== null) {
+      // Nothing to decide between the read and the write: one statement, and no disable.
       await this.runner.run(this.stmt('deliveryRecord.successes'), [
         deliveryIds,
         statuses,
         params.now ?? null,
-        endpointIds,
-        endpointIds.map((id) => successes.get(id)!),
+        successes.endpointIds,
+        successes.counts,
         params.breaker.windowMs,
       ]);
       return params.records.map(() => ({ disabledReason: null }));
