@@ -54,13 +54,15 @@ describe.each(storeHarnesses)('limits across worker processes on $name', (harnes
     const ledger = join(tempDir(), 'ledger.txt');
     const limits = { limited: { concurrency: 2 }, keyed: { perKey: { concurrency: 1 } } };
     registerLimits(mr, limits);
+    // Every process is up before the work exists: on a loaded machine one process can
+    // start a second before the others and would otherwise drain it all alone.
+    const workers = await Promise.all(
+      [1, 2, 3].map(() => startFaultWorker({ db: url, ledger, concurrency: 10, env: { FAULT_LIMITS: JSON.stringify(limits), FAULT_POLL_MS: '100' } })),
+    );
     const limited = await mr.enqueueMany(Array.from({ length: 30 }, () => ({ type: 'limited', payload: { ms: 40 } })));
     const keyOf = new Map<string, string>();
     const keyed = await mr.enqueueMany(Array.from({ length: 60 }, (_, i) => ({ type: 'keyed', payload: { ms: 40, key: `customer-${i % 20}` } })));
     keyed.forEach((job, i) => keyOf.set(job.id, `customer-${i % 20}`));
-    const workers = await Promise.all(
-      [1, 2, 3].map(() => startFaultWorker({ db: url, ledger, concurrency: 10, env: { FAULT_LIMITS: JSON.stringify(limits), FAULT_POLL_MS: '100' } })),
-    );
     await allDone(mr, [...limited, ...keyed].map((job) => job.id), 60_000);
     const runs = readLedger(ledger);
     const limitedIds = new Set(limited.map((job) => job.id));
