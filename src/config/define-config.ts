@@ -5,6 +5,13 @@ import type { BackoffOptions } from '../core/backoff.js';
 import type { TaskDefinition, TaskHandler } from '../core/task-registry.js';
 import type { LimitSet, RateLimit } from '../store/limits.js';
 import type { ProviderName } from '../providers/index.js';
+import type { EndpointsOptions } from '../tasks/deliver/deliver-settings.js';
+
+/**
+ * `endpoints` in the config file: every knob of Mailroom.open's `endpoints` that is plain
+ * data (the resolver and clock are hooks for tests; `mailroom serve` always delivers).
+ */
+export type EndpointsConfig = Omit<EndpointsOptions, 'resolve' | 'clock' | 'deliver'>;
 
 /** The retry policy a configured task may set (same meaning as `mr.task(type, { ... })`). */
 export interface TaskPolicyConfig {
@@ -165,7 +172,8 @@ export interface MailroomConfig {
   readonly tasks?: Readonly<Record<string, TaskConfig>>;
   /** Recurring jobs by name: enqueued once per cron slot by the processes that run workers. */
   readonly schedules?: Readonly<Record<string, ScheduleConfig>>;
-  readonly endpoints?: { readonly allowlist?: readonly string[] };
+  /** Outgoing deliveries (docs/outgoing.md): the allowlist, timeouts, limits per endpoint, breaker, queue. */
+  readonly endpoints?: EndpointsConfig;
   readonly dashboard?: DashboardConfig;
   readonly portal?: PortalConfig;
   readonly retention?: { readonly doneMs?: number; readonly deadMs?: number };

@@ -42,8 +42,11 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
   const mr = await Mailroom.open({
     ...options.open,
     retention: retentionOf(config, options.open?.retention),
-    // The config's allowlist, under anything the caller passes (tests: a resolver).
-    endpoints: { ...config.endpoints, ...options.open?.endpoints },
+    // The config's settings, under anything the caller passes (tests: a resolver). A config
+    // that sets up outgoing deliveries runs them in this process's workers from the start:
+    // a `mailroom worker --queues webhooks` started before the first endpoint exists would
+    // otherwise never deliver (by default a worker delivers once the store holds one).
+    endpoints: { ...(config.endpoints ? { deliver: true } : {}), ...config.endpoints, ...options.open?.endpoints },
     portal: portalOf(config, options.open?.portal),
     db: options.db ?? config.db ?? DEFAULT_DB_URL,
     ...(options.logger ? { logger: options.logger } : {}),

@@ -9,7 +9,10 @@ import { configureProvider } from '../providers/index.js';
 import { parseJsonPath } from '../providers/json-path.js';
 import { standardWebhooksKey } from '../providers/standard.js';
 import { SsrfGuard } from '../tasks/deliver/ssrf-guard.js';
+import { DEFAULT_BREAKER_SETTINGS } from '../core/circuit-breaker.js';
+import type { RateLimit } from '../store/limits.js';
 import type {
+  EndpointsConfig,
   ExecTaskConfig,
   ForwardTaskConfig,
   MailroomConfig,
@@ -22,6 +25,20 @@ import type {
 
 /** Source names become URL path segments (`/hooks/<name>`). */
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+/** Every key of EndpointsConfig, checked by the compiler both ways. */
+const ENDPOINTS_KEYS = Object.keys({
+  allowlist: true,
+  connectTimeoutMs: true,
+  requestTimeoutMs: true,
+  maxResponseBytes: true,
+  concurrency: true,
+  rate: true,
+  maxAttempts: true,
+  retryScheduleMs: true,
+  breaker: true,
+  disableAfterMs: true,
+  queue: true,
+} satisfies Record<keyof EndpointsConfig, true>);
 const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'portal', 'retention'];
 const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes', 'limits'];
 const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
@@ -92,17 +109,7 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
     }
     config.sources = sources;
   }
-  if (root.endpoints !== undefined) {
-    const endpoints = readObject(root.endpoints, 'endpoints', ['allowlist']);
-    if (endpoints.allowlist === undefined) config.endpoints = {};
-    else {
-      const allowlist = readStringArray(endpoints.allowlist, 'endpoints.allowlist');
-      allowlist.forEach((entry, index) => {
-        if (!SsrfGuard.isValidAllowlistEntry(entry)) throw new ConfigError(`endpoints.allowlist[${index}]`, 'must be a host name, an address or a CIDR range such as 10.0.0.0/8');
-      });
-      config.endpoints = { allowlist };
-    }
-  }
+  if (root.endpoints !== undefined) config.endpoints = validateEndpoints(root.endpoints, 'endpoints');
   if (root.dashboard !== undefined) {
     const dashboard = readObject(root.dashboard, 'dashboard', ['token', 'redactPaths']);
     // An unset env var is the usual `token: process.env.X`: `serve` then generates a token
@@ -134,6 +141,37 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
     config.schedules = validated;
   }
   return config as MailroomConfig;
+}
+
+/** `endpoints`: the same knobs and ranges as Mailroom.open's (deliver-settings.ts), each error naming its key. */
+function validateEndpoints(raw: unknown, key: string): EndpointsConfig {
+  const endpoints = readObject(raw, key, ENDPOINTS_KEYS);
+  const out: Record<string, unknown> = {};
+  if (endpoints.allowlist !== undefined) {
+    const allowlist = readStringArray(endpoints.allowlist, `${key}.allowlist`);
+    allowlist.forEach((entry, index) => {
+      if (!SsrfGuard.isValidAllowlistEntry(entry)) throw new ConfigError(`${key}.allowlist[${index}]`, 'must be a host name, an address or a CIDR range such as 10.0.0.0/8');
+    });
+    out.allowlist = allowlist;
+  }
+  for (const name of ['connectTimeoutMs', 'requestTimeoutMs', 'maxResponseBytes', 'concurrency', 'maxAttempts', 'disableAfterMs'] as const) {
+    if (endpoints[name] !== undefined) out[name] = readInteger(endpoints[name], `${key}.${name}`, 1);
+  }
+  if (endpoints.rate !== undefined) out.rate = readRate(endpoints.rate, `${key}.rate`);
+  if (endpoints.retryScheduleMs !== undefined) out.retryScheduleMs = readSchedule(endpoints.retryScheduleMs, `${key}.retryScheduleMs`);
+  if (endpoints.queue !== undefined) out.queue = readString(endpoints.queue, `${key}.queue`);
+  if (endpoints.breaker !== undefined) {
+    const breaker = readObject(endpoints.breaker, `${key}.breaker`, Object.keys(DEFAULT_BREAKER_SETTINGS));
+    out.breaker = Object.fromEntries(
+      Object.entries(breaker).map(([name, value]) => {
+        const at = `${key}.breaker.${name}`;
+        if (name !== 'failureRatio') return [name, readInteger(value, at, 1)];
+        if (typeof value !== 'number' || !(value > 0 && value <= 1)) throw new ConfigError(at, 'must be a number above 0 and at most 1');
+        return [name, value];
+      }),
+    );
+  }
+  return out as EndpointsConfig;
 }
 
 function validateSchedule(raw: unknown, key: string): ScheduleConfig {
@@ -265,12 +303,7 @@ function validatePolicy(task: Record<string, unknown>, key: string): Record<stri
     }
     policy.backoff = out;
   }
-  if (task.retryScheduleMs !== undefined) {
-    if (!Array.isArray(task.retryScheduleMs) || task.retryScheduleMs.length === 0) {
-      throw new ConfigError(`${key}.retryScheduleMs`, 'must be a non-empty list of delays in ms');
-    }
-    policy.retryScheduleMs = task.retryScheduleMs.map((ms: unknown, i) => readNumber(ms, `${key}.retryScheduleMs[${i}]`, 0));
-  }
+  if (task.retryScheduleMs !== undefined) policy.retryScheduleMs = readSchedule(task.retryScheduleMs, `${key}.retryScheduleMs`);
   return policy;
 }
 
@@ -285,15 +318,24 @@ function readLimits(raw: unknown, key: string): Record<string, unknown> {
   const readSet = (set: Record<string, unknown>, at: string): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     if (set.concurrency !== undefined) out.concurrency = readInteger(set.concurrency, `${at}.concurrency`, 1);
-    if (set.rate !== undefined) {
-      const rate = readObject(set.rate, `${at}.rate`, ['limit', 'intervalMs']);
-      out.rate = { limit: readInteger(rate.limit, `${at}.rate.limit`, 1), intervalMs: readInteger(rate.intervalMs, `${at}.rate.intervalMs`, 1) };
-    }
+    if (set.rate !== undefined) out.rate = readRate(set.rate, `${at}.rate`);
     return out;
   };
   const out = readSet(limits, key);
   if (limits.perKey !== undefined) out.perKey = readSet(readObject(limits.perKey, `${key}.perKey`, ['concurrency', 'rate']), `${key}.perKey`);
   return out;
+}
+
+/** A rate limit: `{ limit, intervalMs }`, both whole numbers >= 1. */
+function readRate(raw: unknown, key: string): RateLimit {
+  const rate = readObject(raw, key, ['limit', 'intervalMs']);
+  return { limit: readInteger(rate.limit, `${key}.limit`, 1), intervalMs: readInteger(rate.intervalMs, `${key}.intervalMs`, 1) };
+}
+
+/** A fixed retry schedule: a non-empty list of delays in ms. */
+function readSchedule(raw: unknown, key: string): number[] {
+  if (!Array.isArray(raw) || raw.length === 0) throw new ConfigError(key, 'must be a non-empty list of delays in ms');
+  return raw.map((ms: unknown, i) => readNumber(ms, `${key}[${i}]`, 0));
 }
 
 function readObject(raw: unknown, key: string, allowed?: readonly string[]): Record<string, unknown> {

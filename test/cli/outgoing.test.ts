@@ -1,12 +1,15 @@
 // `mailroom endpoints …` and `mailroom deliveries …` on every store, in-process through the
 // dispatcher the bin uses: the secret printed once by add and rotate-secret and never by
 // anything else, health in get, disable/enable/recover, and deliveries by endpoint and
-// message, and a worker that delivers with no task configured. The config's allowlist
-// lets a loopback URL pass the SSRF guard.
+// message, a worker that delivers with no task configured, and one started on a queue of
+// its own before the first endpoint exists (docs/outgoing.md, "Keeping deliveries apart").
+// The config's allowlist lets a loopback URL pass the SSRF guard.
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { Mailroom } from '../../src/mailroom.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { removeTempDirs, runCommand, runJson, startCommand, tempDir } from './run-command.js';
@@ -108,5 +111,28 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     } finally {
       await target.close();
     }
+  });
+
+  it.runIf(harness.isAvailable)('runs a worker on the deliveries’ own queue, started before any endpoint exists, and it delivers', async () => {
+    const target = await startVerifyingReceiver();
+    const { url } = await openTestMailroom(harness);
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'mailroom.config.mjs'), `export default { endpoints: { allowlist: ['127.0.0.1'], queue: 'webhooks' } };\n`);
+    const worker = startCommand(['worker', '--db', url, '--queues', 'webhooks', '--poll', '20ms', '--shutdown-timeout', '2s'], { cwd, env: { MAILROOM_LOG_LEVEL: 'info' } });
+    const app = await Mailroom.open({ db: url, migrate: false, logger: pino({ level: 'silent' }), endpoints: { allowlist: ['127.0.0.1'], queue: 'webhooks' } });
+    try {
+      await waitFor(() => worker.stdout().includes('worker started'), { description: 'the worker to start' });
+      const endpoint = await app.endpoints.add({ tenant: 'acme', url: target.url });
+      target.secrets.push(endpoint.secret);
+      const { message, deliveries } = await app.publish('invoice.paid', { invoice: 1 }, { tenant: 'acme' });
+      expect((await app.getJob(deliveries[0]!.jobId!))?.queue).toBe('webhooks');
+      await waitFor(async () => (await app.deliveries.list({ messageId: message.id }))[0]?.status === 'delivered', { timeoutMs: 10_000 });
+      expect(target.received.map((r) => r.verifiedWith)).toEqual([endpoint.secret]);
+    } finally {
+      worker.signal('SIGTERM');
+      await app.close();
+      await target.close();
+    }
+    expect((await worker.done).code).toBe(0);
   });
 });

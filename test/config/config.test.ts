@@ -64,6 +64,14 @@ describe('config validation', () => {
     [{ schedules: { nightly: { cron: '0 3 * * *', task: 'report', tz: 'UTC' } } }, 'schedules.nightly.tz'],
     [{ endpoints: { allowlist: ['127.0.0.1', '10.0.0.0/33'] } }, 'endpoints.allowlist[1]'],
     [{ endpoints: { allowlist: 'localhost' } }, 'endpoints.allowlist'],
+    [{ endpoints: { concurrency: 0 } }, 'endpoints.concurrency'],
+    [{ endpoints: { requestTimeoutMs: '30s' } }, 'endpoints.requestTimeoutMs'],
+    [{ endpoints: { rate: { limit: 10 } } }, 'endpoints.rate.intervalMs'],
+    [{ endpoints: { retryScheduleMs: [] } }, 'endpoints.retryScheduleMs'],
+    [{ endpoints: { breaker: { failureRatio: 1.5 } } }, 'endpoints.breaker.failureRatio'],
+    [{ endpoints: { breaker: { openMS: 1_000 } } }, 'endpoints.breaker.openMS'],
+    [{ endpoints: { queue: '' } }, 'endpoints.queue'],
+    [{ endpoints: { resolve: () => [] } }, 'endpoints.resolve'],
   ])('names the bad key in %j', (raw, key) => {
     expect(configErrorKey(raw)).toBe(key);
   });
@@ -181,6 +189,35 @@ describe('openMailroomFromConfig', () => {
     await waitFor(async () => (await mr.getJob(hello.id))?.status === 'done', { description: 'the module task to finish' });
     expect((globalThis as { __helloRan?: unknown }).__helloRan).toEqual({ n: 1 });
     await worker.stop();
+  });
+
+  it('gives outgoing deliveries the endpoints settings of the file: queue, attempts, schedule, limits and breaker', async () => {
+    const endpoints = {
+      allowlist: ['127.0.0.1'],
+      queue: 'webhooks',
+      maxAttempts: 3,
+      retryScheduleMs: [1_000, 60_000],
+      concurrency: 4,
+      rate: { limit: 50, intervalMs: 1_000 },
+      requestTimeoutMs: 10_000,
+      breaker: { failureRatio: 0.8, openMs: 30_000 },
+    };
+    const config = validateConfig({ endpoints });
+    expect(config.endpoints).toEqual(endpoints);
+    const mr = await openMailroomFromConfig({ config, db: 'sqlite::memory:' });
+    opened.push(mr);
+    // A worker started before the first endpoint exists delivers all the same.
+    expect(mr.isDelivering).toBe(true);
+    await mr.endpoints.add({ tenant: 'acme', url: 'http://127.0.0.1:9/hook' });
+    await mr.publish('invoice.paid', { n: 1 }, { tenant: 'acme' });
+    const [job] = await mr.listJobs({ type: 'deliver' });
+    expect(job).toMatchObject({ queue: 'webhooks', maxAttempts: 3 });
+  });
+
+  it('leaves deliveries to the store’s endpoints when the config has no endpoints section', async () => {
+    const mr = await openMailroomFromConfig({ config: validateConfig({}), db: 'sqlite::memory:' });
+    opened.push(mr);
+    expect(mr.isDelivering).toBe(false);
   });
 
   it('names the module key when a task module cannot be loaded', async () => {

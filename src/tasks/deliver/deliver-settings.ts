@@ -100,6 +100,7 @@ export function resolveDeliverSettings(options: EndpointsOptions = {}): DeliverS
   }
   for (const [name, value] of Object.entries(settings.breaker)) {
     if (!(typeof value === 'number' && value > 0)) throw new InvalidArgumentError(`endpoints.breaker.${name} must be a positive number`);
+    if (name === 'failureRatio' && value > 1) throw new InvalidArgumentError('endpoints.breaker.failureRatio must be at most 1 (a share of attempts)');
   }
   return settings;
 }
