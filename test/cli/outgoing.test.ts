@@ -122,6 +122,7 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     const app = await Mailroom.open({ db: url, migrate: false, logger: pino({ level: 'silent' }), endpoints: { allowlist: ['127.0.0.1'], queue: 'webhooks' } });
     try {
       await waitFor(() => worker.stdout().includes('worker started'), { description: 'the worker to start' });
+      expect(worker.stdout()).toContain('"delivers":true');
       const endpoint = await app.endpoints.add({ tenant: 'acme', url: target.url });
       target.secrets.push(endpoint.secret);
       const { message, deliveries } = await app.publish('invoice.paid', { invoice: 1 }, { tenant: 'acme' });

@@ -104,6 +104,8 @@ Options:
           concurrency: workerHandle.concurrency,
           prefetch: workerHandle.isPrefetchAdaptive ? 'adaptive' : workerHandle.prefetch,
           types: mr.taskTypes(),
+          // The built-in deliver task is not among the configured types; say whether it runs.
+          delivers: mr.isDelivering,
           retentionMs: retentionMs === null ? 'off' : (retentionMs ?? 'default'),
         },
         'worker started',
