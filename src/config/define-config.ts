@@ -9,9 +9,9 @@ import type { EndpointsOptions } from '../tasks/deliver/deliver-settings.js';
 
 /**
  * `endpoints` in the config file: every knob of Mailroom.open's `endpoints` that is plain
- * data (the resolver and clock are hooks for tests; `mailroom serve` always delivers).
+ * data (the resolver and clock are hooks for tests).
  */
-export type EndpointsConfig = Omit<EndpointsOptions, 'resolve' | 'clock' | 'deliver'>;
+export type EndpointsConfig = Omit<EndpointsOptions, 'resolve' | 'clock'>;
 
 /** The retry policy a configured task may set (same meaning as `mr.task(type, { ... })`). */
 export interface TaskPolicyConfig {

@@ -38,6 +38,7 @@ const ENDPOINTS_KEYS = Object.keys({
   breaker: true,
   disableAfterMs: true,
   queue: true,
+  deliver: true,
 } satisfies Record<keyof EndpointsConfig, true>);
 const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'portal', 'retention'];
 const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes', 'limits'];
@@ -160,6 +161,10 @@ function validateEndpoints(raw: unknown, key: string): EndpointsConfig {
   if (endpoints.rate !== undefined) out.rate = readRate(endpoints.rate, `${key}.rate`);
   if (endpoints.retryScheduleMs !== undefined) out.retryScheduleMs = readSchedule(endpoints.retryScheduleMs, `${key}.retryScheduleMs`);
   if (endpoints.queue !== undefined) out.queue = readString(endpoints.queue, `${key}.queue`);
+  if (endpoints.deliver !== undefined) {
+    if (endpoints.deliver !== true && endpoints.deliver !== false && endpoints.deliver !== 'auto') throw new ConfigError(`${key}.deliver`, "must be true, false or 'auto'");
+    out.deliver = endpoints.deliver;
+  }
   if (endpoints.breaker !== undefined) {
     const breaker = readObject(endpoints.breaker, `${key}.breaker`, Object.keys(DEFAULT_BREAKER_SETTINGS));
     out.breaker = Object.fromEntries(

@@ -71,6 +71,7 @@ describe('config validation', () => {
     [{ endpoints: { breaker: { failureRatio: 1.5 } } }, 'endpoints.breaker.failureRatio'],
     [{ endpoints: { breaker: { openMS: 1_000 } } }, 'endpoints.breaker.openMS'],
     [{ endpoints: { queue: '' } }, 'endpoints.queue'],
+    [{ endpoints: { deliver: 'yes' } }, 'endpoints.deliver'],
     [{ endpoints: { resolve: () => [] } }, 'endpoints.resolve'],
   ])('names the bad key in %j', (raw, key) => {
     expect(configErrorKey(raw)).toBe(key);
@@ -214,10 +215,12 @@ describe('openMailroomFromConfig', () => {
     expect(job).toMatchObject({ queue: 'webhooks', maxAttempts: 3 });
   });
 
-  it('leaves deliveries to the store’s endpoints when the config has no endpoints section', async () => {
-    const mr = await openMailroomFromConfig({ config: validateConfig({}), db: 'sqlite::memory:' });
-    opened.push(mr);
-    expect(mr.isDelivering).toBe(false);
+  it('leaves deliveries to the store’s endpoints when the config has no endpoints section, or says so', async () => {
+    for (const raw of [{}, { endpoints: { deliver: 'auto' } }, { endpoints: { deliver: false } }]) {
+      const mr = await openMailroomFromConfig({ config: validateConfig(raw), db: 'sqlite::memory:' });
+      opened.push(mr);
+      expect(mr.isDelivering, JSON.stringify(raw)).toBe(false);
+    }
   });
 
   it('names the module key when a task module cannot be loaded', async () => {
