@@ -8,11 +8,9 @@ import { cronProblem } from '../maintenance/cron-scheduler.js';
 import { configureProvider } from '../providers/index.js';
 import { parseJsonPath } from '../providers/json-path.js';
 import { standardWebhooksKey } from '../providers/standard.js';
-import { SsrfGuard } from '../tasks/deliver/ssrf-guard.js';
-import { DEFAULT_BREAKER_SETTINGS } from '../core/circuit-breaker.js';
-import type { RateLimit } from '../store/limits.js';
+import { readInteger, readNumber, readObject, readRate, readSchedule, readString, readStringArray, readStringRecord } from './config-readers.js';
+import { validateEndpoints } from './endpoints-config.js';
 import type {
-  EndpointsConfig,
   ExecTaskConfig,
   ForwardTaskConfig,
   MailroomConfig,
@@ -25,21 +23,6 @@ import type {
 
 /** Source names become URL path segments (`/hooks/<name>`). */
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-/** Every key of EndpointsConfig, checked by the compiler both ways. */
-const ENDPOINTS_KEYS = Object.keys({
-  allowlist: true,
-  connectTimeoutMs: true,
-  requestTimeoutMs: true,
-  maxResponseBytes: true,
-  concurrency: true,
-  rate: true,
-  maxAttempts: true,
-  retryScheduleMs: true,
-  breaker: true,
-  disableAfterMs: true,
-  queue: true,
-  deliver: true,
-} satisfies Record<keyof EndpointsConfig, true>);
 const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'portal', 'retention'];
 const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes', 'limits'];
 const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
@@ -110,7 +93,7 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
     }
     config.sources = sources;
   }
-  if (root.endpoints !== undefined) config.endpoints = validateEndpoints(root.endpoints, 'endpoints');
+  if (root.endpoints !== undefined) config.endpoints = validateEndpoints(root.endpoints, 'endpoints', { hooks: false });
   if (root.dashboard !== undefined) {
     const dashboard = readObject(root.dashboard, 'dashboard', ['token', 'redactPaths']);
     // An unset env var is the usual `token: process.env.X`: `serve` then generates a token
@@ -142,41 +125,6 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
     config.schedules = validated;
   }
   return config as MailroomConfig;
-}
-
-/** `endpoints`: the same knobs and ranges as Mailroom.open's (deliver-settings.ts), each error naming its key. */
-function validateEndpoints(raw: unknown, key: string): EndpointsConfig {
-  const endpoints = readObject(raw, key, ENDPOINTS_KEYS);
-  const out: Record<string, unknown> = {};
-  if (endpoints.allowlist !== undefined) {
-    const allowlist = readStringArray(endpoints.allowlist, `${key}.allowlist`);
-    allowlist.forEach((entry, index) => {
-      if (!SsrfGuard.isValidAllowlistEntry(entry)) throw new ConfigError(`${key}.allowlist[${index}]`, 'must be a host name, an address or a CIDR range such as 10.0.0.0/8');
-    });
-    out.allowlist = allowlist;
-  }
-  for (const name of ['connectTimeoutMs', 'requestTimeoutMs', 'maxResponseBytes', 'concurrency', 'maxAttempts', 'disableAfterMs'] as const) {
-    if (endpoints[name] !== undefined) out[name] = readInteger(endpoints[name], `${key}.${name}`, 1);
-  }
-  if (endpoints.rate !== undefined) out.rate = readRate(endpoints.rate, `${key}.rate`);
-  if (endpoints.retryScheduleMs !== undefined) out.retryScheduleMs = readSchedule(endpoints.retryScheduleMs, `${key}.retryScheduleMs`);
-  if (endpoints.queue !== undefined) out.queue = readString(endpoints.queue, `${key}.queue`);
-  if (endpoints.deliver !== undefined) {
-    if (endpoints.deliver !== true && endpoints.deliver !== false && endpoints.deliver !== 'auto') throw new ConfigError(`${key}.deliver`, "must be true, false or 'auto'");
-    out.deliver = endpoints.deliver;
-  }
-  if (endpoints.breaker !== undefined) {
-    const breaker = readObject(endpoints.breaker, `${key}.breaker`, Object.keys(DEFAULT_BREAKER_SETTINGS));
-    out.breaker = Object.fromEntries(
-      Object.entries(breaker).map(([name, value]) => {
-        const at = `${key}.breaker.${name}`;
-        if (name !== 'failureRatio') return [name, readInteger(value, at, 1)];
-        if (typeof value !== 'number' || !(value > 0 && value <= 1)) throw new ConfigError(at, 'must be a number above 0 and at most 1');
-        return [name, value];
-      }),
-    );
-  }
-  return out as EndpointsConfig;
 }
 
 function validateSchedule(raw: unknown, key: string): ScheduleConfig {
@@ -312,7 +260,7 @@ function validatePolicy(task: Record<string, unknown>, key: string): Record<stri
   return policy;
 }
 
-// ---- primitive readers: each names the key it refuses ----
+// ---- task limits (the primitive readers are in config-readers.ts) ----
 
 /**
  * A task's limits in a config file: concurrency, rate and perKey as in mr.task. The limit
@@ -329,67 +277,4 @@ function readLimits(raw: unknown, key: string): Record<string, unknown> {
   const out = readSet(limits, key);
   if (limits.perKey !== undefined) out.perKey = readSet(readObject(limits.perKey, `${key}.perKey`, ['concurrency', 'rate']), `${key}.perKey`);
   return out;
-}
-
-/** A rate limit: `{ limit, intervalMs }`, both whole numbers >= 1. */
-function readRate(raw: unknown, key: string): RateLimit {
-  const rate = readObject(raw, key, ['limit', 'intervalMs']);
-  return { limit: readInteger(rate.limit, `${key}.limit`, 1), intervalMs: readInteger(rate.intervalMs, `${key}.intervalMs`, 1) };
-}
-
-/** A fixed retry schedule: a non-empty list of delays in ms. */
-function readSchedule(raw: unknown, key: string): number[] {
-  if (!Array.isArray(raw) || raw.length === 0) throw new ConfigError(key, 'must be a non-empty list of delays in ms');
-  return raw.map((ms: unknown, i) => readNumber(ms, `${key}[${i}]`, 0));
-}
-
-function readObject(raw: unknown, key: string, allowed?: readonly string[]): Record<string, unknown> {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(key, 'must be an object');
-  const record = raw as Record<string, unknown>;
-  if (allowed) {
-    for (const name of Object.keys(record)) {
-      if (!allowed.includes(name)) {
-        const path = key === 'config' ? name : `${key}.${name}`;
-        throw new ConfigError(path, `unknown key (known: ${allowed.join(', ')})`);
-      }
-    }
-  }
-  return record;
-}
-
-function readString(raw: unknown, key: string): string {
-  if (typeof raw !== 'string' || raw.trim() === '') {
-    throw new ConfigError(key, raw === undefined ? 'is missing (is its environment variable set?)' : 'must be a non-empty string');
-  }
-  return raw;
-}
-
-function readStringArray(raw: unknown, key: string): string[] {
-  if (!Array.isArray(raw)) throw new ConfigError(key, 'must be a list of strings');
-  return raw.map((item: unknown, i) => readString(item, `${key}[${i}]`));
-}
-
-function readStringRecord(raw: unknown, key: string): Record<string, string> {
-  const record = readObject(raw, key);
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(record)) {
-    if (typeof value !== 'string') throw new ConfigError(`${key}.${name}`, 'must be a string');
-    out[name] = value;
-  }
-  return out;
-}
-
-function readNumber(raw: unknown, key: string, min = -Infinity): number {
-  if (typeof raw !== 'number' || !Number.isFinite(raw) || raw < min) {
-    throw new ConfigError(key, `must be a number${min > -Infinity ? ` >= ${min}` : ''}`);
-  }
-  return raw;
-}
-
-function readInteger(raw: unknown, key: string, min = -Infinity, max = Infinity): number {
-  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > max) {
-    const range = max < Infinity ? ` from ${min} to ${max}` : min > -Infinity ? ` >= ${min}` : '';
-    throw new ConfigError(key, `must be a whole number${range}`);
-  }
-  return raw;
 }

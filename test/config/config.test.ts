@@ -11,7 +11,7 @@ import { ConfigError } from '../../src/core/errors.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { openMailroomFromConfig } from '../../src/config/open-mailroom.js';
 import { validateConfig } from '../../src/config/validate-config.js';
-import type { Mailroom } from '../../src/mailroom.js';
+import { Mailroom } from '../../src/mailroom.js';
 import { waitFor } from '../harness/wait.js';
 
 const dirs: string[] = [];
@@ -108,6 +108,22 @@ describe('config validation', () => {
     });
     expect(() => validateConfig(config, { baseDir: '/srv/app' })).not.toThrow();
     expect((validateConfig(config, { baseDir: '/srv/app' }).tasks!.send_email as { module: string }).module).toBe('/srv/app/tasks/send-email.js');
+  });
+});
+
+describe('Mailroom.open endpoints', () => {
+  it.each([
+    [{ concurency: 5 }, 'endpoints.concurency'],
+    // Taken as given, this made a delivery's first failure its last.
+    [{ retryScheduleMs: 'x', maxAttempts: 3 }, 'endpoints.retryScheduleMs'],
+    [{ allowlist: ['10.0.0.0/33'] }, 'endpoints.allowlist[0]'],
+    [{ rate: { limit: 5 } }, 'endpoints.rate.intervalMs'],
+    [{ breaker: { failureRatio: 2 } }, 'endpoints.breaker.failureRatio'],
+    [{ resolve: 'dns' }, 'endpoints.resolve'],
+  ])('refuses %j with MR_ERR_INVALID_ARGUMENT naming the key, as the config file does', async (endpoints, key) => {
+    const opening = Mailroom.open({ db: 'sqlite::memory:', endpoints: endpoints as never });
+    await expect(opening).rejects.toMatchObject({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringMatching(new RegExp(`^${key.replace(/[.[\]]/g, '\\$&')}: `)) });
+    expect(configErrorKey({ endpoints })).toBe(key);
   });
 });
 

@@ -5,8 +5,8 @@
 import { DEFAULT_BREAKER_SETTINGS } from '../../core/circuit-breaker.js';
 import type { BreakerSettings } from '../../core/circuit-breaker.js';
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../core/backoff.js';
-import { InvalidArgumentError } from '../../core/errors.js';
-import { assertPositiveInteger } from '../../core/retry-policy.js';
+import { ConfigError, InvalidArgumentError } from '../../core/errors.js';
+import { validateEndpoints } from '../../config/endpoints-config.js';
 import type { RateLimit } from '../../store/limits.js';
 import type { Resolve } from './ssrf-guard.js';
 import { SsrfGuard } from './ssrf-guard.js';
@@ -69,13 +69,22 @@ export const DEFAULT_DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
 /** 10 in flight per endpoint: enough for a healthy receiver, never a flood for a slow one. */
 export const DEFAULT_ENDPOINT_CONCURRENCY = 10;
 
-export function resolveDeliverSettings(options: EndpointsOptions = {}): DeliverSettings {
-  const allowlist = options.allowlist ?? [];
-  if (!Array.isArray(allowlist) || !allowlist.every((entry) => SsrfGuard.isValidAllowlistEntry(entry))) {
-    throw new InvalidArgumentError('endpoints.allowlist must be a list of host names, addresses and CIDR ranges');
+/**
+ * Mailroom.open's `endpoints` checked (the config file's own check: every key known, each
+ * value in range) and filled in with the defaults.
+ * @throws InvalidArgumentError naming the bad key.
+ */
+export function resolveDeliverSettings(raw: EndpointsOptions = {}): DeliverSettings {
+  let options: EndpointsOptions;
+  try {
+    options = validateEndpoints(raw, 'endpoints', { hooks: true });
+  } catch (error) {
+    // An argument of Mailroom.open, not a config file: the code callers match on for those.
+    if (error instanceof ConfigError) throw new InvalidArgumentError(error.message);
+    throw error;
   }
-  const settings: DeliverSettings = {
-    guard: new SsrfGuard({ allowlist, resolve: options.resolve }),
+  return {
+    guard: new SsrfGuard({ allowlist: options.allowlist ?? [], resolve: options.resolve }),
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     maxResponseBytes: options.maxResponseBytes ?? 64 * 1024,
@@ -88,19 +97,4 @@ export function resolveDeliverSettings(options: EndpointsOptions = {}): DeliverS
     queue: options.queue,
     clock: options.clock,
   };
-  for (const [name, value] of [
-    ['connectTimeoutMs', settings.connectTimeoutMs],
-    ['requestTimeoutMs', settings.requestTimeoutMs],
-    ['maxResponseBytes', settings.maxResponseBytes],
-    ['concurrency', settings.concurrency],
-    ['maxAttempts', settings.maxAttempts],
-    ['disableAfterMs', settings.disableAfterMs],
-  ] as const) {
-    assertPositiveInteger(value, `endpoints.${name}`);
-  }
-  for (const [name, value] of Object.entries(settings.breaker)) {
-    if (!(typeof value === 'number' && value > 0)) throw new InvalidArgumentError(`endpoints.breaker.${name} must be a positive number`);
-    if (name === 'failureRatio' && value > 1) throw new InvalidArgumentError('endpoints.breaker.failureRatio must be at most 1 (a share of attempts)');
-  }
-  return settings;
 }
