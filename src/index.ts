@@ -22,7 +22,7 @@ export type {
   PublishOptions,
   PublishResult,
 } from './mailroom.js';
-export type { EndpointAddOptions, EndpointUpdateOptions, EndpointWithSecret, RecoverResult, DeliveryListOptions } from './outgoing/endpoints-api.js';
+export type { EndpointAddOptions, EndpointUpdateOptions, EndpointWithSecret, RotatedSecret, RecoverResult, DeliveryListOptions } from './outgoing/endpoints-api.js';
 export type { EndpointsOptions } from './tasks/deliver/deliver-settings.js';
 export type { BreakerSettings } from './core/circuit-breaker.js';
 export type { BreakerState, Delivery, DeliveryStatus, Endpoint, EndpointHealth, EndpointRateLimit, Message } from './core/outgoing-types.js';
@@ -54,6 +54,7 @@ export {
   TimeoutError,
   MessageKeyConflictError,
   EndpointNotFoundError,
+  RotationInProgressError,
   EndpointDisabledError,
   UrlBlockedError,
   ERROR_CODES,

@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   MR_ERR_UNAUTHORIZED: 'Credentials are missing or wrong.',
   MR_ERR_ENDPOINT_NOT_FOUND: 'No outgoing-webhook endpoint has that id.',
   MR_ERR_ENDPOINT_DISABLED: 'The endpoint is disabled, and the operation needs it enabled.',
+  MR_ERR_ROTATION_IN_PROGRESS: 'The endpoint\'s previous secret still signs from an earlier rotation; rotating again now would drop it.',
   MR_ERR_URL_BLOCKED: 'The endpoint URL resolves to an address outgoing deliveries may not reach (SSRF guard).',
   MR_ERR_CSRF_INVALID: 'A form was posted without the session\'s CSRF token, or from another site.',
 } as const;
@@ -144,6 +145,21 @@ export class EndpointNotFoundError extends MailroomError {
 export class EndpointDisabledError extends MailroomError {
   constructor(readonly endpointId: string, operation: string) {
     super('MR_ERR_ENDPOINT_DISABLED', `Endpoint ${endpointId} is disabled; enable it before you ${operation}.`, { httpStatus: 409 });
+  }
+}
+
+/**
+ * A second rotation while the first one's old secret still signs: it would stop signing
+ * with that secret at once, and a receiver still holding it would refuse every delivery.
+ */
+export class RotationInProgressError extends MailroomError {
+  constructor(readonly endpointId: string, readonly overlapUntil: Date) {
+    super(
+      'MR_ERR_ROTATION_IN_PROGRESS',
+      `Endpoint ${endpointId}'s secret before its last rotation still signs until ${overlapUntil.toISOString()}; ` +
+        'rotating again now would stop it at once. Rotate after that time, or with an overlap of 0 to stop every earlier secret now.',
+      { httpStatus: 409 },
+    );
   }
 }
 

@@ -3,7 +3,7 @@
 // `rotateSecret`); nothing else here ever returns it. URLs pass the SSRF guard at add and
 // update (and again at every send, in the deliver task).
 
-import { EndpointDisabledError, EndpointNotFoundError, InvalidArgumentError } from '../core/errors.js';
+import { EndpointDisabledError, EndpointNotFoundError, InvalidArgumentError, RotationInProgressError } from '../core/errors.js';
 import { DELIVERY_STATUSES } from '../core/outgoing-types.js';
 import type { Delivery, DeliveryStatus, Endpoint, EndpointHealth, EndpointRateLimit, Message } from '../core/outgoing-types.js';
 import type { Logger } from '../log.js';
@@ -37,6 +37,12 @@ export interface EndpointUpdateOptions {
 export interface EndpointWithSecret extends Endpoint {
   /** `whsec_…`: give it to the customer now; Mailroom never shows it again. */
   readonly secret: string;
+}
+
+/** rotateSecret's answer: the new secret, shown this once, and until when the old one signs beside it. */
+export interface RotatedSecret {
+  readonly secret: string;
+  readonly previousSecretUntil: Date;
 }
 
 export interface RecoverResult {
@@ -147,16 +153,19 @@ export class EndpointsApi {
   /**
    * A new signing secret, returned this once; the old one keeps signing beside it for
    * `overlapMs` (both signatures in `webhook-signature`), so the customer can switch without
-   * missing a delivery.
+   * missing a delivery. `overlapMs: 0` stops every earlier secret at once (a leaked one).
+   * @throws RotationInProgressError while an earlier rotation's old secret still signs
+   *   (unless `overlapMs` is 0): rotating again would drop that secret at once
    */
-  async rotateSecret(id: string, options: { overlapMs?: number } = {}): Promise<{ secret: string }> {
+  async rotateSecret(id: string, options: { overlapMs?: number } = {}): Promise<RotatedSecret> {
     this.deps.assertOpen();
     const overlapMs = options.overlapMs ?? DEFAULT_ROTATION_OVERLAP_MS;
     if (typeof overlapMs !== 'number' || !Number.isFinite(overlapMs) || overlapMs < 0) throw new InvalidArgumentError('overlapMs must be a number >= 0');
     const secret = generateEndpointSecret();
-    if (!(await this.deps.store.endpointRotateSecret({ id: String(id), secret, overlapMs }))) throw new EndpointNotFoundError(String(id));
+    const rotation = found(await this.deps.store.endpointRotateSecret({ id: String(id), secret, overlapMs }), id);
+    if (!rotation.rotated) throw new RotationInProgressError(String(id), rotation.overlapUntil);
     this.deps.log.info({ endpointId: String(id), overlapMs }, 'endpoint secret rotated');
-    return { secret };
+    return { secret, previousSecretUntil: rotation.previousUntil };
   }
 
   /**

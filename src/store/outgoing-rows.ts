@@ -5,7 +5,7 @@
 import { breakerRetryAt } from '../core/circuit-breaker.js';
 import type { BreakerRow, BreakerSettings } from '../core/circuit-breaker.js';
 import type { BreakerState, Delivery, Endpoint, EndpointHealth, Message } from '../core/outgoing-types.js';
-import type { EndpointStatsResult } from './outgoing-store.js';
+import type { EndpointRotateSecretResult, EndpointStatsResult } from './outgoing-store.js';
 import { jsonOf, optionalTimeOf, timeOf } from './rows.js';
 import type { Row } from './rows.js';
 
@@ -121,6 +121,18 @@ export function countersFromRow(row: Row): HealthCounters {
 export function secretsInForce(row: Row, nowMs: number): string[] {
   const until = msOf(row.previous_secret_until);
   return row.previous_secret && until !== null && until > nowMs ? [row.secret, row.previous_secret] : [row.secret];
+}
+
+/**
+ * What a rotation at `nowMs` with `overlapMs` does to the row: it rotates, or it is
+ * refused while an earlier rotation's old secret still signs, because the new rotation
+ * would stop signing with that secret at once (the customer may still hold it). An
+ * overlap of 0 is the deliberate "stop every earlier secret now", so it always rotates.
+ */
+export function rotationOf(row: Row, nowMs: number, overlapMs: number): EndpointRotateSecretResult {
+  const until = msOf(row.previous_secret_until);
+  if (overlapMs > 0 && row.previous_secret && until !== null && until > nowMs) return { rotated: false, overlapUntil: new Date(until) };
+  return { rotated: true, previousUntil: new Date(nowMs + overlapMs) };
 }
 
 /** The payload of a deliver job: what the task needs to find its delivery. */

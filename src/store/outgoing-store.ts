@@ -59,6 +59,15 @@ export interface EndpointRotateSecretParams {
   readonly now?: Date;
 }
 
+/**
+ * What endpointRotateSecret did: rotated, with the old secret signing until
+ * `previousUntil`; or refused, because an earlier rotation's old secret signs until
+ * `overlapUntil` and rotating again would drop it.
+ */
+export type EndpointRotateSecretResult =
+  | { readonly rotated: true; readonly previousUntil: Date }
+  | { readonly rotated: false; readonly overlapUntil: Date };
+
 export interface EndpointHealthParams {
   readonly id: string;
   readonly breaker: BreakerSettings;
@@ -197,7 +206,8 @@ export interface OutgoingExecutor {
   /** Deletes the endpoint and its health; its deliveries stay as history. True when it existed. */
   endpointRemove(params: EndpointGetParams): Promise<boolean>;
   /** True when the endpoint exists. */
-  endpointRotateSecret(params: EndpointRotateSecretParams): Promise<boolean>;
+  /** null: no such endpoint. */
+  endpointRotateSecret(params: EndpointRotateSecretParams): Promise<EndpointRotateSecretResult | null>;
   endpointSetEnabled(params: EndpointSetEnabledParams): Promise<Endpoint | null>;
   endpointUpdate(params: EndpointUpdateParams): Promise<Endpoint | null>;
   messageList(params: MessageListParams): Promise<Message[]>;

@@ -95,6 +95,54 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     expect(usage.stderr).toContain('Give one of --endpoint ID or --message ID.');
   });
 
+  it.runIf(harness.isAvailable)('rotates one secret at a time, saying until when the old one signs, and takes a rate limit and metadata', async () => {
+    const { url } = await openTestMailroom(harness);
+    const cwd = configDir();
+    const added = await runJson(
+      ['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', 'http://127.0.0.1:9/hooks', '--rate-limit', '100/1m', '--metadata', '{"plan":"pro"}'],
+      { cwd },
+    );
+    expect(added).toMatchObject({ rateLimit: { limit: 100, intervalMs: 60_000 }, metadata: { plan: 'pro' } });
+    expect((await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd })).stdout).toMatch(/rate limit: +100 per 60000 ms/);
+    const cleared = await runJson(['endpoints', 'update', added.id, '--db', url, '--rate-limit', 'none', '--metadata', 'null'], { cwd });
+    expect(cleared).toMatchObject({ rateLimit: null, metadata: null });
+    for (const bad of [['--rate-limit', '100'], ['--rate-limit', '0/1m'], ['--metadata', '[1]'], ['--rate-limit', 'none']]) {
+      const refused = await runCommand(['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', 'http://127.0.0.1:9/x', ...bad], { cwd });
+      expect(refused.code, bad.join(' ')).toBe(2);
+    }
+
+    const before = Date.now();
+    const first = await runCommand(['endpoints', 'rotate-secret', added.id, '--db', url, '--overlap', '1h'], { cwd });
+    expect(first.code).toBe(0);
+    const until = new Date(/until (\S+)\.$/m.exec(first.stdout)![1]!).getTime();
+    expect(until).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1_000);
+    const second = await runCommand(['endpoints', 'rotate-secret', added.id, '--db', url, '--overlap', '1h'], { cwd });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`still signs until ${new Date(until).toISOString()}`);
+    expect(second.stdout).not.toContain('whsec_');
+    const now = await runCommand(['endpoints', 'rotate-secret', added.id, '--db', url, '--overlap', '0s'], { cwd });
+    expect(now.code).toBe(0);
+    expect(now.stdout).toContain('Every earlier secret stopped signing now.');
+  });
+
+  it.runIf(harness.isAvailable)('says what is missing: an unknown endpoint, a tenant with none, a recover from the future', async () => {
+    const { url } = await openTestMailroom(harness);
+    const cwd = configDir();
+    const added = await runJson(['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', 'http://127.0.0.1:9/hooks'], { cwd });
+    for (const argv of [['endpoints', 'get', '999'], ['deliveries', '--endpoint', '999'], ['deliveries', '--endpoint', '999', '--json'], ['endpoints', 'disable', '999']]) {
+      const missing = await runCommand([...argv, '--db', url], { cwd });
+      expect(missing.code, argv.join(' ')).toBe(1);
+      expect(missing.stderr, argv.join(' ')).toContain('No endpoint with id 999; run `mailroom endpoints list` to list ids.');
+    }
+    expect((await runCommand(['deliveries', '--endpoint', added.id, '--db', url], { cwd })).stdout).toContain('No deliveries match.');
+    const none = await runCommand(['endpoints', 'list', '--tenant', 'globex', '--db', url], { cwd });
+    expect(none.stdout).toContain('Tenant globex has no endpoints');
+    const future = await runCommand(['endpoints', 'recover', added.id, '--db', url, '--since', '2999-01-01T00:00:00Z'], { cwd });
+    expect(future.code).toBe(2);
+    expect(future.stderr).toContain('is in the future');
+  });
+
   it.runIf(harness.isAvailable)('runs a worker with no configured tasks when the store has an endpoint, and it delivers', async () => {
     const target = await startVerifyingReceiver();
     try {

@@ -159,12 +159,29 @@ export function outgoingConformance(harness: StoreHarness): void {
       const start = (await startOne(ctx.store, deliveries[0]!.id, T0))!;
       expect(start).toMatchObject({ endpoint: { id: ep.id, enabled: true }, secrets: [SECRET], admission: { kind: 'send' } });
       expect(start.message.payload).toBe('{"b":1,  "a":2}');
-      expect(await ctx.store.endpointRotateSecret({ id: ep.id, secret: NEW_SECRET, overlapMs: MINUTE_MS, now: at(SECOND_MS) })).toBe(true);
+      expect(await ctx.store.endpointRotateSecret({ id: ep.id, secret: NEW_SECRET, overlapMs: MINUTE_MS, now: at(SECOND_MS) })).toEqual({ rotated: true, previousUntil: at(SECOND_MS + MINUTE_MS) });
       const during = (await startOne(ctx.store, deliveries[0]!.id, at(30 * SECOND_MS)))!;
       expect(during.secrets).toEqual([NEW_SECRET, SECRET]);
       const after = (await startOne(ctx.store, deliveries[0]!.id, at(2 * MINUTE_MS)))!;
       expect(after.secrets).toEqual([NEW_SECRET]);
       expect(await startOne(ctx.store, '999999', T0)).toBeNull();
+    });
+
+    it('refuses a second rotation while the first one’s old secret still signs, unless its overlap is 0', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const { deliveries } = await ctx.store.messagePublish(publish());
+      const THIRD = 'whsec_VGhpcmQgc2VjcmV0IGZvciB0aGUgdGVzdA==';
+      const FOURTH = 'whsec_Rm91cnRoIHNlY3JldCBmb3IgdGhlIHRlc3Q=';
+      await ctx.store.endpointRotateSecret({ id: ep.id, secret: NEW_SECRET, overlapMs: MINUTE_MS, now: T0 });
+      expect(await ctx.store.endpointRotateSecret({ id: ep.id, secret: THIRD, overlapMs: MINUTE_MS, now: at(30 * SECOND_MS) })).toEqual({ rotated: false, overlapUntil: at(MINUTE_MS) });
+      // Refused means untouched: both secrets of the first rotation still sign.
+      expect((await startOne(ctx.store, deliveries[0]!.id, at(40 * SECOND_MS)))!.secrets).toEqual([NEW_SECRET, SECRET]);
+      // Once the overlap has ended, the next rotation goes through.
+      expect(await ctx.store.endpointRotateSecret({ id: ep.id, secret: THIRD, overlapMs: MINUTE_MS, now: at(MINUTE_MS) })).toEqual({ rotated: true, previousUntil: at(2 * MINUTE_MS) });
+      // An overlap of 0 during an overlap stops every earlier secret at once.
+      expect(await ctx.store.endpointRotateSecret({ id: ep.id, secret: FOURTH, overlapMs: 0, now: at(MINUTE_MS + SECOND_MS) })).toEqual({ rotated: true, previousUntil: at(MINUTE_MS + SECOND_MS) });
+      expect((await startOne(ctx.store, deliveries[0]!.id, at(MINUTE_MS + 2 * SECOND_MS)))!.secrets).toEqual([FOURTH]);
+      expect(await ctx.store.endpointRotateSecret({ id: '999999', secret: THIRD, overlapMs: 0, now: T0 })).toBeNull();
     });
 
     it('opens the breaker on a failure ratio, lets one probe through when it may, and closes on its success', async () => {

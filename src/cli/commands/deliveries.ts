@@ -7,6 +7,7 @@ import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { formatTime, renderTable, writeJson, writeLines } from '../output.js';
+import { EndpointNotFoundError } from '../../core/errors.js';
 import { DELIVERY_STATUSES } from '../../core/outgoing-types.js';
 import type { Delivery, DeliveryStatus } from '../../core/outgoing-types.js';
 
@@ -58,6 +59,8 @@ Options:
   async run(options, io) {
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const list = await mr.deliveries.list({ endpointId: options.endpointId, messageId: options.messageId, status: options.status, limit: options.limit });
+      // An empty list for an endpoint that does not exist is a typo, not an answer.
+      if (list.length === 0 && options.endpointId !== undefined && !(await mr.endpoints.get(options.endpointId))) throw new EndpointNotFoundError(options.endpointId);
       if (options.common.json) {
         writeJson(io.stdout, list.map((d) => ({ ...d, createdAt: d.createdAt.toISOString(), updatedAt: d.updatedAt.toISOString() })));
         return 0;

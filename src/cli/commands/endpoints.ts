@@ -7,7 +7,8 @@ import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { formatTime, renderTable, writeJson, writeLines } from '../output.js';
-import type { Endpoint, EndpointHealth } from '../../core/outgoing-types.js';
+import { EndpointNotFoundError } from '../../core/errors.js';
+import type { Endpoint, EndpointHealth, EndpointRateLimit } from '../../core/outgoing-types.js';
 
 const ACTIONS = ['add', 'list', 'get', 'update', 'disable', 'enable', 'rotate-secret', 'recover', 'remove'] as const;
 type Action = (typeof ACTIONS)[number];
@@ -20,6 +21,10 @@ export interface EndpointsCliOptions {
   readonly url?: string;
   readonly eventTypes?: string[];
   readonly description?: string;
+  /** null clears it (update --rate-limit none). */
+  readonly rateLimit?: EndpointRateLimit | null;
+  /** null clears it (update --metadata null). */
+  readonly metadata?: Record<string, unknown> | null;
   readonly reason?: string;
   readonly overlapMs?: number;
   readonly since?: Date;
@@ -28,17 +33,21 @@ export interface EndpointsCliOptions {
 const endpoints: CliCommand<EndpointsCliOptions> = {
   name: 'endpoints',
   summary: 'Outgoing webhook endpoints: add, list, get (with health), disable, enable, rotate-secret, recover',
-  usage: `Usage: mailroom endpoints add --tenant T --url URL [--events a,b] [--description D] [--json]
+  usage: `Usage: mailroom endpoints add --tenant T --url URL [--events a,b] [--description D]
+                                [--rate-limit N/DUR] [--metadata JSON] [--json]
        mailroom endpoints list [--tenant T] [--json]
        mailroom endpoints get ID [--json]
-       mailroom endpoints update ID [--url URL] [--events a,b] [--description D] [--json]
+       mailroom endpoints update ID [--url URL] [--events a,b] [--description D]
+                                [--rate-limit N/DUR | none] [--metadata JSON | null] [--json]
        mailroom endpoints disable ID [--reason R] | enable ID | remove ID
        mailroom endpoints rotate-secret ID [--overlap 24h] [--json]
        mailroom endpoints recover ID --since (2030-01-01T00:00:00Z | 24h) [--json]
 
 Endpoints are your customers' receivers of outgoing webhooks (mr.publish). add prints the
 signing secret (whsec_…) once: hand it to the customer, Mailroom never shows it again.
-rotate-secret prints a new one; the old one keeps signing beside it for --overlap.
+rotate-secret prints a new one; the old one keeps signing beside it for --overlap. A second
+rotation is refused while the first one's old secret still signs, unless --overlap is 0,
+which stops every earlier secret at once.
 get shows the endpoint's health: success rate, last success and failure, breaker, backlog.
 recover sends its failed and skipped deliveries since a time again (enable it first).
 
@@ -47,6 +56,8 @@ Options:
   --url URL         http(s) URL; refused if it resolves to a private or local address
   --events a,b      event types it receives (default: every type)
   --description D
+  --rate-limit N/DUR  at most N deliveries started in any DUR, e.g. 100/1m (none: no limit)
+  --metadata JSON   a JSON object kept with the endpoint (null: clear it)
   --reason R        why it is disabled (disable)
   --overlap DUR     how long the old secret keeps signing (rotate-secret; default 24h)
   --since TIME|DUR  an ISO time, or a duration back from now (recover)
@@ -62,6 +73,8 @@ Options:
         url: { type: 'string' },
         events: { type: 'string' },
         description: { type: 'string' },
+        'rate-limit': { type: 'string' },
+        metadata: { type: 'string' },
         reason: { type: 'string' },
         overlap: { type: 'string' },
         since: { type: 'string' },
@@ -77,6 +90,10 @@ Options:
       throw new CliUsageError('mailroom endpoints add needs --tenant T and --url URL.');
     }
     if (action === 'recover' && values.since === undefined) throw new CliUsageError('mailroom endpoints recover needs --since (an ISO time, or a duration such as 24h).');
+    const settable = action === 'add' || action === 'update';
+    for (const flag of ['rate-limit', 'metadata'] as const) {
+      if (values[flag] !== undefined && !settable) throw new CliUsageError(`--${flag} goes with mailroom endpoints add or update.`);
+    }
     return {
       common,
       action: action as Action,
@@ -85,6 +102,8 @@ Options:
       url: values.url,
       eventTypes: values.events === undefined ? undefined : parseList(values.events, '--events'),
       description: values.description,
+      rateLimit: values['rate-limit'] === undefined ? undefined : parseRateLimit(values['rate-limit'], action === 'update'),
+      metadata: values.metadata === undefined ? undefined : parseMetadata(values.metadata, action === 'update'),
       reason: values.reason,
       overlapMs: values.overlap === undefined ? undefined : parseDurationMs(values.overlap, '--overlap'),
       since: values.since === undefined ? undefined : parseSince(values.since),
@@ -97,7 +116,14 @@ Options:
       const id = options.id!;
       switch (options.action) {
         case 'add': {
-          const added = await mr.endpoints.add({ tenant: options.tenant!, url: options.url!, eventTypes: options.eventTypes, description: options.description });
+          const added = await mr.endpoints.add({
+            tenant: options.tenant!,
+            url: options.url!,
+            eventTypes: options.eventTypes,
+            description: options.description,
+            rateLimit: options.rateLimit ?? undefined,
+            metadata: options.metadata ?? undefined,
+          });
           if (json) writeJson(io.stdout, { ...endpointToJson(added), secret: added.secret });
           else writeLines(io.stdout, `Added endpoint ${added.id} for ${added.tenant}: ${added.url}`, `Signing secret (shown once; give it to the customer): ${added.secret}`);
           return 0;
@@ -105,19 +131,27 @@ Options:
         case 'list': {
           const list = await mr.endpoints.list({ tenant: options.tenant, limit: 10_000 });
           if (json) writeJson(io.stdout, list.map(endpointToJson));
-          else writeLines(io.stdout, list.length === 0 ? 'No endpoints yet: mailroom endpoints add --tenant T --url URL.' : renderEndpoints(list));
+          else if (list.length > 0) writeLines(io.stdout, renderEndpoints(list));
+          else if (options.tenant !== undefined) writeLines(io.stdout, `Tenant ${options.tenant} has no endpoints; mailroom endpoints list shows every tenant's.`);
+          else writeLines(io.stdout, 'No endpoints yet: mailroom endpoints add --tenant T --url URL.');
           return 0;
         }
         case 'get': {
           const endpoint = await mr.endpoints.get(id);
-          if (!endpoint) return notFound(io, id);
+          if (!endpoint) throw new EndpointNotFoundError(id);
           const health = await mr.endpoints.health(id);
           if (json) writeJson(io.stdout, { ...endpointToJson(endpoint), health: healthToJson(health) });
           else writeLines(io.stdout, renderEndpoint(endpoint, health));
           return 0;
         }
         case 'update': {
-          const updated = await mr.endpoints.update(id, { url: options.url, eventTypes: options.eventTypes, description: options.description });
+          const updated = await mr.endpoints.update(id, {
+            url: options.url,
+            eventTypes: options.eventTypes,
+            description: options.description,
+            rateLimit: options.rateLimit,
+            metadata: options.metadata,
+          });
           if (json) writeJson(io.stdout, endpointToJson(updated));
           else writeLines(io.stdout, `Updated endpoint ${updated.id}.`);
           return 0;
@@ -136,9 +170,15 @@ Options:
           return 0;
         }
         case 'rotate-secret': {
-          const { secret } = await mr.endpoints.rotateSecret(id, { overlapMs: options.overlapMs });
-          if (json) writeJson(io.stdout, { id, secret });
-          else writeLines(io.stdout, `New signing secret for endpoint ${id} (shown once): ${secret}`, 'The old one keeps signing beside it until the overlap ends.');
+          const { secret, previousSecretUntil } = await mr.endpoints.rotateSecret(id, { overlapMs: options.overlapMs });
+          if (json) writeJson(io.stdout, { id, secret, previousSecretUntil: previousSecretUntil.toISOString() });
+          else {
+            writeLines(
+              io.stdout,
+              `New signing secret for endpoint ${id} (shown once): ${secret}`,
+              options.overlapMs === 0 ? 'Every earlier secret stopped signing now.' : `The old one keeps signing beside it until ${previousSecretUntil.toISOString()}.`,
+            );
+          }
           return 0;
         }
         case 'recover': {
@@ -154,14 +194,39 @@ Options:
 
 export default endpoints;
 
-/** `--since`: an ISO time, or a duration back from now. */
+/** `--since`: an ISO time, or a duration back from now; a time still to come matches nothing, so it is refused. */
 function parseSince(text: string): Date {
-  return /^\d{4}-\d{2}-\d{2}/.test(text) ? parseIsoDate(text, '--since') : new Date(Date.now() - parseDurationMs(text, '--since'));
+  const since = /^\d{4}-\d{2}-\d{2}/.test(text) ? parseIsoDate(text, '--since') : new Date(Date.now() - parseDurationMs(text, '--since'));
+  if (since.getTime() > Date.now()) throw new CliUsageError(`--since ${text} is in the future; recover re-sends deliveries created since a past time.`);
+  return since;
 }
 
-function notFound(io: { stderr: NodeJS.WritableStream }, id: string): number {
-  io.stderr.write(`mailroom endpoints: no endpoint ${id}; mailroom endpoints list shows them.\n`);
-  return 1;
+/** `--rate-limit 100/1m`: at most 100 deliveries started in any minute; `none` clears it on update. */
+function parseRateLimit(text: string, clearable: boolean): EndpointRateLimit | null {
+  if (clearable && text.trim() === 'none') return null;
+  const match = /^\s*(\d+)\s*\/\s*(\S+)\s*$/.exec(text);
+  const limit = Number(match?.[1]);
+  if (!match || !Number.isSafeInteger(limit) || limit < 1) {
+    throw new CliUsageError(`--rate-limit takes N/DURATION such as 100/1m (N deliveries started in any DURATION)${clearable ? ', or none' : ''}, not "${text}".`);
+  }
+  const intervalMs = parseDurationMs(match[2], '--rate-limit');
+  if (intervalMs < 1) throw new CliUsageError(`--rate-limit needs a DURATION of at least 1ms, not "${text}".`);
+  return { limit, intervalMs };
+}
+
+/** `--metadata '{"plan":"pro"}'`: a JSON object; `null` clears it on update. */
+function parseMetadata(text: string, clearable: boolean): Record<string, unknown> | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (value === null && clearable) return null;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new CliUsageError(`--metadata takes a JSON object such as '{"plan":"pro"}'${clearable ? ', or null' : ''}, not ${JSON.stringify(text)}.`);
+  }
+  return value as Record<string, unknown>;
 }
 
 /** An endpoint as JSON: every field but a secret, which it does not have. */
@@ -212,6 +277,8 @@ function renderEndpoint(endpoint: Endpoint, health: EndpointHealth): string {
     `  events:        ${endpoint.eventTypes ? endpoint.eventTypes.join(', ') : 'every type'}`,
     `  state:         ${endpoint.enabled ? 'enabled' : `disabled: ${endpoint.disabledReason ?? ''}`}`,
     ...(endpoint.description ? [`  description:   ${endpoint.description}`] : []),
+    ...(endpoint.rateLimit ? [`  rate limit:    ${endpoint.rateLimit.limit} per ${endpoint.rateLimit.intervalMs} ms`] : []),
+    ...(endpoint.metadata ? [`  metadata:      ${JSON.stringify(endpoint.metadata)}`] : []),
     `  success rate:  ${rate}`,
     `  last success:  ${formatTime(health.lastSuccessAt)}`,
     `  last failure:  ${formatTime(health.lastFailureAt)}${health.failingSince ? ` (failing since ${formatTime(health.failingSince)})` : ''}`,

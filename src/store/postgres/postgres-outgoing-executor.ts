@@ -23,6 +23,7 @@ import {
   healthFromRow,
   messageFromRow,
   secretsInForce,
+  rotationOf,
 } from '../outgoing-rows.js';
 import { clampLimit, timeOf } from '../rows.js';
 import type {
@@ -37,6 +38,7 @@ import type {
   EndpointHealthParams,
   EndpointListParams,
   EndpointRotateSecretParams,
+  EndpointRotateSecretResult,
   EndpointSetEnabledParams,
   EndpointStatsParams,
   EndpointStatsResult,
@@ -132,11 +134,16 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     });
   }
 
-  async endpointRotateSecret(params: EndpointRotateSecretParams): Promise<boolean> {
-    if (!isJobId(params.id)) return false;
-    const now = await this.clock(this.runner, params.now);
-    const until = new Date(now.getTime() + params.overlapMs);
-    return (await this.runner.run(this.stmt('endpointRotateSecret'), [params.id, params.secret, until, now])).length > 0;
+  async endpointRotateSecret(params: EndpointRotateSecretParams): Promise<EndpointRotateSecretResult | null> {
+    if (!isJobId(params.id)) return null;
+    return this.runner.atomic(async (runner) => {
+      const now = await this.clock(runner, params.now);
+      const [row] = await runner.run(this.stmt('endpointRotateSecret.overlap'), [params.id]);
+      if (!row) return null;
+      const rotation = rotationOf(row, now.getTime(), params.overlapMs);
+      if (rotation.rotated) await runner.run(this.stmt('endpointRotateSecret'), [params.id, params.secret, rotation.previousUntil, now]);
+      return rotation;
+    });
   }
 
   async endpointHealth(params: EndpointHealthParams): Promise<EndpointHealth | null> {

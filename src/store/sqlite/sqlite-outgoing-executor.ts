@@ -20,6 +20,7 @@ import {
   healthFromRow,
   messageFromRow,
   secretsInForce,
+  rotationOf,
 } from '../outgoing-rows.js';
 import type { HealthCounters } from '../outgoing-rows.js';
 import { clampLimit } from '../rows.js';
@@ -36,6 +37,7 @@ import type {
   EndpointHealthParams,
   EndpointListParams,
   EndpointRotateSecretParams,
+  EndpointRotateSecretResult,
   EndpointSetEnabledParams,
   EndpointStatsParams,
   EndpointStatsResult,
@@ -142,11 +144,15 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     });
   }
 
-  async endpointRotateSecret(params: EndpointRotateSecretParams): Promise<boolean> {
-    if (!DECIMAL_ID.test(String(params.id))) return false;
+  async endpointRotateSecret(params: EndpointRotateSecretParams): Promise<EndpointRotateSecretResult | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
     return this.engine.write('ack', () => {
       const now = nowMs(params.now);
-      return this.engine.stmt('endpointRotateSecret').get({ id: params.id, secret: params.secret, until: now + params.overlapMs, now }) !== undefined;
+      const row = this.engine.stmt('endpointRotateSecret.overlap').get({ id: params.id }) as Row | undefined;
+      if (!row) return null;
+      const rotation = rotationOf(row, now, params.overlapMs);
+      if (rotation.rotated) this.engine.stmt('endpointRotateSecret').run({ id: params.id, secret: params.secret, until: now + params.overlapMs, now });
+      return rotation;
     });
   }
 

@@ -73,13 +73,18 @@ DELETE FROM mailroom_endpoint WHERE id = $1 RETURNING id;
 -- params: $1 id
 DELETE FROM mailroom_endpoint_health WHERE endpoint_id = $1;
 
+-- name: endpointRotateSecret.overlap
+-- Until when an earlier rotation's old secret signs: rotating again before then would drop
+-- it. The row lock keeps two rotations at once from both passing this check.
+-- params: $1 id
+SELECT previous_secret, previous_secret_until FROM mailroom_endpoint WHERE id = $1 FOR UPDATE;
+
 -- name: endpointRotateSecret
 -- The new secret signs from now; the old one beside it until $3.
 -- params: $1 id, $2 secret, $3 until, $4 now
 UPDATE mailroom_endpoint
 SET previous_secret = secret, previous_secret_until = $3, secret = $2, updated_at = $4
-WHERE id = $1
-RETURNING id;
+WHERE id = $1;
 
 -- name: endpointSigning
 -- The endpoint with its secrets: only the deliver task's deliveryStart reads this.

@@ -56,12 +56,15 @@ DELETE FROM mailroom_endpoint WHERE id = @id RETURNING id;
 -- name: endpointRemove.health
 DELETE FROM mailroom_endpoint_health WHERE endpoint_id = @id;
 
+-- name: endpointRotateSecret.overlap
+-- Until when an earlier rotation's old secret signs: rotating again before then would drop it.
+SELECT previous_secret, previous_secret_until FROM mailroom_endpoint WHERE id = @id;
+
 -- name: endpointRotateSecret
 -- The new secret signs from now; the old one beside it until @until.
 UPDATE mailroom_endpoint
 SET previous_secret = secret, previous_secret_until = @until, secret = @secret, updated_at = @now
-WHERE id = @id
-RETURNING id;
+WHERE id = @id;
 
 -- name: endpointSigning
 -- The endpoint with its secrets: only the deliver task's deliveryStart reads this.
