@@ -6,6 +6,7 @@ import type { TaskDefinition, TaskHandler } from '../core/task-registry.js';
 import type { LimitSet, RateLimit } from '../store/limits.js';
 import type { ProviderName } from '../providers/index.js';
 import type { EndpointsOptions } from '../tasks/deliver/deliver-settings.js';
+import type { MetricsOptions } from '../metrics/metrics.js';
 
 /**
  * `endpoints` in the config file: every knob of Mailroom.open's `endpoints` that is plain
@@ -176,6 +177,8 @@ export interface MailroomConfig {
   readonly endpoints?: EndpointsConfig;
   readonly dashboard?: DashboardConfig;
   readonly portal?: PortalConfig;
+  /** `/metrics` of `mailroom serve`: the top-N endpoints by backlog, the stats cache, process metrics. */
+  readonly metrics?: MetricsOptions;
   readonly retention?: { readonly doneMs?: number; readonly deadMs?: number };
 }
 

@@ -23,7 +23,7 @@ import type {
 
 /** Source names become URL path segments (`/hooks/<name>`). */
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'portal', 'retention'];
+const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'portal', 'retention', 'metrics'];
 const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes', 'limits'];
 const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
   forward: ['kind', 'url', 'secret', 'headers', 'requestTimeoutMs', ...POLICY_KEYS],
@@ -109,6 +109,15 @@ export function validateConfig(raw: unknown, options: ValidateConfigOptions = {}
     config.portal = {
       ...(portal.secret !== undefined ? { secret: readString(portal.secret, 'portal.secret') } : {}),
       ...(portal.baseUrl !== undefined ? { baseUrl: readString(portal.baseUrl, 'portal.baseUrl') } : {}),
+    };
+  }
+  if (root.metrics !== undefined) {
+    const metrics = readObject(root.metrics, 'metrics', ['endpointTopN', 'statsCacheMs', 'processMetrics']);
+    if (metrics.processMetrics !== undefined && typeof metrics.processMetrics !== 'boolean') throw new ConfigError('metrics.processMetrics', 'must be true or false');
+    config.metrics = {
+      ...(metrics.endpointTopN !== undefined ? { endpointTopN: readInteger(metrics.endpointTopN, 'metrics.endpointTopN', 0, 1_000) } : {}),
+      ...(metrics.statsCacheMs !== undefined ? { statsCacheMs: readInteger(metrics.statsCacheMs, 'metrics.statsCacheMs', 0) } : {}),
+      ...(metrics.processMetrics !== undefined ? { processMetrics: metrics.processMetrics } : {}),
     };
   }
   if (root.retention !== undefined) {

@@ -80,7 +80,7 @@ export interface MailroomServer {
 export async function startMailroomServer(options: MailroomServerOptions): Promise<MailroomServer> {
   const { mr, config } = options;
   const log = options.log ?? mr.log;
-  const metrics = new MailroomMetrics(mr);
+  const metrics = new MailroomMetrics(mr, config.metrics);
   const types = mr.taskTypes();
   warnAboutFanOut(config, types, log);
   const configuredToken = options.dashboard === false ? undefined : (options.dashboard?.token ?? config.dashboard?.token);

@@ -73,6 +73,9 @@ describe('config validation', () => {
     [{ endpoints: { queue: '' } }, 'endpoints.queue'],
     [{ endpoints: { deliver: 'yes' } }, 'endpoints.deliver'],
     [{ endpoints: { resolve: () => [] } }, 'endpoints.resolve'],
+    [{ metrics: { endpointTopN: -1 } }, 'metrics.endpointTopN'],
+    [{ metrics: { processMetrics: 'no' } }, 'metrics.processMetrics'],
+    [{ metrics: { topN: 5 } }, 'metrics.topN'],
   ])('names the bad key in %j', (raw, key) => {
     expect(configErrorKey(raw)).toBe(key);
   });

@@ -43,6 +43,23 @@ describe.each(storeHarnesses)('the serve process on $name', (harness) => {
     expect(openResources().map((resource) => resource.kind)).not.toContain('worker');
   });
 
+  it.skipIf(!harness.isAvailable)('serves /metrics with the config file’s metrics settings', async () => {
+    const { mr } = await openTestMailroom(harness);
+    mr.task('record', async () => undefined);
+    const metricsOf = async (raw: Record<string, unknown>) => {
+      const server = await startMailroomServer({ mr, config: validateConfig({ ...raw, sources: {} }), port: 0, dashboard: false });
+      try {
+        return String((await send(server.url, '/metrics', { method: 'GET' })).text);
+      } finally {
+        await server.stop({ timeoutMs: 2_000 });
+      }
+    };
+    expect(await metricsOf({})).toContain('mailroom_process_cpu');
+    const without = await metricsOf({ metrics: { processMetrics: false, endpointTopN: 0 } });
+    expect(without).toContain('mailroom_jobs');
+    expect(without).not.toContain('mailroom_process_cpu');
+  });
+
   it.skipIf(!harness.isAvailable)('throws the bind error and starts no worker when the port is taken', async () => {
     const { mr } = await openTestMailroom(harness);
     mr.task('record', async () => undefined);
