@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   MR_ERR_ENDPOINT_DISABLED: 'The endpoint is disabled, and the operation needs it enabled.',
   MR_ERR_ROTATION_IN_PROGRESS: 'The endpoint\'s previous secret still signs from an earlier rotation; rotating again now would drop it.',
   MR_ERR_URL_BLOCKED: 'The endpoint URL resolves to an address outgoing deliveries may not reach (SSRF guard).',
+  MR_ERR_LOGIN_THROTTLED: 'Too many wrong dashboard tokens came from this address; it may try again after Retry-After.',
   MR_ERR_CSRF_INVALID: 'A form was posted without the session\'s CSRF token, or from another site.',
 } as const;
 
@@ -309,6 +310,19 @@ export class RouteNotFoundError extends MailroomError {
 export class UnauthorizedError extends MailroomError {
   constructor(message = 'Log in at /dashboard/login, or send Authorization: Bearer <dashboard token>.') {
     super('MR_ERR_UNAUTHORIZED', message, { httpStatus: 401 });
+  }
+}
+
+/**
+ * Too many wrong dashboard tokens from one address within the throttle's window: its next
+ * tries are refused unchecked until the window ends (HTTP 429 + Retry-After).
+ */
+export class LoginThrottledError extends MailroomError {
+  /** How long until this address may try a token again, for `Retry-After`. */
+  readonly retryAfterMs: number;
+  constructor(retryAfterMs: number) {
+    super('MR_ERR_LOGIN_THROTTLED', 'Too many wrong dashboard tokens from this address; try again later.', { httpStatus: 429 });
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

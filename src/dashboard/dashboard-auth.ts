@@ -10,6 +10,7 @@
 
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { InvalidArgumentError } from '../core/errors.js';
 import { timingSafeEqual } from '../providers/timing-safe-equal.js';
 
 /** The session cookie's name; its path is /dashboard, so nothing else on the server sees it. */
@@ -20,6 +21,19 @@ export const LOGIN_COOKIE = 'mailroom_login';
 export const SESSION_TTL_MS = 12 * 3_600_000;
 /** 10 minutes to submit the login form once it was shown. */
 export const LOGIN_TTL_MS = 10 * 60_000;
+
+/**
+ * 16 characters: a token anyone chose by hand must at least not be a word. The generated
+ * one is 43 (32 random bytes); `openssl rand -base64 32` gives 44.
+ */
+export const MIN_DASHBOARD_TOKEN_LENGTH = 16;
+
+/** Why `token` cannot be the dashboard token, or null when it can. */
+export function dashboardTokenProblem(token: string): string | null {
+  return token.length < MIN_DASHBOARD_TOKEN_LENGTH
+    ? `must be at least ${MIN_DASHBOARD_TOKEN_LENGTH} characters, since it is the whole credential (try: openssl rand -base64 32)`
+    : null;
+}
 
 /** A request's proven identity: how it authenticated, and the session's CSRF token if by cookie. */
 export type DashboardCredential =
@@ -38,7 +52,10 @@ export class DashboardAuth {
   /** A key of its own, so a signed value never equals anything keyed by the token itself. */
   private readonly key: Buffer;
 
+  /** @throws InvalidArgumentError for a token too short to be the whole credential */
   constructor(token: string) {
+    const problem = dashboardTokenProblem(token);
+    if (problem !== null) throw new InvalidArgumentError(`The dashboard token ${problem}.`);
     this.token = Buffer.from(token, 'utf8');
     this.key = createHmac('sha256', this.token).update('mailroom dashboard session key v1').digest();
   }

@@ -14,6 +14,7 @@ import type { Route } from '../ingress/route-table.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import { assetRoute } from './asset-route.js';
+import { LoginThrottle } from './login-throttle.js';
 import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS } from './dashboard-auth.js';
 import type { DashboardCredential } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
@@ -95,6 +96,8 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
   const { mr } = options;
   const log = options.log ?? mr.log;
   const auth = new DashboardAuth(options.token);
+  const throttle = new LoginThrottle();
+  const addressOf = (req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown';
   const now = options.now ?? Date.now;
   const redactPaths = options.redactPaths ?? [];
 
@@ -106,8 +109,14 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
       const startedAt = performance.now();
       let credential: DashboardCredential | null = null;
       try {
+        // A bearer token is a guess like the login form's: throttled per address alike.
+        const bearer = req.headers.authorization !== undefined;
+        if (bearer) throttle.check(addressOf(req), now());
         credential = auth.credentialOf(req, now());
-        if (credential === null) throw new UnauthorizedError();
+        if (credential === null) {
+          if (bearer) throttle.fail(addressOf(req), now());
+          throw new UnauthorizedError();
+        }
         const csrfToken = credential.kind === 'session' ? credential.csrfToken : null;
         const query = new URL(req.url ?? '/', 'http://dashboard.invalid').searchParams;
         await handler({ req, res, query, params, credential, csrfToken, startedAt });
@@ -162,7 +171,9 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
         const form = await readForm(req);
         const next = safeNext(form.get('next'));
         if (!auth.isLoginCsrfToken(cookiesOf(req)[LOGIN_COOKIE], form.get('csrf') ?? undefined, nowMs)) throw new CsrfError();
+        throttle.check(addressOf(req), nowMs);
         if (!auth.isToken(form.get('token') ?? '')) {
+          throttle.fail(addressOf(req), nowMs);
           log.warn({ remote: req.socket.remoteAddress }, 'dashboard login with a wrong token');
           showLogin(req, res, next, true, 401);
           return;

@@ -5,7 +5,7 @@
 
 import { STATUS_CODES } from 'node:http';
 import type { ServerResponse } from 'node:http';
-import { hasCode, IngressBusyError, MailroomError, MethodNotAllowedError, StoreUnavailableError } from '../core/errors.js';
+import { hasCode, IngressBusyError, LoginThrottledError, MailroomError, MethodNotAllowedError, StoreUnavailableError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { VerifyFailure, VerifyFailureReason } from '../providers/provider.js';
 import { finishResponse } from './finish-response.js';
@@ -59,6 +59,9 @@ export function httpErrorFromError(error: unknown): HttpError {
   }
   if (error instanceof MethodNotAllowedError) {
     return { status: 405, code: error.code, message: error.message, headers: { allow: error.allowed.join(', ') } };
+  }
+  if (error instanceof LoginThrottledError) {
+    return { status: 429, code: error.code, message: error.message, headers: { 'retry-after': String(Math.max(1, Math.ceil(error.retryAfterMs / 1_000))) } };
   }
   if (error instanceof MailroomError && error.httpStatus !== undefined && error.httpStatus < 500) {
     return { status: error.httpStatus, code: error.code, message: error.message };

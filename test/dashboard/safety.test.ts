@@ -18,6 +18,7 @@ describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
 
   it.skipIf(!harness.isAvailable)('refuses every route without credentials, showing no data', () =>
     withDashboard(harness, async (d) => {
+      let wrongTokens = 0;
       for (const route of everyDashboardRoute(d)) {
         for (const accept of ['application/json', 'text/html']) {
           const answer = await send(d.url, route.path, { method: route.method, headers: { ...FORM, accept }, body: route.body });
@@ -31,9 +32,11 @@ describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
           expect(answer.text, where).not.toContain('SMTP');
           expect(answer.text, where).not.toContain('send_email');
         }
-        // A wrong bearer token is refused the same way.
+        // A wrong bearer token is refused the same way; past 10 from this address in a
+        // minute, unchecked, with 429 (the login throttle).
         const wrong = await send(d.url, route.path, { method: route.method, headers: { ...FORM, authorization: 'Bearer nope' }, body: route.body });
-        expect(wrong.status).toBe(401);
+        expect(wrong.status).toBe(++wrongTokens <= 10 ? 401 : 429);
+        expect(wrong.text).not.toContain('SMTP');
       }
       expect((await d.mr.getJob(d.deadJobId))!.status).toBe('dead');
       expect((await d.mr.getJob(d.pendingJobId))!.status).toBe('pending');
@@ -78,6 +81,31 @@ describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
         return { response: await send(d.url, '/dashboard/login', { headers: { ...FORM, cookie: `mailroom_login=${cookieFrom(again, 'mailroom_login')}` }, body: body.toString() }) };
       })();
       expect(elsewhere.headers.location).toBe('/dashboard');
+    }));
+
+  it.skipIf(!harness.isAvailable)('throttles wrong tokens per address, refusing even the right one unchecked, and keeps a logged-in session working', () =>
+    withDashboard(harness, async (d) => {
+      const { cookie } = await logIn(d.url);
+      for (let i = 0; i < 6; i++) expect((await send(d.url, '/dashboard/jobs', { method: 'GET', headers: { authorization: `Bearer wrong-${i}` } })).status).toBe(401);
+      const loginWith = async (token: string) => {
+        const form = await send(d.url, '/dashboard/login', { method: 'GET', headers: { accept: 'text/html' } });
+        const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)![1]!;
+        return send(d.url, '/dashboard/login', {
+          headers: { ...FORM, accept: 'application/json', cookie: `mailroom_login=${cookieFrom(form, 'mailroom_login')}` },
+          body: new URLSearchParams({ csrf, token }).toString(),
+        });
+      };
+      for (let i = 0; i < 4; i++) expect((await loginWith(`wrong-login-${i}`)).status).toBe(401);
+      // 10 wrong tokens, by either way in: the right one is now refused too, unchecked.
+      for (const attempt of [() => loginWith(TOKEN), () => send(d.url, '/dashboard/jobs', { method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } })]) {
+        const refused = await attempt();
+        expect(refused.status).toBe(429);
+        expect(refused.json.error.code).toBe('MR_ERR_LOGIN_THROTTLED');
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+        expect(String(refused.headers['set-cookie'] ?? '')).not.toContain('mailroom_session=');
+      }
+      expect((await send(d.url, '/dashboard/jobs', { method: 'GET', headers: { accept: 'text/html', cookie } })).status).toBe(200);
     }));
 
   it.skipIf(!harness.isAvailable)('changes nothing on a POST without the CSRF token, with a wrong one, or from another origin', () =>

@@ -60,6 +60,16 @@ describe.each(storeHarnesses)('the serve process on $name', (harness) => {
     expect(without).not.toContain('mailroom_process_cpu');
   });
 
+  it.skipIf(!harness.isAvailable)('refuses a dashboard token too short to be the whole credential, and starts nothing', async () => {
+    const { mr } = await openTestMailroom(harness);
+    mr.task('record', async () => undefined);
+    await expect(startMailroomServer({ mr, config, port: 0, dashboard: { token: 'hunter2' } })).rejects.toMatchObject({
+      code: 'MR_ERR_INVALID_ARGUMENT',
+      message: expect.stringContaining('at least 16 characters'),
+    });
+    expect(openResources().filter((resource) => resource.kind !== 'pg-pool')).toEqual([]);
+  });
+
   it.skipIf(!harness.isAvailable)('throws the bind error and starts no worker when the port is taken', async () => {
     const { mr } = await openTestMailroom(harness);
     mr.task('record', async () => undefined);
