@@ -1,6 +1,7 @@
 // What `npm install` of this package gets: an install from git builds dist/ (prepare),
-// and the tarball carries the license, the entry points, their declarations and the SQL
-// the stores load at run time. `npm test` builds first; `npm pack --dry-run` only lists.
+// and the tarball carries the license, the entry points, their declarations, the SQL the
+// stores load at run time and the examples the docs point to. `npm test` builds first;
+// `npm pack --dry-run` only lists.
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -28,13 +29,15 @@ describe('the package', () => {
     expect(license).toContain('Permission is hereby granted, free of charge');
   });
 
-  it('packs the license, the entry points with declarations, and every statement and migration file', () => {
+  it('packs the license, the entry points with declarations, every statement and migration file, and the examples', () => {
     const [packed] = JSON.parse(
       execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 }),
     ) as Array<{ files: Array<{ path: string }> }>;
     const files = new Set(packed!.files.map((file) => file.path));
     const entries = [pkg.main, pkg.types, ...Object.values(pkg.bin)].map((path) => path.replace(/^\.\//, ''));
     for (const path of ['LICENSE', 'README.md', 'package.json', ...entries]) expect(files, path).toContain(path);
+    // docs/outgoing.md names this file as the whole quick-start program: the reader has it.
+    expect(files, 'examples/outgoing.sqlite.ts').toContain('examples/outgoing.sqlite.ts');
     for (const dialect of ['sqlite', 'postgres']) {
       for (const dir of ['sql', 'migrations']) {
         for (const name of readdirSync(new URL(`../src/store/${dialect}/${dir}/`, import.meta.url))) expect(files, `${dialect}/${dir}/${name}`).toContain(`dist/store/${dialect}/${dir}/${name}`);
