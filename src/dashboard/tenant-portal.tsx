@@ -244,6 +244,16 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'recovered', count: String(result.count) }), result);
           return;
         }
+        case 'rotate-secret': {
+          const endpoint = await ownEndpoint(session, required(form, 'id'));
+          // A second rotation within the day is refused (MR_ERR_ROTATION_IN_PROGRESS), so a
+          // refresh of the secret's page cannot drop the secret the receiver still holds.
+          const { secret, previousSecretUntil } = await mr.endpoints.rotateSecret(endpoint.id);
+          log.info({ endpointId: endpoint.id, tenant: session.tenant, by: 'portal' }, 'portal rotated a signing secret');
+          if (wantsHtml(request.req)) sendView(request.res, 200, <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} previousSecretUntil={previousSecretUntil} />);
+          else sendJson(request.res, 200, { id: endpoint.id, secret, previousSecretUntil }, { 'cache-control': 'no-store' });
+          return;
+        }
         case 'resend': {
           const endpoint = await ownEndpoint(session, required(form, 'endpoint'));
           const delivery = await deliveryOf(mr, endpoint, required(form, 'id'));

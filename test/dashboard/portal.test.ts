@@ -5,6 +5,7 @@
 // a URL the SSRF guard blocks; a failed delivery re-sent arrives, verified. Also the
 // operator's endpoints page: health, disable and recover, behind the dashboard's login.
 
+import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortalApi } from '../../src/portal/portal-api.js';
 import { PortalSigner } from '../../src/portal/portal-signer.js';
@@ -232,6 +233,38 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     p.fix();
     await p.mr.publish('invoice.voided', { invoice: 'in_acme_2' }, { tenant: 'acme' });
     await waitFor(() => p.acme.receiver.received.some((r) => r.verifiedWith === secret), { timeoutMs: 10_000, description: 'a delivery signed with the shown secret' });
+  });
+
+  it.skipIf(!harness.isAvailable)('rotates the signing secret, shows the new one once, signs with both, and refuses a second rotation', async () => {
+    const p = await serve();
+    const cookie = await enter(await p.mr.portal.link('acme'));
+    const csrf = await csrfOf(p, cookie);
+    const id = p.acme.endpoint.id;
+    expect((await page(p, cookie, `/portal/endpoints/${id}`)).text).toContain('Rotate signing secret');
+    // Another tenant's endpoint is one nobody has.
+    expect((await post(p, cookie, 'rotate-secret', { id: p.globex.endpoint.id, csrf })).status).toBe(404);
+
+    const rotated = await post(p, cookie, 'rotate-secret', { id, csrf });
+    expect(rotated.status).toBe(200);
+    expect(rotated.headers['cache-control']).toBe('no-store');
+    expect(rotated.text).toContain('The old secret keeps signing beside it until');
+    const secret = /<pre class="secret">(whsec_[^<]+)<\/pre>/.exec(rotated.text)![1]!;
+    expect(secret).not.toBe(p.acme.secret);
+    // A refresh of that page posts again: refused, and the secrets stay as they are.
+    const again = await post(p, cookie, 'rotate-secret', { id, csrf });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('still signs until');
+    expect(again.text).not.toContain('whsec_');
+    expect((await page(p, cookie, `/portal/endpoints/${id}`)).text).not.toContain(secret);
+
+    // Both sign: a receiver holding either one verifies the next delivery.
+    p.fix();
+    await p.mr.publish('invoice.paid', { invoice: 'in_acme_rotated' }, { tenant: 'acme' });
+    await waitFor(() => p.acme.receiver.received.some((r) => String(r.body).includes('in_acme_rotated')), { timeoutMs: 10_000, description: 'the delivery after the rotation' });
+    const delivered = p.acme.receiver.received.find((r) => String(r.body).includes('in_acme_rotated'))!;
+    for (const held of [secret, p.acme.secret]) {
+      expect(() => new Webhook(held).verify(delivered.body, delivered.headers as Record<string, string>), held === secret ? 'new' : 'old').not.toThrow();
+    }
   });
 
   it.skipIf(!harness.isAvailable)('adds one endpoint for an add form sent twice or twice at once, and shows its secret only on the first answer', async () => {

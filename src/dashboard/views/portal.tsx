@@ -116,14 +116,24 @@ export function PortalHomePage(props: {
   );
 }
 
-export function PortalSecretPage(props: { readonly tenant: string; readonly endpoint: Endpoint; readonly secret: string }) {
+/**
+ * The one page that shows a signing secret: a new endpoint's, or the new one after a
+ * rotation (`previousSecretUntil`: the old one signs beside it until then).
+ */
+export function PortalSecretPage(props: { readonly tenant: string; readonly endpoint: Endpoint; readonly secret: string; readonly previousSecretUntil?: Date }) {
+  const rotated = props.previousSecretUntil !== undefined;
   return (
-    <PortalLayout title="Endpoint added" tenant={props.tenant}>
-      <h1>{`Endpoint ${props.endpoint.id} added`}</h1>
+    <PortalLayout title={rotated ? 'New signing secret' : 'Endpoint added'} tenant={props.tenant}>
+      <h1>{rotated ? `New signing secret for endpoint ${props.endpoint.id}` : `Endpoint ${props.endpoint.id} added`}</h1>
       <p>
         Deliveries to <code>{props.endpoint.url}</code> are signed per Standard Webhooks with this secret. Copy it now:{' '}
         <strong>it is shown this once</strong> and cannot be read again.
       </p>
+      {rotated ? (
+        <p>
+          The old secret keeps signing beside it until <Time at={props.previousSecretUntil!} />: switch your receiver to the new one before then.
+        </p>
+      ) : null}
       <pre class="secret">{props.secret}</pre>
       <p>
         <a href={portalHref(`/endpoints/${props.endpoint.id}`)}>Go to the endpoint</a>
@@ -191,6 +201,11 @@ export function PortalEndpointPage(props: {
                 Re-send what failed or was skipped since (UTC) <input name="since" value={props.recoverSince} />
               </label>
               <button type="submit">Re-send</button>
+            </ActionForm>
+            <ActionForm action="rotate-secret" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ id: endpoint.id }}>
+              <button type="submit" title="A new secret; the old one keeps signing beside it for a day">
+                Rotate signing secret
+              </button>
             </ActionForm>
           </>
         ) : (
