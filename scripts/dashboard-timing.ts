@@ -25,7 +25,7 @@ import { Mailroom } from '../src/mailroom.js';
 import { startMailroomServer } from '../src/server/mailroom-server.js';
 
 const BUDGET_MS = 100;
-const TOKEN = 'timing-token';
+const TOKEN = 'timing-token-0123456789';
 const REPEATS = 7;
 const HOUR_MS = 3_600_000;
 /** Jobs are spread over the last week, so the last hour holds about 1/168 of them. */

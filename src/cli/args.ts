@@ -97,6 +97,8 @@ const DURATION_UNITS_MS: Record<string, number> = {
  * @example parseDurationMs('7d', '--older-than') === 604_800_000
  */
 export function parseDurationMs(text: string | undefined, flag: string): number {
+  // A bare 0 needs no unit: it is the same length in all of them.
+  if (/^\s*0\s*$/.test(text ?? '')) return 0;
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$/i.exec(text ?? '');
   if (!match) {
     throw new CliUsageError(`${flag} takes a duration with a unit such as 250ms, 30s, 5m, 2h or 7d, not "${text ?? ''}".`);

@@ -5,10 +5,16 @@
 // session cookie are not counted or refused: an operator already logged in keeps working
 // while someone else guesses from the same address (a reverse proxy's, say).
 //
-// Kept in the process: a restart or a second instance starts counting again, which still
-// caps a guesser at a few hundred tries a day per address per instance.
+// An IPv6 client is counted by its /64, since one host commonly holds a whole /64 and could
+// otherwise take a fresh address for every 10 guesses.
+//
+// Kept in the process: a restart or a second instance starts counting again. That caps a
+// guesser at 14,400 tries a day per address (per /64) and instance: nothing against the
+// generated token's 256 bits, and a wall against trying a dictionary at network speed.
 
 import { LoginThrottledError } from '../core/errors.js';
+import { ipaddr } from '../core/ipaddr.js';
+import type { IPv6 } from 'ipaddr.js';
 
 export interface LoginThrottleOptions {
   /** Wrong tokens an address may send within a window. @default 10 */
@@ -38,12 +44,13 @@ export class LoginThrottle {
 
   /** @throws LoginThrottledError while `address` has used up its wrong tokens for the window */
   check(address: string, nowMs: number): void {
-    const window = this.current(address, nowMs);
+    const window = this.current(clientKeyOf(address), nowMs);
     if (window && window.count >= this.maxFailures) throw new LoginThrottledError(window.startedAt + this.windowMs - nowMs);
   }
 
   /** Counts a wrong token from `address`. */
-  fail(address: string, nowMs: number): void {
+  fail(remoteAddress: string, nowMs: number): void {
+    const address = clientKeyOf(remoteAddress);
     const window = this.current(address, nowMs);
     if (window) {
       window.count++;
@@ -68,4 +75,13 @@ export class LoginThrottle {
       this.windows.delete(address);
     }
   }
+}
+
+/** Whom an address counts as: an IPv4 address (an IPv4-mapped IPv6 one too) itself, an IPv6 address its /64. */
+export function clientKeyOf(address: string): string {
+  const lib = ipaddr();
+  if (!lib.isValid(address)) return address;
+  const parsed = lib.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  return `${(parsed as IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
 }

@@ -61,6 +61,8 @@ export interface DeliveryListOptions {
 
 /** A secret rotation keeps the old secret signing for a day unless told otherwise. */
 export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3_600_000;
+/** 30 days: long enough for any customer to swap secrets, and an end the stores can always write. */
+export const MAX_ROTATION_OVERLAP_MS = 30 * 24 * 3_600_000;
 
 /** What the API needs from the facade. */
 export interface OutgoingDeps {
@@ -160,7 +162,9 @@ export class EndpointsApi {
   async rotateSecret(id: string, options: { overlapMs?: number } = {}): Promise<RotatedSecret> {
     this.deps.assertOpen();
     const overlapMs = options.overlapMs ?? DEFAULT_ROTATION_OVERLAP_MS;
-    if (typeof overlapMs !== 'number' || !Number.isFinite(overlapMs) || overlapMs < 0) throw new InvalidArgumentError('overlapMs must be a number >= 0');
+    if (typeof overlapMs !== 'number' || !Number.isFinite(overlapMs) || overlapMs < 0 || overlapMs > MAX_ROTATION_OVERLAP_MS) {
+      throw new InvalidArgumentError(`overlapMs must be a number from 0 to ${MAX_ROTATION_OVERLAP_MS} (30 days)`);
+    }
     const secret = generateEndpointSecret();
     const rotation = found(await this.deps.store.endpointRotateSecret({ id: String(id), secret, overlapMs }), id);
     if (!rotation.rotated) throw new RotationInProgressError(String(id), rotation.overlapUntil);

@@ -5,7 +5,8 @@
 // that embeds Mailroom can call it the same way.
 
 import type { MailroomConfig } from '../config/define-config.js';
-import { generateDashboardToken } from '../dashboard/dashboard-auth.js';
+import { ConfigError } from '../core/errors.js';
+import { dashboardTokenProblem, generateDashboardToken } from '../dashboard/dashboard-auth.js';
 import { dashboardRoutes } from '../dashboard/dashboard-routes.js';
 import { tenantPortalRoutes } from '../dashboard/tenant-portal.js';
 import { createIngressServer } from '../ingress/server.js';
@@ -84,6 +85,12 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
   const types = mr.taskTypes();
   warnAboutFanOut(config, types, log);
   const configuredToken = options.dashboard === false ? undefined : (options.dashboard?.token ?? config.dashboard?.token);
+  // Checked here, where the dashboard is served, not in the config: a short token must not
+  // stop `mailroom jobs` reading the same file. `serve` passes MAILROOM_DASHBOARD_TOKEN as options.dashboard.token.
+  const tokenProblem = configuredToken === undefined ? null : dashboardTokenProblem(configuredToken);
+  if (tokenProblem !== null) {
+    throw new ConfigError(options.dashboard && options.dashboard.token !== undefined ? 'MAILROOM_DASHBOARD_TOKEN (the dashboard token given to serve)' : 'dashboard.token', tokenProblem);
+  }
   const dashboardToken = options.dashboard === false ? null : (configuredToken ?? generateDashboardToken());
   const portalRoutes = tenantPortalRoutes({ mr, log });
   const routes = [

@@ -205,8 +205,7 @@ export interface OutgoingExecutor {
   endpointStats(params: EndpointStatsParams): Promise<EndpointStatsResult>;
   /** Deletes the endpoint and its health; its deliveries stay as history. True when it existed. */
   endpointRemove(params: EndpointGetParams): Promise<boolean>;
-  /** True when the endpoint exists. */
-  /** null: no such endpoint. */
+  /** Rotates unless an earlier rotation's old secret still signs (see the result); null: no such endpoint. */
   endpointRotateSecret(params: EndpointRotateSecretParams): Promise<EndpointRotateSecretResult | null>;
   endpointSetEnabled(params: EndpointSetEnabledParams): Promise<Endpoint | null>;
   endpointUpdate(params: EndpointUpdateParams): Promise<Endpoint | null>;

@@ -18,6 +18,8 @@ describe('durations', () => {
     expect(parseDurationMs('1.5h', '--x')).toBe(5_400_000);
     expect(parseDurationMs('7d', '--x')).toBe(604_800_000);
     expect(parseDurationMs('2w', '--x')).toBe(1_209_600_000);
+    // 0 is 0 in every unit, so it needs none (rotate-secret --overlap 0).
+    expect(parseDurationMs('0', '--x')).toBe(0);
   });
 
   it('refuses a bare number or an unknown unit, naming the flag', () => {

@@ -73,7 +73,6 @@ describe('config validation', () => {
     [{ endpoints: { queue: '' } }, 'endpoints.queue'],
     [{ endpoints: { deliver: 'yes' } }, 'endpoints.deliver'],
     [{ endpoints: { resolve: () => [] } }, 'endpoints.resolve'],
-    [{ dashboard: { token: 'hunter2' } }, 'dashboard.token'],
     [{ metrics: { endpointTopN: -1 } }, 'metrics.endpointTopN'],
     [{ metrics: { processMetrics: 'no' } }, 'metrics.processMetrics'],
     [{ metrics: { topN: 5 } }, 'metrics.topN'],

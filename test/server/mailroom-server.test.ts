@@ -54,20 +54,34 @@ describe.each(storeHarnesses)('the serve process on $name', (harness) => {
         await server.stop({ timeoutMs: 2_000 });
       }
     };
-    expect(await metricsOf({})).toContain('mailroom_process_cpu');
+    // A delivery that waits (its queue paused, so no worker sends it): an endpoint backlog.
+    await mr.pauseQueue('default');
+    await mr.store.endpointAdd({ tenant: 'acme', url: 'http://127.0.0.1:9/never', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+    await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    const defaults = await metricsOf({});
+    expect(defaults).toContain('mailroom_process_cpu');
+    expect(defaults).toMatch(/^mailroom_endpoint_backlog\{endpoint="\d+"\} 1$/m);
     const without = await metricsOf({ metrics: { processMetrics: false, endpointTopN: 0 } });
-    expect(without).toContain('mailroom_jobs');
+    expect(without).toMatch(/^mailroom_outgoing_backlog 1$/m);
     expect(without).not.toContain('mailroom_process_cpu');
+    expect(without).not.toMatch(/^mailroom_endpoint_backlog\{/m);
   });
 
   it.skipIf(!harness.isAvailable)('refuses a dashboard token too short to be the whole credential, and starts nothing', async () => {
     const { mr } = await openTestMailroom(harness);
     mr.task('record', async () => undefined);
-    await expect(startMailroomServer({ mr, config, port: 0, dashboard: { token: 'hunter2' } })).rejects.toMatchObject({
-      code: 'MR_ERR_INVALID_ARGUMENT',
-      message: expect.stringContaining('at least 16 characters'),
+    const fifteen = 'x'.repeat(15);
+    await expect(startMailroomServer({ mr, config, port: 0, dashboard: { token: fifteen } })).rejects.toMatchObject({
+      code: 'MR_ERR_CONFIG_INVALID',
+      message: expect.stringMatching(/^MAILROOM_DASHBOARD_TOKEN .*at least 16 characters/),
     });
+    // From the config file: the config still loads (other commands read it), serve refuses.
+    const shortInFile = validateConfig({ dashboard: { token: fifteen } });
+    await expect(startMailroomServer({ mr, config: shortInFile, port: 0 })).rejects.toThrow(/^dashboard\.token: must be at least 16 characters/);
     expect(openResources().filter((resource) => resource.kind !== 'pg-pool')).toEqual([]);
+    const sixteen = await startMailroomServer({ mr, config, port: 0, dashboard: { token: 'x'.repeat(16) } });
+    expect((await send(sixteen.url, '/dashboard/jobs', { method: 'GET', headers: { authorization: `Bearer ${'x'.repeat(16)}` } })).status).toBe(200);
+    await sixteen.stop({ timeoutMs: 2_000 });
   });
 
   it.skipIf(!harness.isAvailable)('throws the bind error and starts no worker when the port is taken', async () => {

@@ -41,7 +41,7 @@ const endpoints: CliCommand<EndpointsCliOptions> = {
                                 [--rate-limit N/DUR | none] [--metadata JSON | null] [--json]
        mailroom endpoints disable ID [--reason R] | enable ID | remove ID
        mailroom endpoints rotate-secret ID [--overlap 24h] [--json]
-       mailroom endpoints recover ID --since (2030-01-01T00:00:00Z | 24h) [--json]
+       mailroom endpoints recover ID --since (2026-11-01T00:00:00Z | 24h) [--json]
 
 Endpoints are your customers' receivers of outgoing webhooks (mr.publish). add prints the
 signing secret (whsec_…) once: hand it to the customer, Mailroom never shows it again.

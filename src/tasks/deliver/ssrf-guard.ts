@@ -10,9 +10,9 @@
 
 import { promises as dns } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import type ipaddrModule from 'ipaddr.js';
+import { ipaddr } from '../../core/ipaddr.js';
 import { UrlBlockedError } from '../../core/errors.js';
 
 /** How names become addresses; the default is the system resolver (getaddrinfo). Tests inject one. */
@@ -37,15 +37,6 @@ export interface SsrfGuardOptions {
 
 /** Well-known cloud metadata addresses, named so a refusal says what it was (their ranges are refused anyway). */
 const METADATA_ADDRESSES: ReadonlySet<string> = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', '192.0.0.192', 'fd00:ec2::254']);
-
-/**
- * ipaddr.js, loaded at the first allowlist entry or delivery: a process that never sends a
- * webhook (a plain worker) does not pay its load (about 2 MB of worker RSS, issue 18).
- */
-let ipaddrLoaded: typeof ipaddrModule | undefined;
-function ipaddr(): typeof ipaddrModule {
-  return (ipaddrLoaded ??= createRequire(import.meta.url)('ipaddr.js') as typeof ipaddrModule);
-}
 
 const systemResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
