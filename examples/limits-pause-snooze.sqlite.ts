@@ -7,8 +7,8 @@ const mr = await Mailroom.open({ db: 'sqlite:./data/mailroom.db' });
 const sent: string[] = [];
 let exportReady = false;
 
-// At most 2 emails at once anywhere, and 10 a second per provider, however many workers run.
-mr.task('send_email', {
+// At most 2 digests at once anywhere, and 10 a second per provider, however many workers run.
+mr.task('send_digest', {
   limits: { concurrency: 2, key: (p) => (p as { provider: string }).provider, perKey: { rate: { limit: 10, intervalMs: 1_000 } } },
   run(payload) {
     const { to } = payload as { to: string };
@@ -29,7 +29,7 @@ mr.task('build_report', {
 
 // Pause a queue while its provider is down: enqueues keep coming, nothing is claimed.
 await mr.pauseQueue('default', { reason: 'mail provider outage' });
-const email = await mr.enqueue('send_email', { to: 'ada', provider: 'smtp' });
+const email = await mr.enqueue('send_digest', { to: 'ada', provider: 'smtp' });
 const report = await mr.enqueue('build_report', {});
 const worker = mr.work();
 await worker.drained();

@@ -8,6 +8,7 @@ import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
 import { parseEventBody } from './core/event-body.js';
 import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, LeaseLostError, UnsupportedError, MailroomError } from './core/errors.js';
+import { assertKnownOptions, optionKeys } from './core/known-options.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { signalClosed, signalOpened } from './core/resource-signals.js';
 import { TaskRegistry } from './core/task-registry.js';
@@ -232,6 +233,38 @@ async function hasEndpoints(store: Store): Promise<boolean> {
   }
 }
 
+// The keys each options object of the API takes; a key outside them is a typo (known-options.ts).
+const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>()({ key: true, group: true, priority: true, queue: true, runAt: true, delayMs: true, maxAttempts: true, client: true });
+const TASK_DEFINITION_KEYS = optionKeys<TaskDefinition>()({
+  run: true,
+  queue: true,
+  limits: true,
+  maxAttempts: true,
+  timeoutMs: true,
+  backoff: true,
+  retryScheduleMs: true,
+  maxSnoozes: true,
+  maxResultBytes: true,
+});
+const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>()({ concurrency: true, queues: true, pollMs: true, leaseMs: true, prefetch: true, workerId: true });
+const LIST_JOBS_KEYS = optionKeys<ListJobsOptions>()({
+  status: true,
+  type: true,
+  queue: true,
+  source: true,
+  eventId: true,
+  batchId: true,
+  errorContains: true,
+  limit: true,
+  after: true,
+  descending: true,
+  until: true,
+});
+const RETRY_NOW_FILTER_KEYS = optionKeys<RetryNowFilter>()({ type: true, queue: true, source: true, eventId: true, errorContains: true });
+const REPLAY_FILTER_KEYS = optionKeys<Extract<ReplayTarget, { status: unknown }>>()({ status: true, type: true, source: true, eventId: true, errorContains: true });
+const REPLAY_OPTION_KEYS = optionKeys<ReplayOptions>()({ reason: true, by: true, force: true, includeCancelled: true, maxAttempts: true });
+const PUBLISH_OPTION_KEYS = optionKeys<PublishOptions>()({ tenant: true, key: true, client: true });
+
 /** toInsert's marker for "the limit key comes from the payload itself". */
 const NO_LIMIT_PAYLOAD = Symbol('payload');
 
@@ -362,6 +395,12 @@ export class Mailroom {
 
   /** Register the handler and policy for a job type. */
   task<T extends string>(type: T, definition: TaskDefinition<PayloadOf<T>> | TaskHandler<PayloadOf<T>>): this {
+    if (typeof definition === 'object') assertKnownOptions(definition, TASK_DEFINITION_KEYS, `task "${type}"`);
+    if (this.registry.get(type) && !this.builtInTypes.has(type)) {
+      // The tour's snippets, pasted one after another, do this: the second definition's
+      // defaults (queue, attempts) silently replacing the first's would look like lost jobs.
+      this.log.warn({ type }, 'task registered again: the new definition replaces the earlier one, policy included');
+    }
     this.registry.register(type, definition);
     this.builtInTypes.delete(type);
     // Workers claim by registered types: let idle ones look again.
@@ -538,6 +577,7 @@ export class Mailroom {
   /** Start a worker now; call again for other queues or concurrency. The first one also starts retention. */
   work(options: WorkerOptions = {}): Worker {
     this.assertOpen();
+    assertKnownOptions(options, WORKER_OPTION_KEYS, 'work');
     this.scheduler.start();
     if (this.retention !== false && !this.isRetentionStarted) {
       startRetention(this, this.retention, this.maintenance);
@@ -571,6 +611,7 @@ export class Mailroom {
 
   async listJobs(options: ListJobsOptions = {}): Promise<Job[]> {
     this.assertOpen();
+    assertKnownOptions(options, LIST_JOBS_KEYS, 'listJobs');
     if (options.status !== undefined && !JOB_STATUSES.includes(options.status)) {
       throw new InvalidArgumentError(`status must be one of ${JOB_STATUSES.join(', ')}`);
     }
@@ -598,8 +639,13 @@ export class Mailroom {
    * kept and the replay recorded.
    * @example await mr.replay({ status: 'dead', type: 'send_email' }, { reason: 'fixed template' });
    */
-  async replay(target: ReplayTarget, options: ReplayOptions = {}): Promise<ReplayResult> {
+  async replay(target: ReplayTarget | string, options: ReplayOptions = {}): Promise<ReplayResult> {
     this.assertOpen();
+    // A bare id, as retryNow and cancel take one.
+    if (typeof target === 'string' || typeof target === 'number') target = { id: String(target) };
+    if (typeof target !== 'object' || target === null) throw new InvalidArgumentError('replay takes a job id, { id }, { ids } or a filter { status, … }');
+    if (!('id' in target) && !('ids' in target)) assertKnownOptions(target, REPLAY_FILTER_KEYS, 'replay filter');
+    assertKnownOptions(options, REPLAY_OPTION_KEYS, 'replay');
     if (options.maxAttempts !== undefined) assertPositiveInteger(options.maxAttempts, 'maxAttempts');
     const common = {
       reason: options.reason ?? null,
@@ -666,6 +712,7 @@ export class Mailroom {
       }
     } else {
       if (typeof target !== 'object' || target === null) throw new InvalidArgumentError('retryNow takes a job id or a filter');
+      assertKnownOptions(target, RETRY_NOW_FILTER_KEYS, 'retryNow filter');
       ids = await this.store.jobRetryNow({
         filter: { type: target.type, queue: target.queue, source: target.source, eventId: target.eventId, errorContains: target.errorContains },
       });
@@ -763,6 +810,7 @@ export class Mailroom {
    */
   private toInsert(type: string, payload: unknown, options: EnqueueOptions, limitPayload: (() => unknown) | typeof NO_LIMIT_PAYLOAD = NO_LIMIT_PAYLOAD): JobInsert {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
+    assertKnownOptions(options, ENQUEUE_OPTION_KEYS, `enqueue of "${type}"`);
     const task = this.registry.get(type);
     let payloadJson: string | undefined;
     try {
@@ -837,6 +885,7 @@ export class Mailroom {
   /** A checked publish: tenant, type, key and payload, and the deliver job's policy. */
   private publishParams(type: string, payload: unknown, options: PublishOptions): MessagePublishParams {
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('publish needs { tenant }');
+    assertKnownOptions(options, PUBLISH_OPTION_KEYS, 'publish');
     return {
       tenant: checkText(options.tenant, 'tenant'),
       type: checkText(type, 'message type'),

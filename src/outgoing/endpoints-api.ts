@@ -3,6 +3,7 @@
 // `rotateSecret`); nothing else here ever returns it. URLs pass the SSRF guard at add and
 // update (and again at every send, in the deliver task).
 
+import { assertKnownOptions, optionKeys } from '../core/known-options.js';
 import { EndpointDisabledError, EndpointNotFoundError, InvalidArgumentError, RotationInProgressError } from '../core/errors.js';
 import { DELIVERY_STATUSES } from '../core/outgoing-types.js';
 import type { Delivery, DeliveryStatus, Endpoint, EndpointHealth, EndpointRateLimit, Message } from '../core/outgoing-types.js';
@@ -32,6 +33,9 @@ export interface EndpointUpdateOptions {
   readonly rateLimit?: EndpointRateLimit | null;
   readonly metadata?: Record<string, unknown> | null;
 }
+
+const ADD_KEYS = optionKeys<EndpointAddOptions>()({ tenant: true, url: true, description: true, eventTypes: true, rateLimit: true, metadata: true });
+const UPDATE_KEYS = optionKeys<EndpointUpdateOptions>()({ url: true, description: true, eventTypes: true, rateLimit: true, metadata: true });
 
 /** An endpoint as `add` returns it: with its signing secret, shown this once. */
 export interface EndpointWithSecret extends Endpoint {
@@ -88,6 +92,7 @@ export class EndpointsApi {
   async add(options: EndpointAddOptions): Promise<EndpointWithSecret> {
     this.deps.assertOpen();
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('endpoints.add takes { tenant, url, … }');
+    assertKnownOptions(options, ADD_KEYS, 'endpoints.add');
     const secret = generateEndpointSecret();
     const endpoint = await this.deps.store.endpointAdd({
       tenant: checkText(options.tenant, 'tenant'),
@@ -118,6 +123,7 @@ export class EndpointsApi {
   /** Change an endpoint's URL (checked again by the SSRF guard), filter, description, rate or metadata. */
   async update(id: string, changes: EndpointUpdateOptions): Promise<Endpoint> {
     this.deps.assertOpen();
+    assertKnownOptions(changes, UPDATE_KEYS, 'endpoints.update');
     const updated = await this.deps.store.endpointUpdate({
       id: String(id),
       ...(changes.url !== undefined ? { url: await checkEndpointUrl(changes.url, this.deps.settings.guard) } : {}),

@@ -1,0 +1,69 @@
+// The API's options objects against typos, on both stores: JavaScript ignores a key nobody
+// reads, so `{ delay: 5000 }` (for delayMs) would enqueue a job due now. Each is refused
+// naming the key and nothing is stored; a bare id replays; registering a task again warns.
+
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Mailroom } from '../../src/mailroom.js';
+import { insertJob } from '../harness/factory.js';
+import { logSink } from '../harness/log-sink.js';
+import { storeHarnesses } from '../harness/stores.js';
+
+describe.each(storeHarnesses)('API options on $name', (harness) => {
+  const opened: Mailroom[] = [];
+  afterEach(async () => {
+    for (const mr of opened.splice(0)) await mr.close({ timeoutMs: 2_000 });
+    await harness.cleanup();
+  });
+
+  async function open(log = logSink()): Promise<Mailroom> {
+    const { store } = await harness.open();
+    const mr = await Mailroom.open({ store, logger: pino({ level: 'debug' }, log) });
+    opened.push(mr);
+    return mr;
+  }
+
+  it.skipIf(!harness.isAvailable)('refuses a misspelt option by name and stores nothing', async () => {
+    const mr = await open();
+    const refusals: Array<[string, () => unknown]> = [
+      ['delay', () => mr.enqueue('send_email', {}, { delay: 5_000 } as never)],
+      ['delay', () => mr.enqueueMany([{ type: 'send_email', payload: {}, options: { delay: 5_000 } as never }])],
+      ['maxAttempt', () => mr.task('report', { run: async () => undefined, maxAttempt: 3 } as never)],
+      ['concurency', () => mr.work({ concurency: 3 } as never)],
+      ['statuz', () => mr.listJobs({ statuz: 'dead' } as never)],
+      ['typ', () => mr.retryNow({ typ: 'send_email' } as never)],
+      ['reson', () => mr.replay({ status: 'dead' }, { reson: 'x' } as never)],
+      ['tenat', () => mr.publish('invoice.paid', {}, { tenant: 'acme', tenat: 'x' } as never)],
+      ['events', () => mr.endpoints.add({ tenant: 'acme', url: 'https://hooks.example.com/x', events: ['a'] } as never)],
+    ];
+    for (const [key, call] of refusals) {
+      let error: unknown;
+      try {
+        await call();
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error, key).toMatchObject({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining(`no option "${key}"`) });
+    }
+    expect(await mr.listJobs({})).toEqual([]);
+    expect(await mr.messages.list({})).toEqual([]);
+    expect(await mr.endpoints.list({})).toEqual([]);
+  });
+
+  it.skipIf(!harness.isAvailable)('replays a bare id, as retryNow and cancel take one', async () => {
+    const mr = await open();
+    const dead = await insertJob(mr.store, { type: 'fulfil', status: 'dead', maxAttempts: 1 });
+    expect(await mr.replay(dead.id, { reason: 'fixed' })).toEqual({ count: 1, ids: [dead.id] });
+    expect((await mr.getJob(dead.id))!.status).toBe('pending');
+  });
+
+  it.skipIf(!harness.isAvailable)('warns when a task is registered again, since its policy is replaced whole', async () => {
+    const log = logSink();
+    const mr = await open(log);
+    mr.task('send_email', { queue: 'email', run: async () => undefined });
+    expect(log.text()).not.toContain('task registered again');
+    mr.task('send_email', async () => undefined);
+    expect(log.text()).toContain('"msg":"task registered again: the new definition replaces the earlier one, policy included"');
+    expect((await mr.enqueue('send_email', {})).queue).toBe('default');
+  });
+});
