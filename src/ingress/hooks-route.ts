@@ -19,6 +19,7 @@ import type { BodyBudget, BodyReservation } from './body-budget.js';
 import { readBody, RequestAbortedError } from './read-body.js';
 import type { Route } from './route-table.js';
 import type { FanOutRule, IngressSource } from './sources.js';
+import { SECRET_LOOKING_HEADER } from '../providers/secret-headers.js';
 
 export interface HooksRouteDeps {
   readonly mr: Mailroom;
@@ -200,13 +201,13 @@ function fanOut(rules: readonly FanOutRule[], eventType: string | null, body: un
   return jobs;
 }
 
-/** Request headers as stored: one string per name, signatures and credentials dropped. */
+/** Request headers as stored: one string per name, signatures and credentials (and names that look like one) dropped. */
 function storableHeaders(headers: RequestHeaders, secretHeaders: ReadonlySet<string>): Record<string, string> {
   const stored: Record<string, string> = {};
   // Names only, then one lookup each: Object.entries made a pair array per header.
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (value === undefined || secretHeaders.has(name)) continue;
+    if (value === undefined || secretHeaders.has(name) || SECRET_LOOKING_HEADER.test(name)) continue;
     stored[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return stored;

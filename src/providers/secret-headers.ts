@@ -4,6 +4,14 @@
 // provider's code to learn it (issue 18, worker RSS); test/providers/registry.test.ts
 // fails when a provider reads a signature header this list lacks.
 
+/**
+ * A header name that looks like it carries a credential though no list names it
+ * (`x-webhook-token`, `api-key`, `x-gitlab-token`): storage, `forward` and every display
+ * treat it as one of SECRET_HEADERS, so a sender's own secret header is never stored,
+ * passed on or shown.
+ */
+export const SECRET_LOOKING_HEADER = /authorization|cookie|signature|hmac|secret|token|api[-_]?key|password/i;
+
 /** Headers that carry a credential whatever the provider (and whatever proxy sits in front). */
 const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
 

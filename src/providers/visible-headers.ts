@@ -4,8 +4,8 @@
 // terminal or a page, so any header whose name looks secret-bearing is hidden too.
 
 import { SECRET_HEADERS } from './index.js';
+import { SECRET_LOOKING_HEADER } from './secret-headers.js';
 
-const SECRET_LOOKING_HEADER = /authorization|cookie|signature|hmac|secret|token|api[-_]?key|password/i;
 const KNOWN_SECRET_HEADERS = new Set(SECRET_HEADERS);
 
 /** What a hidden header's value is shown as. */

@@ -8,6 +8,7 @@ import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../core/backoff.js';
 import type { TaskContext, TaskDefinition } from '../core/task-registry.js';
 import type { ForwardTaskConfig } from '../config/define-config.js';
 import { SECRET_HEADERS } from '../providers/index.js';
+import { SECRET_LOOKING_HEADER } from '../providers/secret-headers.js';
 import { signStandardWebhook } from '../providers/standard-webhooks-scheme.js';
 import { standardWebhooksKey } from '../providers/standard.js';
 import { traceHttpCall } from '../tracing.js';
@@ -29,6 +30,9 @@ const NOT_FORWARDED = new Set([
   'host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade',
   'expect', 'proxy-connection', 'accept-encoding',
   'webhook-id', 'webhook-timestamp', 'svix-id', 'svix-timestamp',
+  // Who the client was is for the hop that saw it: a sender's own X-Forwarded-For would
+  // reach an app that trusts its loopback proxy as a spoofed client address.
+  'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'forwarded', 'x-real-ip',
   ...SECRET_HEADERS,
 ]);
 
@@ -105,7 +109,8 @@ function buildRequest(
   let messageId: string;
   if (ctx.event) {
     for (const [name, value] of Object.entries(ctx.event.headers)) {
-      if (!NOT_FORWARDED.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+      const lower = name.toLowerCase();
+      if (!NOT_FORWARDED.has(lower) && !SECRET_LOOKING_HEADER.test(lower)) headers[lower] = value;
     }
     body = ctx.event.rawBody;
     headers['content-type'] = ctx.event.headers['content-type'] ?? 'application/octet-stream';

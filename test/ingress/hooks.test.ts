@@ -205,7 +205,8 @@ describe.each(storeHarnesses)('webhook ingress on $name', (harness) => {
 
   it.skipIf(!harness.isAvailable).each(providerCases)('stores an event from $title, byte-exact and without its signature, with its jobs', async (testCase) => {
     const { mr, url, harnessStore } = await setup();
-    const headers = await testCase.headers();
+    // A header the sender invented that looks like a credential is not kept either.
+    const headers: Record<string, string> = { ...(await testCase.headers()), 'x-webhook-token': 'sender-secret-token' };
     const response = await postHook(url, testCase.source, testCase.body, headers);
     expect(response.status, response.text).toBe(202);
     expect(response.json).toEqual({ id: expect.any(String), duplicate: false });
@@ -215,7 +216,7 @@ describe.each(storeHarnesses)('webhook ingress on $name', (harness) => {
     expect(event.deliveryId).toBe(testCase.deliveryId);
     expect(event.type).toBe(testCase.type);
     expect(Buffer.compare(event.rawBody, testCase.body)).toBe(0);
-    for (const name of testCase.secretHeaders) expect(event.headers).not.toHaveProperty(name);
+    for (const name of [...testCase.secretHeaders, 'x-webhook-token']) expect(event.headers).not.toHaveProperty(name);
     expect(event.headers['content-type']).toBe(headers['content-type']);
 
     const jobs = await mr.listJobs({ eventId: event.id });

@@ -45,7 +45,10 @@ describe('forward task', () => {
 
   it("never sends on a signature or credential header, in any provider's spelling, that a stored event still holds", async () => {
     receiver = await startReceiver();
-    const leaked = Object.fromEntries(SECRET_HEADERS.map((name) => [name, `leaked-${name}`]));
+    // Every listed spelling, names that only look like a credential, and a client address
+    // the sender made up (an app trusting its loopback proxy would take it as the client's).
+    const invented = ['x-webhook-token', 'api-key', 'x-gitlab-token', 'x-shared-secret', 'x-forwarded-for', 'forwarded', 'x-real-ip'];
+    const leaked = Object.fromEntries([...SECRET_HEADERS, ...invented].map((name) => [name, `leaked-${name}`]));
     expect(leaked).toHaveProperty('shopify-hmac-sha256');
     const task = createForwardTask({ kind: 'forward', url: receiver.url });
     const event = storedEvent({ headers: { ...storedEvent().headers, ...leaked } });
