@@ -347,12 +347,17 @@ export class Permanent extends MailroomError {
 /**
  * Throw from a handler to retry no sooner than `delayMs` from now. The attempt is
  * charged (the handler ran), so `maxAttempts` still bounds a job that always defers.
+ * With `atLeastBackoff`, the delay is only a floor: the retry waits for the task's own
+ * backoff when that is longer (a receiver's `Retry-After: 1` must not use up a schedule
+ * meant to outlast a day in seconds).
  * @example throw new RetryAfter(30_000, 'rate limited');
  */
 export class RetryAfter extends MailroomError {
-  constructor(readonly delayMs: number, message = `retry after ${delayMs} ms`, options: { cause?: unknown } = {}) {
-    super('MR_ERR_RETRY_AFTER', message, options);
+  readonly atLeastBackoff: boolean;
+  constructor(readonly delayMs: number, message = `retry after ${delayMs} ms`, options: { cause?: unknown; atLeastBackoff?: boolean } = {}) {
+    super('MR_ERR_RETRY_AFTER', message, { cause: options.cause });
     if (!Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('RetryAfter needs a delay in ms >= 0');
+    this.atLeastBackoff = options.atLeastBackoff === true;
   }
 }
 
@@ -394,6 +399,11 @@ export function retryAfterDelayMs(error: unknown): number | null {
   if (!hasCode(error, 'MR_ERR_RETRY_AFTER')) return null;
   const delay = (error as { delayMs?: unknown }).delayMs;
   return typeof delay === 'number' && Number.isFinite(delay) && delay >= 0 ? delay : null;
+}
+
+/** True for a `RetryAfter` whose delay is a floor under the task's backoff. */
+export function isRetryAfterFloor(error: unknown): boolean {
+  return hasCode(error, 'MR_ERR_RETRY_AFTER') && (error as { atLeastBackoff?: unknown }).atLeastBackoff === true;
 }
 
 export function hasCode(error: unknown, code: ErrorCode): boolean {

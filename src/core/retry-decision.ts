@@ -10,7 +10,7 @@ import type { RetryPolicy } from './retry-policy.js';
 /** How an attempt ended without success, as the executor (or the stopping worker) saw it. */
 export type AttemptFailure =
   /** The handler threw; the executor read Permanent and RetryAfter off the error by code. */
-  | { readonly kind: 'failed'; readonly isPermanent: boolean; readonly retryAfterMs: number | null }
+  | { readonly kind: 'failed'; readonly isPermanent: boolean; readonly retryAfterMs: number | null; readonly isRetryAfterFloor?: boolean }
   /** The handler outlived its timeout (a transient failure). */
   | { readonly kind: 'timeout' }
   /** The worker aborted the handler's signal and the handler stopped. */
@@ -34,7 +34,8 @@ const HAND_BACK: RetryDecision = Object.freeze({ kind: 'handBack' });
 /**
  * Decide a failed attempt's fate. A Permanent error is dead at once, even with attempts
  * left; on the last attempt anything is dead ('exhausted'); otherwise the job retries after
- * the handler's RetryAfter delay or else the policy's backoff. An abort the worker asked
+ * the handler's RetryAfter delay or else the policy's backoff (the longer of the two for a
+ * RetryAfter that is only a floor: a receiver's Retry-After, say). An abort the worker asked
  * for while shutting down hands the job back; a handler that ignored it retries at once
  * (the attempt counts: it may have done its work). A snooze within the task's maxSnoozes
  * snoozes; past it, it is a failure.
@@ -56,5 +57,7 @@ export function decideRetry(
   if (job.attempts >= job.maxAttempts) return { kind: 'dead', reason: 'exhausted', attemptOutcome };
   if (failure.kind === 'abandoned') return { kind: 'retry', delayMs: 0, attemptOutcome };
   const requestedMs = failure.kind === 'failed' ? failure.retryAfterMs : null;
-  return { kind: 'retry', delayMs: requestedMs ?? retryDelayMs(policy, job.attempts, random), attemptOutcome };
+  if (requestedMs === null) return { kind: 'retry', delayMs: retryDelayMs(policy, job.attempts, random), attemptOutcome };
+  const isFloor = failure.kind === 'failed' && failure.isRetryAfterFloor === true;
+  return { kind: 'retry', delayMs: isFloor ? Math.max(requestedMs, retryDelayMs(policy, job.attempts, random)) : requestedMs, attemptOutcome };
 }

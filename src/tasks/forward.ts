@@ -92,7 +92,7 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
         return;
       }
       if (verdict.kind === 'permanent') throw new Permanent(what);
-      if (verdict.retryAfterMs !== null) throw new RetryAfter(verdict.retryAfterMs, what);
+      if (verdict.retryAfterMs !== null) throw new RetryAfter(verdict.retryAfterMs, what, { atLeastBackoff: true });
       throw new Error(what);
     },
   };

@@ -2,7 +2,7 @@
 // and turns whatever the handler did into an Outcome. It writes nothing; the worker hands
 // the outcome to the completer, fenced by the job's lease token.
 
-import { TimeoutError, isPermanent, retryAfterDelayMs, snoozeDelayMs } from '../core/errors.js';
+import { TimeoutError, isPermanent, isRetryAfterFloor, retryAfterDelayMs, snoozeDelayMs } from '../core/errors.js';
 import { MAX_DETAILS_BYTES, boundedJson } from '../core/bounded-json.js';
 import { parseEventBody } from '../core/event-body.js';
 import type { ClaimedJob, InboundEvent } from '../core/types.js';
@@ -15,7 +15,14 @@ export type Outcome =
   /** Settled: `resultJson` is its return value as bounded JSON (null for none). */
   | { readonly kind: 'done'; readonly resultJson: string | null }
   /** Threw: retry after the policy's backoff or the handler's RetryAfter, or park if permanent. */
-  | { readonly kind: 'failed'; readonly error: unknown; readonly isPermanent: boolean; readonly retryAfterMs: number | null }
+  | {
+      readonly kind: 'failed';
+      readonly error: unknown;
+      readonly isPermanent: boolean;
+      readonly retryAfterMs: number | null;
+      /** The delay is a floor: the backoff wins when longer. */
+      readonly isRetryAfterFloor?: boolean;
+    }
   | { readonly kind: 'timeout'; readonly error: TimeoutError }
   /** Threw `Snooze`: not yet; the worker decides whether its allowance covers it. */
   | { readonly kind: 'snoozed'; readonly error: unknown; readonly delayMs: number }
@@ -232,7 +239,7 @@ function doneWith(value: unknown, maxResultBytes: number): Outcome {
 function thrownOutcome(error: unknown): Outcome {
   const snoozeMs = snoozeDelayMs(error);
   if (snoozeMs !== null) return { kind: 'snoozed', error, delayMs: snoozeMs };
-  return { kind: 'failed', error, isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error) };
+  return { kind: 'failed', error, isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error), isRetryAfterFloor: isRetryAfterFloor(error) };
 }
 
 const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;

@@ -3,7 +3,7 @@
 // shutdown), with attempts left and on the last one.
 
 import { describe, expect, it } from 'vitest';
-import { Permanent, RetryAfter, isPermanent, retryAfterDelayMs } from '../../src/core/errors.js';
+import { Permanent, RetryAfter, isPermanent, isRetryAfterFloor, retryAfterDelayMs } from '../../src/core/errors.js';
 import { decideRetry } from '../../src/core/retry-decision.js';
 import type { AttemptFailure } from '../../src/core/retry-decision.js';
 import { resolveRetryPolicy, retryDelayMs } from '../../src/core/retry-policy.js';
@@ -14,7 +14,7 @@ const lastOfFive = { attempts: 5, maxAttempts: 5 };
 
 /** A thrown error as the executor classifies it (by code, so a second package copy works). */
 function thrown(error: unknown): AttemptFailure {
-  return { kind: 'failed', isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error) };
+  return { kind: 'failed', isPermanent: isPermanent(error), retryAfterMs: retryAfterDelayMs(error), isRetryAfterFloor: isRetryAfterFloor(error) };
 }
 
 describe('decideRetry', () => {
@@ -47,6 +47,13 @@ describe('decideRetry', () => {
 
   it('retries a RetryAfter after the delay the handler asked for instead of the backoff', () => {
     expect(decideRetry(thrown(new RetryAfter(12_345)), secondOfFive, policy)).toEqual({ kind: 'retry', delayMs: 12_345, attemptOutcome: 'failed' });
+  });
+
+  it('takes a floor RetryAfter (a receiver\'s Retry-After) only when it is longer than the backoff', () => {
+    const backoff = retryDelayMs(policy, 2);
+    expect(decideRetry(thrown(new RetryAfter(1_000, 'x', { atLeastBackoff: true })), secondOfFive, policy)).toEqual({ kind: 'retry', delayMs: backoff, attemptOutcome: 'failed' });
+    expect(decideRetry(thrown(new RetryAfter(0, 'x', { atLeastBackoff: true })), secondOfFive, policy)).toEqual({ kind: 'retry', delayMs: backoff, attemptOutcome: 'failed' });
+    expect(decideRetry(thrown(new RetryAfter(backoff + 5, 'x', { atLeastBackoff: true })), secondOfFive, policy)).toEqual({ kind: 'retry', delayMs: backoff + 5, attemptOutcome: 'failed' });
   });
 
   it('parks a RetryAfter on the last attempt as exhausted', () => {

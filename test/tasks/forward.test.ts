@@ -101,7 +101,8 @@ describe('forward task', () => {
     receiver.respond = () => ({ status: 503, headers: { 'retry-after': '120' }, body: 'maintenance '.repeat(100) });
     const task = createForwardTask({ kind: 'forward', url: receiver.url });
     const ctx = taskContext({ event: storedEvent() });
-    await expect(task.run(null, ctx)).rejects.toMatchObject({ code: 'MR_ERR_RETRY_AFTER' });
+    // The receiver's Retry-After is a floor: a short one does not cut the schedule short.
+    await expect(task.run(null, ctx)).rejects.toMatchObject({ code: 'MR_ERR_RETRY_AFTER', delayMs: 120_000, atLeastBackoff: true });
     const details = ctx.recordedDetails as { status: number; durationMs: number; retryAfter: string; excerpt: string };
     expect(details).toMatchObject({ status: 503, retryAfter: '120' });
     expect(details.durationMs).toBeGreaterThanOrEqual(0);

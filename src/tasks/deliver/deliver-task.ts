@@ -178,7 +178,7 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         }
         // 5xx and 408 say the receiver is unwell (the breaker counts them); 409/425/429 say "not now".
         await record({ status: failed(), attempt: response.status >= 500 || response.status === 408 ? 'outage' : 'failure' });
-        if (verdict.retryAfterMs !== null) throw new RetryAfter(verdict.retryAfterMs, what);
+        if (verdict.retryAfterMs !== null) throw new RetryAfter(verdict.retryAfterMs, what, { atLeastBackoff: true });
         throw new Error(what);
       }
     },
