@@ -78,9 +78,22 @@ export function anchorSqlitePath(url: string, cwd: string): string {
   return `sqlite:${resolve(cwd, parsed.path)}${parsed.synchronous === undefined ? '' : `?synchronous=${parsed.synchronous}`}`;
 }
 
-/** A URL safe to print: the password of a postgres URL is masked. */
+/**
+ * A URL safe to print: a postgres URL's password is masked wherever libpq takes one, in
+ * the user part (`user:pw@`, `:pw@`) and as a parameter (`?password=`, `sslpassword=`).
+ */
 export function describeDbUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+  if (!/^postgres(ql)?:/i.test(url)) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // Not parseable, so not usable either: show no user part and no parameters at all.
+    return url.replace(/\/\/[^@/]*@/, '//***@').replace(/\?.*$/, '?***');
+  }
+  if (parsed.password !== '') parsed.password = '***';
+  for (const name of [...parsed.searchParams.keys()]) if (/pass/i.test(name)) parsed.searchParams.set(name, '***');
+  return parsed.toString();
 }
 
 export async function openCliMailroom(common: CommonOptions, io: CliIo, options: OpenCliMailroomOptions = {}): Promise<CliMailroom> {

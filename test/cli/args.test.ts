@@ -49,6 +49,10 @@ describe('store URLs', () => {
     expect(anchorSqlitePath('sqlite::memory:', '/srv/app')).toBe('sqlite::memory:');
     expect(anchorSqlitePath('postgres://u:p@h/db', '/srv/app')).toBe('postgres://u:p@h/db');
     expect(describeDbUrl('postgres://user:hunter2@db:5432/app')).toBe('postgres://user:***@db:5432/app');
+    expect(describeDbUrl('postgres://:hunter2@db/app')).toBe('postgres://:***@db/app');
+    expect(describeDbUrl('postgresql://u@db/app?password=hunter2&application_name=x')).toBe('postgresql://u@db/app?password=***&application_name=x');
+    expect(describeDbUrl('postgres://u@db/app?sslpassword=hunter2')).not.toContain('hunter2');
+    expect(describeDbUrl('sqlite:./data/app.db')).toBe('sqlite:./data/app.db');
   });
 });
 
