@@ -7,6 +7,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CsrfError, InvalidArgumentError, JobNotFoundError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
+import { parseEventBody } from '../core/event-body.js';
 import { JOB_STATUSES } from '../core/types.js';
 import type { Job, JobStatus } from '../core/types.js';
 import { sendJson } from '../ingress/http-errors.js';
@@ -114,7 +115,10 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
         if (bearer) throttle.check(addressOf(req), now());
         credential = auth.credentialOf(req, now());
         if (credential === null) {
-          if (bearer) throttle.fail(addressOf(req), now());
+          if (bearer) {
+            throttle.fail(addressOf(req), now());
+            log.warn({ remote: req.socket.remoteAddress }, 'dashboard request with a wrong bearer token');
+          }
           throw new UnauthorizedError();
         }
         const csrfToken = credential.kind === 'session' ? credential.csrfToken : null;
@@ -199,6 +203,9 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
     loginRoute,
     assetRoute(BASE),
 
+    // `/dashboard/` as typed (or as a proxy rewrites it) is the overview, as the portal's `/portal/` is.
+    { path: `${BASE}/`, methods: ['GET', 'HEAD'], handle: (_req, res) => redirect(res, BASE) },
+
     guarded(BASE, READ, async (request) => {
       const data = await overviewData();
       sendView(request.res, 200, <OverviewPage {...data} csrfToken={request.csrfToken} />, { startedAt: request.startedAt });
@@ -229,8 +236,10 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
       const event = job.eventId === null ? null : await mr.getEvent(job.eventId);
       const batchId = job.batchId ?? job.completesBatchId;
       const batch = batchId === null ? null : await mr.getBatch(batchId);
+      // A webhook's job stores no payload of its own: its handler gets the event's parsed body.
+      const payload = job.payload === null && event !== null ? parseEventBody(event.rawBody, event.headers['content-type']) : job.payload;
       const shown = {
-        payload: redactJson(job.payload, redactPaths),
+        payload: redactJson(payload, redactPaths),
         result: redactJson(job.result, redactPaths),
         details: job.attemptsLog.map((attempt) => redactJson(attempt.details, redactPaths)),
       };

@@ -39,6 +39,17 @@ describe.each(storeHarnesses)('dashboard job page on $name', (harness) => {
       expect((await send(d.url, "/dashboard/jobs?batch=1'--", { method: 'GET', headers: bearer })).status).toBe(400);
     }));
 
+  it.skipIf(!harness.isAvailable)("shows a webhook's job's payload: its event's parsed body, escaped", () =>
+    withDashboard(harness, async (d) => {
+      const page = await send(d.url, `/dashboard/jobs/${d.deadJobId}`, { method: 'GET', headers: bearer });
+      expect(page.status).toBe(200);
+      const payload = page.text.slice(page.text.indexOf('<h2>Payload</h2>'), page.text.indexOf('<h2>Result</h2>'));
+      expect(payload).toContain(`The body of event ${d.eventId}, as the handler gets it:`);
+      expect(payload).toContain('evt_1');
+      expect(payload).toContain('&lt;img src=x');
+      expect(payload).not.toContain('<img');
+    }));
+
   it.skipIf(!harness.isAvailable)('shows the progress a running job reported', () =>
     withDashboard(harness, async (d) => {
       const job = await d.mr.enqueue('report', {});

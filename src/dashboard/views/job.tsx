@@ -59,6 +59,7 @@ export function JobPage(props: {
         </tbody>
       </table>
       <h2>Payload</h2>
+      {job.payload === null && props.event !== null ? <p class="muted">{`The body of event ${props.event.id}, as the handler gets it:`}</p> : null}
       <Json value={props.shown.payload} />
       <h2>Result</h2>
       <Json value={props.shown.result} />
