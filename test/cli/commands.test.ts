@@ -378,6 +378,13 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
 
     expect(await runJson(['replay', '--db', url, '--type', 'send_email', '--error', '421'])).toEqual({ count: 1, ids: [emailA.id] });
     expect(await runJson(['replay', '--db', url, '--error', 'SMTP 421'])).toEqual({ count: 1, ids: [report.id] });
+    // A filter leaves the cancelled report out, and says so; --include-cancelled takes it.
+    const leftOut = await runCommand(['replay', '--db', url, '--type', 'report']);
+    expect(leftOut.stdout).toContain('No jobs matched but 1 cancelled one, which a filter leaves out; nothing replayed. Add --include-cancelled');
+    expect((await mr.getJob(cancelled.id))!.status).toBe('dead');
+    const cancelledBack = await runJson(['replay', '--db', url, '--type', 'report', '--include-cancelled']);
+    expect(cancelledBack).toEqual({ count: 1, ids: [cancelled.id] });
+    await mr.cancel(cancelled.id);
     const all = await runJson(['replay', '--db', url, '--all-dead', '--reason', 'smtp back']);
     expect(all.ids.sort()).toEqual([emailB.id, cancelled.id].sort());
     expect((await mr.getJob(done.id))!.status).toBe('done');

@@ -53,7 +53,7 @@ describe('CLI failure messages', () => {
     const commands = [
       ['jobs'], ['stats'], ['job', '1'], ['dead'], ['cancel', '--id', '1'], ['replay', '--all-dead'], ['purge'],
       ['events'], ['event', '1'], ['retry', '--id', '1'], ['queues'], ['queue', 'pause', 'email'], ['batch', '1'],
-      ['endpoints', 'list'], ['deliveries', '--endpoint', '1'],
+      ['endpoints', 'list'], ['deliveries', '--endpoint', '1'], ['enqueue', 'send_email'],
     ];
     for (const argv of commands) {
       const path = join(dir, 'dta', 'mailroom.db');

@@ -82,7 +82,9 @@ Example:
   },
 
   async run(options, io) {
-    return withCliMailroom(options.common, io, {}, async ({ mr }) => {
+    // Into a store that exists: run from the wrong folder or with a mistyped --db, creating
+    // a fresh database would take the job somewhere no worker ever looks.
+    return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const job = await mr.enqueue(options.type, options.payload as never, {
         key: options.key,
         group: options.group,

@@ -8,7 +8,7 @@ import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { writeJson, writeLines } from '../output.js';
 import { JobStateError } from '../../core/errors.js';
-import type { ReplayOptions, ReplayResult, ReplayTarget } from '../../mailroom.js';
+import type { Mailroom, ReplayOptions, ReplayResult, ReplayTarget } from '../../mailroom.js';
 
 export interface ReplayCliOptions {
   readonly common: CommonOptions;
@@ -22,7 +22,7 @@ const replay: CliCommand<ReplayCliOptions> = {
   name: 'replay',
   summary: 'Replay dead jobs (one, a filtered set, or all)',
   usage: `Usage: mailroom replay (--id N | --all-dead | --type T | --error TEXT | --source S | --event ID)
-                       [--reason R] [--by NAME] [--max-attempts N] [--force] [--json]
+                       [--include-cancelled] [--reason R] [--by NAME] [--max-attempts N] [--force] [--json]
 
 Moves dead jobs back to pending, due now, with attempts reset; their history is kept and
 the replay is recorded. Filters combine: --type send_email --error "550" replays dead
@@ -31,12 +31,13 @@ send_email jobs whose last error mentions 550.
 Options:
   --id N              one job (dead, or done with --force)
   --all-dead          every dead job (cancelled ones included)
-  --type T            dead jobs of this type
+  --type T            dead jobs of this type (a filter leaves cancelled jobs out)
   --error TEXT        dead jobs whose last error contains TEXT
   --source S          dead jobs from this webhook source
+  --include-cancelled a filter takes cancelled jobs too (mailroom dead lists them as dead(cancelled))
   --event ID          the dead jobs of one stored event (with --force, its done jobs too)
   --reason R          why, recorded with the replay (recommended)
-  --by NAME           who, recorded (default: $USER)
+  --by NAME           who, recorded (default: $USER, else "cli")
   --max-attempts N    a new attempt budget (default: each job keeps its own)
   --force             allow replaying done jobs (with --id or --event)
   --db URL, --config PATH
@@ -54,6 +55,7 @@ Options:
       by: { type: 'string' },
       'max-attempts': { type: 'string' },
       force: { type: 'boolean' },
+      'include-cancelled': { type: 'boolean' },
     });
     const isFiltered = values.type !== undefined || values.error !== undefined || values.source !== undefined || values.event !== undefined;
     const force = values.force === true;
@@ -83,7 +85,7 @@ Options:
       },
       alsoDone: force,
       // --all-dead means all: cancelled jobs too (an operator asking for everything back).
-      replay: { ...replayOptions, includeCancelled: values['all-dead'] === true || values.event !== undefined },
+      replay: { ...replayOptions, includeCancelled: values['all-dead'] === true || values.event !== undefined || values['include-cancelled'] === true },
     };
   },
 
@@ -100,7 +102,14 @@ Options:
       if (options.common.json) {
         writeJson(io.stdout, { count: result.count, ids: result.ids });
       } else if (result.count === 0) {
-        writeLines(io.stdout, 'No jobs matched; nothing replayed. (List dead jobs: mailroom dead)');
+        // A filter leaves cancelled jobs out, while `mailroom dead` lists them: say so when that is why.
+        const cancelled = 'status' in options.target && !options.replay.includeCancelled ? await cancelledMatching(mr, options.target) : 0;
+        writeLines(
+          io.stdout,
+          cancelled > 0
+            ? `No jobs matched but ${cancelled} cancelled one${cancelled === 1 ? '' : 's'}, which a filter leaves out; nothing replayed. Add --include-cancelled to replay ${cancelled === 1 ? 'it' : 'them'}.`
+            : 'No jobs matched; nothing replayed. (List dead jobs: mailroom dead)',
+        );
       } else {
         const shown = result.ids.length > 20 ? `${result.ids.slice(0, 20).join(', ')}, …` : result.ids.join(', ');
         writeLines(io.stdout, `Replayed ${result.count} job${result.count === 1 ? '' : 's'}: ${shown}.`);
@@ -109,6 +118,12 @@ Options:
     });
   },
 };
+
+/** How many cancelled dead jobs the filter matches (at most 1,000 counted). */
+async function cancelledMatching(mr: Mailroom, filter: Extract<ReplayTarget, { status: unknown }>): Promise<number> {
+  const dead = await mr.listJobs({ status: 'dead', type: filter.type, source: filter.source, eventId: filter.eventId, errorContains: filter.errorContains, limit: 1_000 });
+  return dead.filter((job) => job.deadReason === 'cancelled').length;
+}
 
 /** The library's advice names its API (`{ force: true }`, retryNow); an operator types commands. */
 function withCliAdvice(error: unknown): unknown {
