@@ -4,6 +4,7 @@
 import pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 import { createRequire } from 'node:module';
+import { InvalidArgumentError } from './core/errors.js';
 import { SECRET_HEADERS } from './providers/secret-headers.js';
 
 export type { Logger };
@@ -42,8 +43,13 @@ export interface LoggerOptions {
   readonly destination?: NodeJS.WritableStream;
 }
 
+/** pino's levels, and silent. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.MAILROOM_LOG_LEVEL ?? 'info';
+  // pino's own refusal ("default level:x must be included in custom levels") names neither the setting nor the choices.
+  if (!LOG_LEVELS.includes(level)) throw new InvalidArgumentError(`The log level (MAILROOM_LOG_LEVEL) must be one of ${LOG_LEVELS.join(', ')}, not "${level}".`);
   const isTerminal = ((options.destination ?? process.stdout) as { isTTY?: boolean }).isTTY === true;
   const pretty = options.pretty ?? (isTerminal && process.env.NODE_ENV !== 'production');
   const settings = {

@@ -55,6 +55,11 @@ describe('log redaction', () => {
     expect(line!.headers['x-shopify-topic']).toBe('orders/create');
   });
 
+  it('refuses an unknown level naming MAILROOM_LOG_LEVEL and the levels it takes', () => {
+    expect(() => createLogger({ level: 'bogus', destination: sink() })).toThrow(/^The log level \(MAILROOM_LOG_LEVEL\) must be one of fatal, error, warn, info, debug, trace, silent, not "bogus"\.$/);
+    expect(createLogger({ level: 'debug', destination: sink() }).level).toBe('debug');
+  });
+
   it("drops the rawPacket of node's HTTP parser errors from a logged error", () => {
     const out = sink();
     const error = Object.assign(new Error('Parse Error: Invalid header token'), {

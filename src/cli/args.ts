@@ -115,11 +115,20 @@ export function parseInteger(text: string | undefined, flag: string, { min = 0, 
   return value;
 }
 
-/** A job id: a positive decimal integer (as SPEC §4 defines ids). */
-export function parseJobId(text: string | undefined, flag: string): string {
+/** What an id names, and where to find one. */
+const ID_LISTS = {
+  job: 'Run `mailroom jobs` to list ids.',
+  event: 'Run `mailroom events` to list ids.',
+  batch: '`mailroom job ID` of a child job shows its batch.',
+  endpoint: 'Run `mailroom endpoints list` to list ids.',
+  message: '`mailroom deliveries --endpoint ID` shows message ids.',
+} as const;
+
+/** An id of a job (or of an event, batch, endpoint or message): a positive decimal integer (as SPEC §4 defines ids). */
+export function parseJobId(text: string | undefined, flag: string, kind: keyof typeof ID_LISTS = 'job'): string {
   const id = normalizeJobId(text);
   if (id === null) {
-    throw new CliUsageError(`${flag} takes a job id (a positive whole number), not "${text ?? ''}". Run \`mailroom jobs\` to list ids.`);
+    throw new CliUsageError(`${flag} takes ${kind === 'event' || kind === 'endpoint' ? 'an' : 'a'} ${kind} id (a positive whole number), not "${text ?? ''}". ${ID_LISTS[kind]}`);
   }
   return id;
 }

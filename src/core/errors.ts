@@ -118,8 +118,8 @@ export class KeyConflictError extends MailroomError {
   constructor(readonly key: string, readonly existingJobId: string) {
     super(
       'MR_ERR_KEY_CONFLICT',
-      `Idempotency key "${key}" already belongs to job ${existingJobId} with a different payload; ` +
-        'use a new key, or enqueue the same payload to get the existing job back.',
+      `Idempotency key "${key}" already belongs to job ${existingJobId} with a different type or payload; ` +
+        'use a new key, or enqueue the same type and payload to get the existing job back.',
       { httpStatus: 409 },
     );
   }

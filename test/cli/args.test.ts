@@ -38,6 +38,9 @@ describe('numbers and ids', () => {
     expect(parseJobId('0042', '--id')).toBe('42');
     expect(() => parseJobId('abc', '--id')).toThrow(/job id/);
     expect(() => parseJobId('0', '--id')).toThrow(CliUsageError);
+    // Named for what the id is, with where to find one.
+    expect(() => parseJobId('abc', 'event', 'event')).toThrow('event takes an event id (a positive whole number), not "abc". Run `mailroom events` to list ids.');
+    expect(() => parseJobId('abc', 'batch', 'batch')).toThrow('batch takes a batch id (a positive whole number), not "abc". `mailroom job ID` of a child job shows its batch.');
   });
 });
 

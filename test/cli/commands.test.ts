@@ -56,6 +56,10 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(conflict.stderr).toContain(`job ${job.id}`);
     // Its advice once: the message's own, not the message's and then the CLI's again.
     expect(conflict.stderr.match(/to get the existing job/g)).toHaveLength(1);
+    // The key of a job that ended: said as such, not as a fresh enqueue that "runs at".
+    await mr.cancel(job.id);
+    const ended = await runCommand(['enqueue', 'send_email', '--db', url, '--payload', '{"userId":42}', '--key', 'welcome:42']);
+    expect(ended.stdout).toBe(`Key welcome:42 already belongs to job ${job.id} (send_email), which is dead; nothing enqueued. mailroom replay --id ${job.id} runs it again.\n`);
   });
 
   it.runIf(harness.isAvailable)('enqueue --run-at schedules at that time and prints a one-line summary', async () => {

@@ -35,7 +35,7 @@ Options:
   parse(argv) {
     const { positionals, common } = parseCommandArgs('batch', argv, {}, { maxPositionals: 1 });
     if (positionals[0] === undefined) throw new CliUsageError('Give a batch id: mailroom batch ID (a child job shows its batch in `mailroom job ID`).');
-    return { common, id: parseJobId(positionals[0], 'batch') };
+    return { common, id: parseJobId(positionals[0], 'batch', 'batch') };
   },
 
   async run(options, io) {

@@ -49,8 +49,8 @@ Options:
     }
     return {
       common,
-      endpointId: values.endpoint === undefined ? undefined : parseJobId(values.endpoint, '--endpoint'),
-      messageId: values.message === undefined ? undefined : parseJobId(values.message, '--message'),
+      endpointId: values.endpoint === undefined ? undefined : parseJobId(values.endpoint, '--endpoint', 'endpoint'),
+      messageId: values.message === undefined ? undefined : parseJobId(values.message, '--message', 'message'),
       status: values.status as DeliveryStatus | undefined,
       limit: values.limit === undefined ? 100 : parseInteger(values.limit, '--limit', { min: 1, max: 10_000 }),
     };

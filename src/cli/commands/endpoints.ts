@@ -97,7 +97,7 @@ Options:
     return {
       common,
       action: action as Action,
-      id: id === undefined ? undefined : parseJobId(id, 'ID'),
+      id: id === undefined ? undefined : parseJobId(id, 'ID', 'endpoint'),
       tenant: values.tenant,
       url: values.url,
       eventTypes: values.events === undefined ? undefined : parseList(values.events, '--events'),

@@ -95,7 +95,11 @@ Example:
         maxAttempts: options.maxAttempts,
       });
       if (options.common.json) writeJson(io.stdout, jobToJson(job));
-      else writeLines(io.stdout, `Job ${job.id} (${job.type}) is ${job.status} on queue ${job.queue}, runs at ${formatTime(job.runAt)}.`);
+      else if (job.status !== 'pending' && job.status !== 'running') {
+        // A new job is always pending: this is the key's earlier job, returned as it is.
+        const again = job.status === 'dead' ? ` mailroom replay --id ${job.id} runs it again.` : '';
+        writeLines(io.stdout, `Key ${options.key} already belongs to job ${job.id} (${job.type}), which is ${job.status}; nothing enqueued.${again}`);
+      } else writeLines(io.stdout, `Job ${job.id} (${job.type}) is ${job.status} on queue ${job.queue}, runs at ${formatTime(job.runAt)}.`);
       return 0;
     });
   },

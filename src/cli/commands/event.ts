@@ -33,7 +33,7 @@ Options:
   parse(argv) {
     const { positionals, common } = parseCommandArgs('event', argv, {}, { maxPositionals: 1 });
     if (positionals[0] === undefined) throw new CliUsageError('Give an event id: mailroom event ID (ids are in `mailroom events`).');
-    return { common, id: parseJobId(positionals[0], 'event') };
+    return { common, id: parseJobId(positionals[0], 'event', 'event') };
   },
 
   async run(options, io) {

@@ -50,7 +50,7 @@ Options:
         source: values.source,
         type: values.type,
         limit: values.limit === undefined ? DEFAULT_LIMIT : parseInteger(values.limit, '--limit', { min: 1, max: MAX_LIMIT }),
-        after: values.after === undefined ? undefined : parseJobId(values.after, '--after'),
+        after: values.after === undefined ? undefined : parseJobId(values.after, '--after', 'event'),
         descending: values.oldest !== true,
       },
     };

@@ -50,8 +50,8 @@ export function parseListFilter(values: Record<string, string | boolean | undefi
     type: values.type as string | undefined,
     queue: values.queue as string | undefined,
     source: values.source as string | undefined,
-    eventId: values.event === undefined ? undefined : parseJobId(values.event as string, '--event'),
-    batchId: values.batch === undefined ? undefined : parseJobId(values.batch as string, '--batch'),
+    eventId: values.event === undefined ? undefined : parseJobId(values.event as string, '--event', 'event'),
+    batchId: values.batch === undefined ? undefined : parseJobId(values.batch as string, '--batch', 'batch'),
     errorContains: values.error as string | undefined,
     limit: values.limit === undefined ? DEFAULT_LIMIT : parseInteger(values.limit as string, '--limit', { min: 1, max: MAX_LIMIT }),
     after: values.after === undefined ? undefined : parseJobId(values.after as string, '--after'),
@@ -78,7 +78,8 @@ export async function runList(options: JobsOptions, io: CliIo): Promise<number> 
 const jobsCommand: CliCommand<JobsOptions> = {
   name: 'jobs',
   summary: 'List jobs, filtered by status, type, source or error text',
-  usage: `Usage: mailroom jobs [--status S] [--type T] [--source S] [--batch ID] [--error TEXT] [--limit N] [--json]
+  usage: `Usage: mailroom jobs [--status S] [--type T] [--queue Q] [--source S] [--event ID] [--batch ID] [--error TEXT]
+                    [--limit N] [--after ID] [--newest] [--json]
 
 Lists jobs in id order (enqueue order). Examples:
   mailroom jobs --status pending --limit 20        what is waiting

@@ -81,7 +81,7 @@ Options:
         type: values.type,
         errorContains: values.error,
         source: values.source,
-        eventId: values.event === undefined ? undefined : parseJobId(values.event, '--event'),
+        eventId: values.event === undefined ? undefined : parseJobId(values.event, '--event', 'event'),
       },
       alsoDone: force,
       // --all-dead means all: cancelled jobs too (an operator asking for everything back).

@@ -57,7 +57,7 @@ Options:
         queue: values.queue,
         errorContains: values.error,
         source: values.source,
-        eventId: values.event === undefined ? undefined : parseJobId(values.event, '--event'),
+        eventId: values.event === undefined ? undefined : parseJobId(values.event, '--event', 'event'),
       },
     };
   },

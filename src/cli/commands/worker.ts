@@ -41,7 +41,8 @@ Options:
   --all-queues               every queue, whatever the config's worker.queues says
   --concurrency N            handlers at once (default 10)
   --prefetch N               jobs claimed ahead of free slots (default: adapts to the
-                             completion rate, 4 to 50 per slot; see docs/operating.md)
+                             completion rate, 4 to 250 per slot and 500 at most;
+                             see docs/operating.md)
   --poll DURATION            longest idle wait between claims (default 500ms)
   --lease DURATION           job lease, extended while a handler runs (default 60s)
   --shutdown-timeout DURATION  deadline for running handlers on stop (default 10s)
