@@ -202,6 +202,12 @@ export interface RetryNowFilter {
   readonly eventId?: string;
   /** Case-insensitive substring of the last error. */
   readonly errorContains?: string;
+  /**
+   * Also jobs that wait only for their delay (never failed). By default a filter takes
+   * the jobs waiting for a retry, so retrying after an outage does not also run now
+   * every job scheduled for later. @default false
+   */
+  readonly includeDelayed?: boolean;
 }
 
 export interface RetryNowResult {
@@ -260,7 +266,7 @@ const LIST_JOBS_KEYS = optionKeys<ListJobsOptions>()({
   descending: true,
   until: true,
 });
-const RETRY_NOW_FILTER_KEYS = optionKeys<RetryNowFilter>()({ type: true, queue: true, source: true, eventId: true, errorContains: true });
+const RETRY_NOW_FILTER_KEYS = optionKeys<RetryNowFilter>()({ type: true, queue: true, source: true, eventId: true, errorContains: true, includeDelayed: true });
 const REPLAY_FILTER_KEYS = optionKeys<Extract<ReplayTarget, { status: unknown }>>()({ status: true, type: true, source: true, eventId: true, errorContains: true });
 const REPLAY_OPTION_KEYS = optionKeys<ReplayOptions>()({ reason: true, by: true, force: true, includeCancelled: true, maxAttempts: true });
 const PUBLISH_OPTION_KEYS = optionKeys<PublishOptions>()({ tenant: true, key: true, client: true });
@@ -691,7 +697,8 @@ export class Mailroom {
    * Run now: a pending job that waits for its retry or its delay becomes due at once, with
    * its attempts and history untouched (what an operator does when the endpoint is back).
    * Group order still holds: a grouped job runs when its group's earlier jobs have.
-   * One id, or every waiting pending job matching a filter. A job already due is left
+   * One id (waiting for a retry or a delay), or every pending job matching a filter that
+   * waits for a retry (with `includeDelayed`, delayed ones too). A job already due is left
    * as it is and not counted.
    * @throws JobNotFoundError for an unknown id; JobStateError when that job is not pending
    * @example await mr.retryNow('4711'); await mr.retryNow({ type: 'forward', errorContains: 'ECONNREFUSED' });
@@ -715,6 +722,7 @@ export class Mailroom {
       assertKnownOptions(target, RETRY_NOW_FILTER_KEYS, 'retryNow filter');
       ids = await this.store.jobRetryNow({
         filter: { type: target.type, queue: target.queue, source: target.source, eventId: target.eventId, errorContains: target.errorContains },
+        includeDelayed: target.includeDelayed === true,
       });
     }
     if (ids.length > 0) {

@@ -270,6 +270,12 @@ export interface JobRetryNowParams {
   readonly ids?: readonly string[];
   /** Or every waiting pending job matching this filter. One of ids/filter is required. */
   readonly filter?: JobRetryNowFilter;
+  /**
+   * With a filter: also jobs that wait only for their delay (never failed). By default a
+   * filter takes jobs waiting for a retry only, so "retry the emails" after an outage does
+   * not also send every email scheduled for tomorrow. Ids are taken as given.
+   */
+  readonly includeDelayed?: boolean;
   readonly now?: Date;
 }
 

@@ -422,7 +422,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect((await runCommand(['retry', '--db', url, '--id', waiting.id])).stdout).toBe(`Job ${waiting.id} was already due; nothing to do.\n`);
 
     expect(await runJson(['retry', '--db', url, '--type', 'forward', '--error', '500'])).toEqual({ count: 1, ids: [other.id] });
-    expect((await runCommand(['retry', '--db', url, '--type', 'forward'])).stdout).toContain('No waiting pending jobs matched');
+    expect((await runCommand(['retry', '--db', url, '--type', 'forward'])).stdout).toContain('No pending jobs waiting for a retry matched');
 
     const refused = await runCommand(['retry', '--db', url, '--id', dead.id]);
     expect(refused.code).toBe(1);

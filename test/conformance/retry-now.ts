@@ -55,6 +55,14 @@ export function retryNowConformance(harness: StoreHarness): void {
       expect(await ctx.store.jobRetryNow({ filter: {}, now: at(SECOND_MS) })).toEqual([other.id, otherType.id]);
     });
 
+    it('by filter leaves jobs that only wait for their delay, unless asked to take them too', async () => {
+      const failed = await insertJob(ctx.store, { type: 'email', attempts: 1, retryDelayMs: MINUTE_MS, error: 'Error: 421', now: T0 });
+      const { job: tomorrow } = await enqueue(ctx.store, { type: 'email', delayMs: 24 * 60 * MINUTE_MS });
+      expect(await ctx.store.jobRetryNow({ filter: { type: 'email' }, now: at(SECOND_MS) })).toEqual([failed.id]);
+      expect((await ctx.store.jobGet({ id: tomorrow.id }))!.runAt).toEqual(tomorrow.runAt);
+      expect(await ctx.store.jobRetryNow({ filter: { type: 'email' }, includeDelayed: true, now: at(SECOND_MS) })).toEqual([tomorrow.id]);
+    });
+
     it('keeps group order: a later job made due waits for its head, and the head made due runs first', async () => {
       const [head, next] = await enqueueIds(ctx.store, [{ group: 'g' }, { group: 'g', delayMs: 30 * MINUTE_MS }]);
       const claimed = await claimOne(ctx.store);

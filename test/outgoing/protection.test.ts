@@ -22,7 +22,7 @@ const DAY_MS = 24 * 3_600_000;
  */
 async function step(mr: Mailroom, worker: Worker, clock: ReturnType<typeof pinnedClock>, ms: number): Promise<void> {
   clock.advance(ms);
-  await mr.retryNow({ type: 'deliver' });
+  await mr.retryNow({ type: 'deliver', includeDelayed: true });
   await worker.drained();
 }
 

@@ -18,12 +18,16 @@ export interface RetryCliOptions {
 const retry: CliCommand<RetryCliOptions> = {
   name: 'retry',
   summary: 'Run waiting pending jobs now (attempts untouched)',
-  usage: `Usage: mailroom retry (--id N | --type T | --queue Q | --error TEXT | --source S | --event ID) [--json]
+  usage: `Usage: mailroom retry (--id N | --type T | --queue Q | --error TEXT | --source S | --event ID)
+                      [--include-delayed] [--json]
 
-Makes pending jobs that wait for their next retry or a delay due now. Their attempts and
-history stay as they are; jobs of one group still run one at a time, in order. Filters
-combine: --type forward --error ECONNREFUSED runs every forward waiting after a refused
-connection. Dead jobs are not touched: put those back with mailroom replay.
+Makes pending jobs that wait for their next retry due now. Their attempts and history
+stay as they are; jobs of one group still run one at a time, in order. Filters combine:
+--type fulfil_order --error ECONNREFUSED runs every fulfil_order job (--type is the task's
+name) waiting after a refused connection. A filter leaves out jobs that only wait for
+their delay (never failed), so this does not also run now what is scheduled for later;
+--include-delayed takes them too, and --id takes one job either way. Dead jobs are not
+touched: put those back with mailroom replay.
 
 Options:
   --id N              one job
@@ -32,6 +36,7 @@ Options:
   --error TEXT        waiting jobs whose last error contains TEXT (case-insensitive)
   --source S          waiting jobs from this webhook source
   --event ID          the waiting jobs of one stored event
+  --include-delayed   a filter also takes jobs waiting only for their delay
   --db URL, --config PATH
   --json              print { "count": N, "ids": [...] }`,
 
@@ -43,10 +48,11 @@ Options:
       error: { type: 'string' },
       source: { type: 'string' },
       event: { type: 'string' },
+      'include-delayed': { type: 'boolean' },
     });
     const isFiltered = [values.type, values.queue, values.error, values.source, values.event].some((value) => value !== undefined);
     if (values.id !== undefined) {
-      if (isFiltered) throw new CliUsageError('--id runs one job; do not combine it with filters.');
+      if (isFiltered || values['include-delayed']) throw new CliUsageError('--id runs one job; do not combine it with filters or --include-delayed.');
       return { common, target: parseJobId(values.id, '--id') };
     }
     if (!isFiltered) throw new CliUsageError('Say what to run now: --id N, or a filter (--type, --queue, --error, --source, --event). See `mailroom retry --help`.');
@@ -58,6 +64,7 @@ Options:
         errorContains: values.error,
         source: values.source,
         eventId: values.event === undefined ? undefined : parseJobId(values.event, '--event', 'event'),
+        includeDelayed: values['include-delayed'] === true,
       },
     };
   },
@@ -77,7 +84,8 @@ Options:
             : `Job ${options.target} was already due; nothing to do.`,
         );
       } else if (result.count === 0) {
-        writeLines(io.stdout, 'No waiting pending jobs matched; nothing to do. (Dead jobs: mailroom dead, then mailroom replay)');
+        const delayedToo = options.target.includeDelayed ? '' : ' Jobs only delayed are left out (--include-delayed takes them);';
+        writeLines(io.stdout, `No pending jobs waiting for a retry matched; nothing to do.${delayedToo} dead jobs: mailroom dead, then mailroom replay.`);
       } else {
         const shown = result.ids.length > 20 ? `${result.ids.slice(0, 20).join(', ')}, …` : result.ids.join(', ');
         writeLines(io.stdout, `Made ${result.count} job${result.count === 1 ? '' : 's'} due now: ${shown}.`);

@@ -375,7 +375,8 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     const matching = params.filter ? await this.idsMatching({ ...params.filter, status: 'pending' }) : [];
     const ids = (params.ids ? params.ids.map(String) : matching).filter(isJobId);
     if (ids.length === 0) return [];
-    const rows = await this.runner.run(this.stmt('jobRetryNow'), [ids, params.now ?? null, channelName(this.schema)]);
+    const includeDelayed = params.ids !== undefined || params.includeDelayed === true;
+    const rows = await this.runner.run(this.stmt('jobRetryNow'), [ids, params.now ?? null, channelName(this.schema), includeDelayed]);
     return rows.map((row) => String(row.id));
   }
 

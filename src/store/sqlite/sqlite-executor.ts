@@ -454,9 +454,10 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     return this.engine.write('ack', () => {
       const now = nowMs(params.now);
       const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: 'pending' }) : []);
+      const includeDelayed = params.ids !== undefined || params.includeDelayed === true ? 1 : 0;
       const moved: string[] = [];
       for (const id of ids) {
-        if (DECIMAL_ID.test(String(id)) && this.engine.stmt('jobRetryNow').get({ id, now })) moved.push(String(id));
+        if (DECIMAL_ID.test(String(id)) && this.engine.stmt('jobRetryNow').get({ id, now, include_delayed: includeDelayed })) moved.push(String(id));
       }
       return moved.sort(compareJobIds);
     });

@@ -406,12 +406,14 @@ FROM unnest($1::bigint[]) AS r(job_id), clock;
 -- does not change, so the update trigger sees no job become pending and sends no NOTIFY:
 -- this statement wakes the workers of each queue itself ($3: the schema's channel), at
 -- commit. `(SELECT count(*) FROM woken)` makes the otherwise unreferenced CTE run.
--- params: $1 ids, $2 now, $3 channel
+-- $4 false: only jobs waiting for a retry (they have a last error), not ones merely delayed.
+-- params: $1 ids, $2 now, $3 channel, $4 include delayed
 WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 due AS (
   UPDATE mailroom_job j SET run_at = clock.now
   FROM clock
   WHERE j.id = ANY($1::bigint[]) AND j.status = 'pending' AND j.run_at > clock.now
+    AND ($4::boolean OR j.last_error IS NOT NULL)
   RETURNING j.id, j.queue
 ),
 woken AS (SELECT pg_notify($3::text, q.queue) FROM (SELECT DISTINCT queue FROM due) q)

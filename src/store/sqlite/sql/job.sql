@@ -297,8 +297,9 @@ VALUES (@jobId, @now, @reason, @by, (SELECT count(*) FROM mailroom_attempt WHERE
 -- "Run now": one pending job that waits (for its retry or its delay) becomes due at @now.
 -- Attempts and history are untouched, and so is its group's order: a grouped job is still
 -- claimed only as its group's head. A due job is left as it is (run_at never moves later).
+-- @include_delayed 0: only a job waiting for a retry (it has a last error), not one merely delayed.
 UPDATE mailroom_job SET run_at = @now
-WHERE id = @id AND status = 'pending' AND run_at > @now
+WHERE id = @id AND status = 'pending' AND run_at > @now AND (@include_delayed = 1 OR last_error IS NOT NULL)
 RETURNING id;
 
 -- name: jobCancel
