@@ -37,10 +37,11 @@ console.log(await mr.stats()); // { byStatus: { pending, running, done, dead }, 
 await worker.stop({ timeoutMs: 10_000 }); // graceful: finish, or hand back uncharged
 await mr.close();
 
+// The welcome email waits out its minute: retryNow by filter leaves jobs only delayed.
 // Output:
 // {
-//   byStatus: { pending: 0, running: 0, done: 1, dead: 0 },
-//   byQueue: { email: { pending: 0, running: 0, done: 1, dead: 0 } },
+//   byStatus: { pending: 1, running: 0, done: 0, dead: 0 },
+//   byQueue: { email: { pending: 1, running: 0, done: 0, dead: 0 } },
 //   oldestPendingAgeMs: 0,
 //   oldestPendingAgeMsByQueue: {},
 //   paused: [],
