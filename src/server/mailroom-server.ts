@@ -17,6 +17,7 @@ import type { Mailroom } from '../mailroom.js';
 import { MailroomMetrics } from '../metrics/metrics.js';
 import type { Worker, WorkerOptions } from '../worker/worker.js';
 import { stopGracefullyUnlessHurried } from './worker-process.js';
+import { warnAboutUnhandledTasks } from './unhandled-tasks.js';
 import type { StopOnOptions } from './worker-process.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -83,7 +84,7 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
   const log = options.log ?? mr.log;
   const metrics = new MailroomMetrics(mr, config.metrics);
   const types = mr.taskTypes();
-  warnAboutFanOut(config, types, log);
+  warnAboutUnhandledTasks(config, types, log);
   const configuredToken = options.dashboard === false ? undefined : (options.dashboard?.token ?? config.dashboard?.token);
   // Checked here, where the dashboard is served, not in the config: a short token must not
   // stop `mailroom jobs` reading the same file. `serve` passes MAILROOM_DASHBOARD_TOKEN as options.dashboard.token.
@@ -128,14 +129,3 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
   };
 }
 
-/** A fan-out to a task this process cannot run would pile up pending jobs: say so at start. */
-function warnAboutFanOut(config: MailroomConfig, types: readonly string[], log: Logger): void {
-  for (const [name, source] of Object.entries(config.sources ?? {})) {
-    for (const entry of source.tasks ?? []) {
-      const task = typeof entry === 'string' ? entry : entry.task;
-      if (!types.includes(task)) {
-        log.warn({ source: name, task }, 'source fans out to a task with no handler in this process; its jobs wait for a worker that has one');
-      }
-    }
-  }
-}

@@ -9,6 +9,7 @@ import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import { startWorkerProcess } from '../../server/worker-process.js';
+import { warnAboutUnhandledTasks } from '../../server/unhandled-tasks.js';
 
 export interface WorkerCliOptions {
   readonly common: CommonOptions;
@@ -111,6 +112,7 @@ Options:
         },
         'worker started',
       );
+      warnAboutUnhandledTasks(config, mr.taskTypes(), log);
       await stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs, stopNowSignal: io.stopNowSignal });
       return 0;
     } finally {
