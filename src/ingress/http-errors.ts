@@ -74,6 +74,9 @@ export function httpErrorFromError(error: unknown): HttpError {
   };
 }
 
+/** An HTTP/1.1 request without a Host header, which node's parser lets through when asked to. */
+export const MISSING_HOST: HttpError = { status: 400, code: 'MR_ERR_REQUEST_MALFORMED', message: 'An HTTP/1.1 request needs a Host header.' };
+
 /**
  * What node's HTTP parser refused, before any route saw a request, or null when nobody is
  * left to answer (the connection broke). `error.code` is node's (`HPE_*`, a timeout).

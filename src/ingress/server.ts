@@ -15,7 +15,7 @@ import type { Mailroom } from '../mailroom.js';
 import type { MailroomMetrics } from '../metrics/metrics.js';
 import { hooksRoute } from './hooks-route.js';
 import type { HooksRouteDeps } from './hooks-route.js';
-import { httpErrorFromError, sendHttpError } from './http-errors.js';
+import { httpErrorFromError, MISSING_HOST, sendHttpError, sendHttpErrorAndClose } from './http-errors.js';
 import { BodyBudget, DEFAULT_BODY_BUFFER_LIMIT_BYTES } from './body-budget.js';
 import { answerClientError } from './client-errors.js';
 import { probeRoutes } from './probe-routes.js';
@@ -92,11 +92,17 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
 
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const headersTimeout = Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout);
-  const timeouts = { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(TIMEOUT_SWEEP_MS, headersTimeout) };
+  // requireHostHeader: node would answer a missing Host with a bare 400 and no body, the one
+  // malformed request not answered with our JSON error; the handler refuses it instead.
+  const timeouts = { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(TIMEOUT_SWEEP_MS, headersTimeout), requireHostHeader: false };
   // The last response each connection carried, for a parser error or timeout mid-body.
   const currentResponse = new WeakMap<Socket, ServerResponse>();
   const server = createServer(timeouts, (req, res) => {
     currentResponse.set(req.socket, res);
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      sendHttpErrorAndClose(res, MISSING_HOST);
+      return;
+    }
     route(req, res).catch((error: unknown) => {
       log.error({ err: error, path: safePath(req) }, 'request handler failed');
       if (!res.headersSent) sendHttpError(res, httpErrorFromError(error), { connection: 'close' });

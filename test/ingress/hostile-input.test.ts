@@ -108,6 +108,7 @@ const refusedByTheParser: { title: string; bytes: () => string; status: number; 
   { title: 'headers larger than the server accepts', bytes: () => `POST /hooks/standard HTTP/1.1\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'MR_ERR_HEADERS_TOO_LARGE' },
   { title: 'bytes that are not HTTP', bytes: () => 'HELLO /hooks/standard NOPE\r\n\r\n', status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
   { title: 'a chunked body that does not parse', bytes: () => `${plausibleHead('msg_bad_chunk', 'chunked')}zz\r\n`, status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
+  { title: 'an HTTP/1.1 request without a Host header', bytes: () => 'POST /hooks/standard HTTP/1.1\r\ncontent-length: 2\r\nconnection: close\r\n\r\nhi', status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
 ];
 
 /** Signed deliveries whose id or type no store should be asked to hold. */
