@@ -210,7 +210,7 @@ function validateTask(raw: unknown, key: string, baseDir: string): TaskConfig {
     const forward: ForwardTaskConfig = { kind, url, ...policy };
     if (task.secret !== undefined) {
       const secret = readString(task.secret, `${key}.secret`);
-      if (standardWebhooksKey(secret) === null) throw new ConfigError(`${key}.secret`, 'is not a Standard Webhooks secret (whsec_ followed by base64)');
+      if (standardWebhooksKey(secret) === null) throw new ConfigError(`${key}.secret`, 'is not a Standard Webhooks secret: whsec_ followed by base64, or that base64 alone (as the Standard Webhooks libraries take it)');
       Object.assign(forward, { secret });
     }
     if (task.headers !== undefined) Object.assign(forward, { headers: readStringRecord(task.headers, `${key}.headers`) });

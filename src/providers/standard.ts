@@ -31,7 +31,7 @@ export const standardProvider: Provider<StandardOptions> = {
   parseOptions: readTimestampOptions,
 
   checkSecret(secret) {
-    return standardWebhooksKey(secret) === null ? 'is not whsec_ followed by base64' : null;
+    return standardWebhooksKey(secret) === null ? 'is not whsec_ followed by base64 (or that base64 alone, as the Standard Webhooks libraries take it)' : null;
   },
 
   verify(input) {
