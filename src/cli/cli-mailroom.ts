@@ -48,6 +48,13 @@ export interface OpenCliMailroomOptions {
    */
   readonly requireSourceSecrets?: boolean;
   /**
+   * Load the config's task modules and register its tasks. Only commands that run
+   * handlers or enqueue by a task's policy need them; the rest (jobs, stats, replay, …)
+   * must work at 3 am with a module that does not load or throws at import without its
+   * environment. @default true unless migrate is false
+   */
+  readonly registerTasks?: boolean;
+  /**
    * Retention for the process's workers, over the config's `retention` (see
    * Mailroom.open); false: none. Only serve and worker start workers. @default the config's
    */
@@ -113,6 +120,7 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
     db,
     logger: log,
     requireSourceSecrets,
+    registerTasks: options.registerTasks ?? options.migrate !== false,
     open: { migrate: options.migrate ?? true, retention: options.retention, portal: { secret: nonEmpty(io.env.MAILROOM_PORTAL_SECRET) } },
   });
   if (isReadOnly) {

@@ -26,6 +26,8 @@ export interface OpenMailroomFromConfigOptions {
   readonly logger?: Logger;
   /** Refuse sources without usable secrets (see validateConfig). @default true */
   readonly requireSourceSecrets?: boolean;
+  /** Load task modules and register the config's tasks and schedules. @default true */
+  readonly registerTasks?: boolean;
   /** Passed to Mailroom.open (tests: lockDeadlineMs, a store, migrate: false). */
   readonly open?: Omit<MailroomOptions, 'db' | 'logger'>;
 }
@@ -38,7 +40,8 @@ export interface OpenMailroomFromConfigOptions {
 export async function openMailroomFromConfig(options: OpenMailroomFromConfigOptions): Promise<Mailroom> {
   const config = validateConfig(options.config ?? {}, { requireSourceSecrets: options.requireSourceSecrets });
   // Load task modules before opening the store: a broken module should not leave a store open.
-  const definitions = await loadTaskDefinitions(config);
+  const registerTasks = options.registerTasks ?? true;
+  const definitions = registerTasks ? await loadTaskDefinitions(config) : new Map<string, TaskDefinition>();
   const mr = await Mailroom.open({
     ...options.open,
     retention: retentionOf(config, options.open?.retention),
@@ -52,7 +55,7 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
     ...(options.logger ? { logger: options.logger } : {}),
   });
   for (const [name, definition] of definitions) mr.task(name, definition);
-  for (const [name, schedule] of Object.entries(config.schedules ?? {})) {
+  for (const [name, schedule] of registerTasks ? Object.entries(config.schedules ?? {}) : []) {
     mr.schedule(name, { cron: schedule.cron, type: schedule.task, payload: schedule.payload, timezone: schedule.timezone, priority: schedule.priority, maxAttempts: schedule.maxAttempts });
   }
   return mr;

@@ -536,6 +536,23 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(serve.stderr).toMatch(/^mailroom serve: sources\.stripe\.secrets\[0\]: is empty or not a string \(is its environment variable set\?\)/);
   });
 
+  it.runIf(harness.isAvailable)('read and operate commands run when a task module does not load; enqueue, which applies task policies, says which', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const dir = tempDir();
+    writeFileSync(join(dir, 'report.mjs'), `throw new Error('REPORT_API_KEY is not set');\n`);
+    writeFileSync(join(dir, 'mailroom.config.mjs'), `export default { tasks: { report: { module: './report.mjs', queue: 'reports' } } };\n`);
+    const dead = await insertJob(mr.store, { type: 'report', status: 'dead', maxAttempts: 1 });
+    const run = (...argv: string[]) => runCommand([...argv, '--db', url], { cwd: dir });
+    for (const argv of [['stats'], ['jobs'], ['dead'], ['job', dead.id], ['migrate'], ['replay', '--id', dead.id], ['queues']]) {
+      const result = await run(...argv);
+      expect(result.code, `${argv.join(' ')}: ${result.stderr}`).toBe(0);
+    }
+    expect((await mr.getJob(dead.id))!.status).toBe('pending');
+    const enqueue = await run('enqueue', 'report');
+    expect(enqueue.code).toBe(1);
+    expect(enqueue.stderr).toContain(`tasks.report.module: could not load ${join(dir, 'report.mjs')}: REPORT_API_KEY is not set`);
+  });
+
   it.runIf(harness.isAvailable)('MAILROOM_DB is used when --db is absent, and --db wins over it', async () => {
     const { mr, url } = await openTestMailroom(harness);
     await insertJob(mr.store, { type: 'via_env' });

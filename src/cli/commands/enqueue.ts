@@ -84,7 +84,8 @@ Example:
   async run(options, io) {
     // Into a store that exists: run from the wrong folder or with a mistyped --db, creating
     // a fresh database would take the job somewhere no worker ever looks.
-    return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
+    // The task's policy (queue, attempts) applies as in code, so its module is loaded.
+    return withCliMailroom(options.common, io, { migrate: false, registerTasks: true }, async ({ mr }) => {
       const job = await mr.enqueue(options.type, options.payload as never, {
         key: options.key,
         group: options.group,
