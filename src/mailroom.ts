@@ -742,7 +742,12 @@ export class Mailroom {
     }
     const job = await this.store.jobGet({ id: String(id) });
     if (!job) throw new JobNotFoundError(String(id));
-    throw new JobStateError(job.id, job.status, 'cancel');
+    const advice: Partial<Record<string, string>> = {
+      running: 'Only a pending job can be cancelled; if this run fails and the job waits for a retry, cancel it then.',
+      dead: 'It will not run again unless replayed.',
+      done: 'It has finished.',
+    };
+    throw new JobStateError(job.id, job.status, 'cancel', advice[job.status]);
   }
 
   /** Delete done jobs (and unreferenced events) past the retention window. */

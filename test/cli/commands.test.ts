@@ -445,7 +445,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
 
     const refused = await runCommand(['cancel', '--db', url, '--id', running.id]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe(`mailroom cancel: Job ${running.id} is running; cannot cancel it.\n`);
+    expect(refused.stderr).toBe(`mailroom cancel: Job ${running.id} is running; cannot cancel it. Only a pending job can be cancelled; if this run fails and the job waits for a retry, cancel it then.\n`);
     expect((await mr.getJob(running.id))!.status).toBe('running');
   });
 

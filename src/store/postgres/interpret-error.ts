@@ -29,6 +29,11 @@ const UNAVAILABLE_CODES: ReadonlyMap<string, string> = new Map([
   ['53100', 'disk_full: nothing was written'],
   ['53200', 'out_of_memory'],
   ['25006', 'read_only_sql_transaction: connected to a standby (failover in progress)'],
+  // The server refused the connection itself: the URL names a database, role or password
+  // it does not know (or not yet: the database may be created, the role granted).
+  ['3D000', 'invalid_catalog_name: no such database'],
+  ['28000', 'invalid_authorization_specification: the server refused this role or host'],
+  ['28P01', 'invalid_password: wrong password'],
   // Class 08 (connection_exception) is matched by prefix below: 08000, 08003, 08006, 08001, 08004, …
 ]);
 
@@ -105,7 +110,9 @@ export function interpretPgError(error: unknown): unknown {
   if (retryable) return new RetryableStoreError(`PostgreSQL ${code} (${retryable})`, error);
   if (isPgUnavailable(error)) {
     const why = UNAVAILABLE_CODES.get(code) ?? (code.startsWith('08') ? 'connection_exception' : code || (error as Error).message);
-    return new StoreUnavailableError(`PostgreSQL is unavailable (${why})`, { cause: error, retryAfterMs: 1_000 });
+    // A refused connection says which database or role; the server's text never holds the password.
+    const detail = code === '3D000' || code.startsWith('28') ? `: ${(error as Error).message}` : '';
+    return new StoreUnavailableError(`PostgreSQL is unavailable (${why})${detail}`, { cause: error, retryAfterMs: 1_000 });
   }
   if (code === '23505') {
     const constraint = (error as { constraint?: unknown }).constraint;
