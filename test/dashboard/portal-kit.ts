@@ -49,9 +49,12 @@ export async function servePortal(harness: StoreHarness, options: { log?: LogSin
     async () => {
       const [a] = await mr.deliveries.list({ endpointId: acme.id });
       const [g] = await mr.deliveries.list({ endpointId: globex.id });
-      return a?.status === 'failed' && g?.status === 'delivered';
+      // The answer is recorded on the delivery before the job's own outcome is written: wait
+      // for the job to be dead too, or a re-send at once finds it still running (409).
+      const job = a?.jobId ? await mr.getJob(a.jobId) : null;
+      return a?.status === 'failed' && job?.status === 'dead' && g?.status === 'delivered';
     },
-    { timeoutMs: 10_000, description: "acme's delivery to fail and globex's to arrive" },
+    { timeoutMs: 10_000, description: "acme's delivery to fail (its job dead) and globex's to arrive" },
   );
   const { secret: acmeSecret, ...acmeEndpoint } = acme;
   const { secret: globexSecret, ...globexEndpoint } = globex;
