@@ -49,7 +49,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.MAILROOM_LOG_LEVEL ?? 'info';
   // pino's own refusal ("default level:x must be included in custom levels") names neither the setting nor the choices.
-  if (!LOG_LEVELS.includes(level)) throw new InvalidArgumentError(`The log level (MAILROOM_LOG_LEVEL) must be one of ${LOG_LEVELS.join(', ')}, not "${level}".`);
+  if (!LOG_LEVELS.includes(level)) {
+    throw new InvalidArgumentError(`The log level must be one of ${LOG_LEVELS.join(', ')}, not "${level}" (MAILROOM_LOG_LEVEL, or the logger's level option).`);
+  }
   const isTerminal = ((options.destination ?? process.stdout) as { isTTY?: boolean }).isTTY === true;
   const pretty = options.pretty ?? (isTerminal && process.env.NODE_ENV !== 'production');
   const settings = {

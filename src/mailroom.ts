@@ -11,7 +11,7 @@ import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, Lea
 import { assertKnownOptions, optionKeys } from './core/known-options.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { signalClosed, signalOpened } from './core/resource-signals.js';
-import { TaskRegistry } from './core/task-registry.js';
+import { TASK_DEFINITION_KEYS, TaskRegistry } from './core/task-registry.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
 import type { Batch, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
@@ -194,7 +194,7 @@ export interface ReplayResult {
   readonly ids: string[];
 }
 
-/** Which waiting pending jobs `retryNow` makes due: every field narrows; `{}` takes them all. */
+/** Which pending jobs `retryNow` makes due: every field narrows; `{}` takes every job waiting for a retry. */
 export interface RetryNowFilter {
   readonly type?: string;
   readonly queue?: string;
@@ -203,9 +203,9 @@ export interface RetryNowFilter {
   /** Case-insensitive substring of the last error. */
   readonly errorContains?: string;
   /**
-   * Also jobs that wait only for their delay (never failed). By default a filter takes
-   * the jobs waiting for a retry, so retrying after an outage does not also run now
-   * every job scheduled for later. @default false
+   * Also jobs that wait only for their delay or a snooze (no last error). By default a
+   * filter takes the jobs waiting for a retry, so retrying after an outage does not also
+   * run now every job scheduled for later. @default false
    */
   readonly includeDelayed?: boolean;
 }
@@ -241,17 +241,6 @@ async function hasEndpoints(store: Store): Promise<boolean> {
 
 // The keys each options object of the API takes; a key outside them is a typo (known-options.ts).
 const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>()({ key: true, group: true, priority: true, queue: true, runAt: true, delayMs: true, maxAttempts: true, client: true });
-const TASK_DEFINITION_KEYS = optionKeys<TaskDefinition>()({
-  run: true,
-  queue: true,
-  limits: true,
-  maxAttempts: true,
-  timeoutMs: true,
-  backoff: true,
-  retryScheduleMs: true,
-  maxSnoozes: true,
-  maxResultBytes: true,
-});
 const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>()({ concurrency: true, queues: true, pollMs: true, leaseMs: true, prefetch: true, workerId: true });
 const LIST_JOBS_KEYS = optionKeys<ListJobsOptions>()({
   status: true,

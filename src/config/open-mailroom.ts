@@ -15,6 +15,7 @@ import { createForwardTask } from '../tasks/forward.js';
 import type { MailroomConfig, ModuleTaskConfig, TaskConfig } from './define-config.js';
 import { policyOf } from './task-policy.js';
 import { validateConfig } from './validate-config.js';
+import { TASK_DEFINITION_KEYS } from '../core/task-registry.js';
 
 export const DEFAULT_DB_URL = 'sqlite:./data/mailroom.db';
 
@@ -54,9 +55,15 @@ export async function openMailroomFromConfig(options: OpenMailroomFromConfigOpti
     db: options.db ?? config.db ?? DEFAULT_DB_URL,
     ...(options.logger ? { logger: options.logger } : {}),
   });
-  for (const [name, definition] of definitions) mr.task(name, definition);
-  for (const [name, schedule] of registerTasks ? Object.entries(config.schedules ?? {}) : []) {
-    mr.schedule(name, { cron: schedule.cron, type: schedule.task, payload: schedule.payload, timezone: schedule.timezone, priority: schedule.priority, maxAttempts: schedule.maxAttempts });
+  try {
+    for (const [name, definition] of definitions) mr.task(name, definition);
+    for (const [name, schedule] of registerTasks ? Object.entries(config.schedules ?? {}) : []) {
+      mr.schedule(name, { cron: schedule.cron, type: schedule.task, payload: schedule.payload, timezone: schedule.timezone, priority: schedule.priority, maxAttempts: schedule.maxAttempts });
+    }
+  } catch (error) {
+    // A definition refused after the store opened must not leave the store open.
+    await mr.close();
+    throw error;
   }
   return mr;
 }
@@ -105,6 +112,11 @@ async function loadModuleTask(task: ModuleTaskConfig, key: string): Promise<Task
   if (typeof exported === 'function') {
     definition = { run: exported as TaskDefinition['run'] };
   } else if (typeof exported === 'object' && exported !== null && typeof (exported as { run?: unknown }).run === 'function') {
+    // Checked here, before the store opens, naming the module: mr.task would refuse the same key later.
+    const unknown = Object.keys(exported).find((name) => !TASK_DEFINITION_KEYS.has(name));
+    if (unknown !== undefined) {
+      throw new ConfigError(`${key}.module`, `${task.module} exports "${unknown}", which a task definition does not take (it takes ${[...TASK_DEFINITION_KEYS].join(', ')})`);
+    }
     definition = exported as TaskDefinition;
   } else {
     throw new ConfigError(`${key}.module`, `${task.module} must default-export a function or { run, ...policy }`);

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { resolveRetryPolicy } from './retry-policy.js';
 import type { RetryPolicy, RetryPolicyOptions } from './retry-policy.js';
 import { InvalidArgumentError } from './errors.js';
+import { optionKeys } from './known-options.js';
 import type { LimitSet, TypeLimits } from '../store/limits.js';
 
 /**
@@ -101,6 +102,19 @@ export interface TaskDefinition<P = unknown> extends RetryPolicyOptions {
   readonly queue?: string;
   readonly limits?: TaskLimits<P>;
 }
+
+/** The keys a task definition takes (`mr.task`, a module task's default export); the compiler keeps them in step with the type. */
+export const TASK_DEFINITION_KEYS = optionKeys<TaskDefinition>()({
+  run: true,
+  queue: true,
+  limits: true,
+  maxAttempts: true,
+  timeoutMs: true,
+  backoff: true,
+  retryScheduleMs: true,
+  maxSnoozes: true,
+  maxResultBytes: true,
+});
 
 export interface RegisteredTask {
   readonly type: string;

@@ -477,8 +477,9 @@ export interface StoreExecutor extends OutgoingExecutor {
   jobReplay(params: JobReplayParams): Promise<string[]>;
   jobRescue(params: JobRescueParams): Promise<JobRescueResult>;
   /**
-   * Pending jobs that wait (for a retry or a delay) become due now; attempts, history and
-   * group order are untouched. Returns the ids it moved, in id order.
+   * Pending jobs that wait become due now (by id: for a retry or a delay; by filter: for a
+   * retry, unless includeDelayed); attempts, history and group order are untouched.
+   * Returns the ids it moved, in id order.
    */
   jobRetryNow(params: JobRetryNowParams): Promise<string[]>;
   jobStats(params: JobStatsParams): Promise<JobStatsResult>;

@@ -32,7 +32,7 @@ const NOT_FORWARDED = new Set([
   'webhook-id', 'webhook-timestamp', 'svix-id', 'svix-timestamp',
   // Who the client was is for the hop that saw it: a sender's own X-Forwarded-For would
   // reach an app that trusts its loopback proxy as a spoofed client address.
-  'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'forwarded', 'x-real-ip',
+  'forwarded', 'x-real-ip', 'x-client-ip', 'x-cluster-client-ip', 'true-client-ip', 'cf-connecting-ip', 'fastly-client-ip',
   ...SECRET_HEADERS,
 ]);
 
@@ -110,7 +110,7 @@ function buildRequest(
   if (ctx.event) {
     for (const [name, value] of Object.entries(ctx.event.headers)) {
       const lower = name.toLowerCase();
-      if (!NOT_FORWARDED.has(lower) && !SECRET_LOOKING_HEADER.test(lower)) headers[lower] = value;
+      if (!NOT_FORWARDED.has(lower) && !lower.startsWith('x-forwarded-') && !SECRET_LOOKING_HEADER.test(lower)) headers[lower] = value;
     }
     body = ctx.event.rawBody;
     headers['content-type'] = ctx.event.headers['content-type'] ?? 'application/octet-stream';

@@ -246,4 +246,14 @@ describe('openMailroomFromConfig', () => {
     const config = validateConfig({ tasks: { gone: { module: '/nonexistent/task.mjs' } } });
     await expect(openMailroomFromConfig({ config, db: 'sqlite::memory:' })).rejects.toMatchObject({ key: 'tasks.gone.module' });
   });
+
+  it('names the module and the key when a module exports a key a task definition does not take', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'welcome.mjs'), `export default { description: 'welcome email', async run() {} };\n`);
+    const config = validateConfig({ tasks: { welcome: { module: join(dir, 'welcome.mjs') } } });
+    await expect(openMailroomFromConfig({ config, db: 'sqlite::memory:' })).rejects.toMatchObject({
+      key: 'tasks.welcome.module',
+      message: expect.stringContaining('exports "description", which a task definition does not take'),
+    });
+  });
 });

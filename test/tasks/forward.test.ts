@@ -47,7 +47,7 @@ describe('forward task', () => {
     receiver = await startReceiver();
     // Every listed spelling, names that only look like a credential, and a client address
     // the sender made up (an app trusting its loopback proxy would take it as the client's).
-    const invented = ['x-webhook-token', 'api-key', 'x-gitlab-token', 'x-shared-secret', 'x-forwarded-for', 'forwarded', 'x-real-ip'];
+    const invented = ['x-webhook-token', 'api-key', 'x-gitlab-token', 'x-shared-secret', 'x-forwarded-for', 'x-forwarded-prefix', 'forwarded', 'x-real-ip', 'cf-connecting-ip', 'true-client-ip'];
     const leaked = Object.fromEntries([...SECRET_HEADERS, ...invented].map((name) => [name, `leaked-${name}`]));
     expect(leaked).toHaveProperty('shopify-hmac-sha256');
     const task = createForwardTask({ kind: 'forward', url: receiver.url });

@@ -25,7 +25,8 @@ Makes pending jobs that wait for their next retry due now. Their attempts and hi
 stay as they are; jobs of one group still run one at a time, in order. Filters combine:
 --type fulfil_order --error ECONNREFUSED runs every fulfil_order job (--type is the task's
 name) waiting after a refused connection. A filter leaves out jobs that only wait for
-their delay (never failed), so this does not also run now what is scheduled for later;
+their delay or a snooze (no last error), so this does not also run now what is
+scheduled for later;
 --include-delayed takes them too, and --id takes one job either way. Dead jobs are not
 touched: put those back with mailroom replay.
 
