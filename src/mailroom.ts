@@ -812,7 +812,7 @@ export class Mailroom {
    */
   private toInsert(type: string, payload: unknown, options: EnqueueOptions, limitPayload: (() => unknown) | typeof NO_LIMIT_PAYLOAD = NO_LIMIT_PAYLOAD): JobInsert {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
-    assertKnownOptions(options, ENQUEUE_OPTION_KEYS, `enqueue of "${type}"`);
+    assertKnownOptions(options, ENQUEUE_OPTION_KEYS, () => `enqueue of "${type}"`);
     const task = this.registry.get(type);
     let payloadJson: string | undefined;
     try {

@@ -11,10 +11,16 @@ export function optionKeys<T>(): (keys: Record<keyof T, true>) => ReadonlySet<st
   return (keys) => new Set(Object.keys(keys));
 }
 
-/** @throws InvalidArgumentError naming the first key of `options` that `known` does not have */
-export function assertKnownOptions(options: unknown, known: ReadonlySet<string>, what: string): void {
+/**
+ * @param what names the call in the error; a function when naming it costs (enqueue's
+ *   hot path builds no string unless a key is wrong)
+ * @throws InvalidArgumentError naming the first key of `options` that `known` does not have
+ */
+export function assertKnownOptions(options: unknown, known: ReadonlySet<string>, what: string | (() => string)): void {
   if (typeof options !== 'object' || options === null) return;
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new InvalidArgumentError(`${what} has no option "${key}" (it takes ${[...known].join(', ')})`);
+  for (const key in options) {
+    if (!known.has(key) && Object.hasOwn(options, key)) {
+      throw new InvalidArgumentError(`${typeof what === 'function' ? what() : what} has no option "${key}" (it takes ${[...known].join(', ')})`);
+    }
   }
 }
