@@ -240,6 +240,18 @@ async function hasEndpoints(store: Store): Promise<boolean> {
 }
 
 // The keys each options object of the API takes; a key outside them is a typo (known-options.ts).
+const OPEN_OPTION_KEYS = optionKeys<MailroomOptions>()({
+  db: true,
+  synchronous: true,
+  migrate: true,
+  schema: true,
+  logger: true,
+  lockDeadlineMs: true,
+  store: true,
+  retention: true,
+  endpoints: true,
+  portal: true,
+});
 const ENQUEUE_OPTION_KEYS = optionKeys<EnqueueOptions>()({ key: true, group: true, priority: true, queue: true, runAt: true, delayMs: true, maxAttempts: true, client: true });
 const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>()({ concurrency: true, queues: true, pollMs: true, leaseMs: true, prefetch: true, workerId: true });
 const LIST_JOBS_KEYS = optionKeys<ListJobsOptions>()({
@@ -362,6 +374,8 @@ export class Mailroom {
    * @example const mr = await Mailroom.open({ db: 'sqlite:./data/mailroom.db' });
    */
   static async open(options: MailroomOptions = {}): Promise<Mailroom> {
+    // `{ database: … }` would otherwise open ./data/mailroom.db without a word.
+    assertKnownOptions(options, OPEN_OPTION_KEYS, 'Mailroom.open');
     // Refuse a bad window now, not at the first mr.work().
     if (options.retention) validateRetention(options.retention);
     const deliver = resolveDeliverSettings(options.endpoints);

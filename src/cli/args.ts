@@ -62,6 +62,12 @@ export function parseCommandArgs<O extends OptionSpec>(
   try {
     parsed = parseArgs({ args: [...argv], options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true }) as never;
   } catch (error) {
+    // "--delay -5s": node calls the value ambiguous (it starts with '-'); say what was given.
+    const ambiguous = /Option '(--[\w-]+)[^']*' argument is ambiguous/.exec((error as Error).message);
+    if (ambiguous) {
+      const given = argv[argv.indexOf(ambiguous[1]!) + 1];
+      throw new CliUsageError(`${ambiguous[1]} needs a value, and "${given ?? ''}" starts with '-' like an option (a value that truly starts with '-' is written ${ambiguous[1]}=${given ?? 'VALUE'}). Run \`mailroom ${command} --help\`.`);
+    }
     // Node's messages run on with advice about '--'; the first sentence is the useful part.
     const first = (error as Error).message.replace(/\s+/g, ' ').trim().split(/(?<=[.])\s/)[0]!;
     throw new CliUsageError(`${first.endsWith('.') ? first : `${first}.`} Run \`mailroom ${command} --help\`.`);

@@ -26,6 +26,7 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
   it.skipIf(!harness.isAvailable)('refuses a misspelt option by name and stores nothing', async () => {
     const mr = await open();
     const refusals: Array<[string, () => unknown]> = [
+      ['database', () => Mailroom.open({ database: 'sqlite:./elsewhere.db' } as never)],
       ['delay', () => mr.enqueue('send_email', {}, { delay: 5_000 } as never)],
       ['delay', () => mr.enqueueMany([{ type: 'send_email', payload: {}, options: { delay: 5_000 } as never }])],
       ['maxAttempt', () => mr.task('report', { run: async () => undefined, maxAttempt: 3 } as never)],

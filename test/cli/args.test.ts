@@ -1,7 +1,7 @@
 // Argument parsing, help and usage errors: pure, no store.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { CliUsageError, parseDurationMs, parseInteger, parseJobId } from '../../src/cli/args.js';
+import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger, parseJobId } from '../../src/cli/args.js';
 import { anchorSqlitePath, describeDbUrl } from '../../src/cli/cli-mailroom.js';
 import { commandNames } from '../../src/cli/run-cli.js';
 import { formatDurationMs, renderTable, visibleHeaders } from '../../src/cli/output.js';
@@ -20,6 +20,12 @@ describe('durations', () => {
     expect(parseDurationMs('2w', '--x')).toBe(1_209_600_000);
     // 0 is 0 in every unit, so it needs none (rotate-secret --overlap 0).
     expect(parseDurationMs('0', '--x')).toBe(0);
+  });
+
+  it('says what was given when a value starts with a dash', () => {
+    expect(() => parseCommandArgs('enqueue', ['x', '--delay', '-5s'], { delay: { type: 'string' } }, { maxPositionals: 1 })).toThrow(
+      '--delay needs a value, and "-5s" starts with \'-\' like an option (a value that truly starts with \'-\' is written --delay=-5s). Run `mailroom enqueue --help`.',
+    );
   });
 
   it('refuses a bare number or an unknown unit, naming the flag', () => {
