@@ -425,6 +425,11 @@ export class Mailroom {
     return this.registry.types().filter((type) => !this.builtInTypes.has(type));
   }
 
+  /** The queues this process's tasks (the built-in `deliver` one included) enqueue to unless told otherwise. */
+  taskQueues(): string[] {
+    return [...new Set(this.registry.types().map((type) => this.registry.get(type)!.queue ?? DEFAULT_QUEUE))];
+  }
+
   /**
    * Store an inbound event and the jobs it fans out to in one transaction, deduped on
    * (source, deliveryId); wakes this process's workers when jobs were created. The jobs

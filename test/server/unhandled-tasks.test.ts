@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/validate-config.js';
-import { warnAboutUnhandledTasks } from '../../src/server/unhandled-tasks.js';
+import { warnAboutUnhandledTasks, warnAboutUnknownQueues } from '../../src/server/unhandled-tasks.js';
 import { jsonLines, logSink } from '../harness/log-sink.js';
 
 describe('warnAboutUnhandledTasks', () => {
@@ -19,5 +19,14 @@ describe('warnAboutUnhandledTasks', () => {
       ['source', 'open', 'nosuch_task'],
       ['schedule', 'typo', 'nosuch'],
     ]);
+  });
+
+  it('names a worker queue that no task uses and no stored job is on, and only that one', () => {
+    const sink = logSink();
+    warnAboutUnknownQueues(['email', 'emial', 'imports', 'webhooks'], ['email', 'webhooks'], ['imports'], pino({ level: 'warn' }, sink));
+    expect(jsonLines(sink.text()).map((line) => line.queue)).toEqual(['emial']);
+    const all = logSink();
+    warnAboutUnknownQueues(null, [], [], pino({ level: 'warn' }, all));
+    expect(all.text()).toBe('');
   });
 });
