@@ -15,7 +15,7 @@ import type { Route } from '../ingress/route-table.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
 import { assetRoute } from './asset-route.js';
-import { LoginThrottle } from './login-throttle.js';
+import { clientKeyOf, LoginThrottle } from './login-throttle.js';
 import { cookiesOf, DashboardAuth, LOGIN_COOKIE, LOGIN_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS } from './dashboard-auth.js';
 import type { DashboardCredential } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
@@ -98,7 +98,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
   const log = options.log ?? mr.log;
   const auth = new DashboardAuth(options.token);
   const throttle = new LoginThrottle();
-  const addressOf = (req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown';
+  const clientOf = (req: IncomingMessage) => clientKeyOf(req.socket.remoteAddress ?? 'unknown');
   const now = options.now ?? Date.now;
   const redactPaths = options.redactPaths ?? [];
 
@@ -111,12 +111,12 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
       let credential: DashboardCredential | null = null;
       try {
         // A bearer token is a guess like the login form's: throttled per address alike.
-        const bearer = req.headers.authorization !== undefined;
-        if (bearer) throttle.check(addressOf(req), now());
+        const client = req.headers.authorization !== undefined ? clientOf(req) : null;
+        if (client !== null) throttle.check(client, now());
         credential = auth.credentialOf(req, now());
         if (credential === null) {
-          if (bearer) {
-            throttle.fail(addressOf(req), now());
+          if (client !== null) {
+            throttle.fail(client, now());
             log.warn({ remote: req.socket.remoteAddress }, 'dashboard request with a wrong bearer token');
           }
           throw new UnauthorizedError();
@@ -175,9 +175,10 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
         const form = await readForm(req);
         const next = safeNext(form.get('next'));
         if (!auth.isLoginCsrfToken(cookiesOf(req)[LOGIN_COOKIE], form.get('csrf') ?? undefined, nowMs)) throw new CsrfError();
-        throttle.check(addressOf(req), nowMs);
+        const client = clientOf(req);
+        throttle.check(client, nowMs);
         if (!auth.isToken(form.get('token') ?? '')) {
-          throttle.fail(addressOf(req), nowMs);
+          throttle.fail(client, nowMs);
           log.warn({ remote: req.socket.remoteAddress }, 'dashboard login with a wrong token');
           showLogin(req, res, next, true, 401);
           return;

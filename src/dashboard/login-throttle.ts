@@ -42,23 +42,25 @@ export class LoginThrottle {
     this.maxAddresses = options.maxAddresses ?? 10_000;
   }
 
-  /** @throws LoginThrottledError while `address` has used up its wrong tokens for the window */
-  check(address: string, nowMs: number): void {
-    const window = this.current(clientKeyOf(address), nowMs);
+  /**
+   * @param client `clientKeyOf` the request's address, worked out once for check and fail
+   * @throws LoginThrottledError while `client` has used up its wrong tokens for the window
+   */
+  check(client: string, nowMs: number): void {
+    const window = this.current(client, nowMs);
     if (window && window.count >= this.maxFailures) throw new LoginThrottledError(window.startedAt + this.windowMs - nowMs);
   }
 
-  /** Counts a wrong token from `address`. */
-  fail(remoteAddress: string, nowMs: number): void {
-    const address = clientKeyOf(remoteAddress);
-    const window = this.current(address, nowMs);
+  /** Counts a wrong token from `client` (a `clientKeyOf`). */
+  fail(client: string, nowMs: number): void {
+    const window = this.current(client, nowMs);
     if (window) {
       window.count++;
       return;
     }
     // Insertion order is age order: the first keys are the oldest windows.
     if (this.windows.size >= this.maxAddresses) this.forgetOldest();
-    this.windows.set(address, { startedAt: nowMs, count: 1 });
+    this.windows.set(client, { startedAt: nowMs, count: 1 });
   }
 
   private current(address: string, nowMs: number): FailureWindow | null {

@@ -36,10 +36,10 @@ describe('LoginThrottle', () => {
     expect(clientKeyOf('192.0.2.7')).toBe('192.0.2.7');
     expect(clientKeyOf('unknown')).toBe('unknown');
     const throttle = new LoginThrottle({ maxFailures: 2 });
-    throttle.fail('2001:db8:1:2::1', 0);
-    throttle.fail('2001:db8:1:2:ffff::9', 0);
-    expect(refusal(throttle, '2001:db8:1:2:1234::5', 1)).not.toBeNull();
-    expect(refusal(throttle, '2001:db8:1:3::1', 1)).toBeNull();
+    throttle.fail(clientKeyOf('2001:db8:1:2::1'), 0);
+    throttle.fail(clientKeyOf('2001:db8:1:2:ffff::9'), 0);
+    expect(refusal(throttle, clientKeyOf('2001:db8:1:2:1234::5'), 1)).not.toBeNull();
+    expect(refusal(throttle, clientKeyOf('2001:db8:1:3::1'), 1)).toBeNull();
   });
 
   it('remembers at most maxAddresses, forgetting the oldest first', () => {
