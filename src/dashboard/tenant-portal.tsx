@@ -6,6 +6,7 @@
 // dashboard's own cookie (Path=/dashboard) never even reaches these requests. Every POST
 // needs the session's CSRF token and a same-origin request.
 
+import type { VNode } from 'preact';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CsrfError, EndpointNotFoundError, InvalidArgumentError, MailroomError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
 import type { Endpoint } from '../core/outgoing-types.js';
@@ -220,9 +221,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           const added = submitted.created;
           log.info({ endpointId: added.id, tenant: session.tenant, by: 'portal' }, 'portal added an endpoint');
           const { secret, ...endpoint } = added;
-          // The one answer that carries the secret: a page (or JSON) never cached, never redirected to.
-          if (wantsHtml(request.req)) sendView(request.res, 201, <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} />);
-          else sendJson(request.res, 201, { endpoint, secret }, { 'cache-control': 'no-store' });
+          answerWithSecret(request, 201, <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} />, { endpoint, secret });
           return;
         }
         case 'disable': {
@@ -250,8 +249,12 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           // refresh of the secret's page cannot drop the secret the receiver still holds.
           const { secret, previousSecretUntil } = await mr.endpoints.rotateSecret(endpoint.id);
           log.info({ endpointId: endpoint.id, tenant: session.tenant, by: 'portal' }, 'portal rotated a signing secret');
-          if (wantsHtml(request.req)) sendView(request.res, 200, <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} previousSecretUntil={previousSecretUntil} />);
-          else sendJson(request.res, 200, { id: endpoint.id, secret, previousSecretUntil }, { 'cache-control': 'no-store' });
+          answerWithSecret(
+            request,
+            200,
+            <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} previousSecretUntil={previousSecretUntil} />,
+            { id: endpoint.id, secret, previousSecretUntil },
+          );
           return;
         }
         case 'resend': {
@@ -271,6 +274,12 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
       }
     }),
   ];
+}
+
+/** The only answers that carry a signing secret: a page (or JSON) never cached, never redirected to. */
+function answerWithSecret(request: PortalRequest, status: number, page: VNode, json: unknown): void {
+  if (wantsHtml(request.req)) sendView(request.res, status, page);
+  else sendJson(request.res, status, json, { 'cache-control': 'no-store' });
 }
 
 /**
