@@ -17,7 +17,7 @@ import type { Mailroom } from '../mailroom.js';
 import { MailroomMetrics } from '../metrics/metrics.js';
 import type { Worker, WorkerOptions } from '../worker/worker.js';
 import { stopGracefullyUnlessHurried } from './worker-process.js';
-import { warnAboutUnhandledTasks, warnAboutUnknownQueues } from './unhandled-tasks.js';
+import { warnAboutUnhandledTasks, warnAboutUnknownQueuesOf } from './unhandled-tasks.js';
 import type { StopOnOptions } from './worker-process.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -108,8 +108,7 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
   mr.startDelivering();
   const worker = mr.work(options.worker);
   if (worker) metrics.attachWorker(worker);
-  // A look at the store's queues for the warning only: a store that cannot answer now does not stop the start.
-  void mr.stats().then((stats) => warnAboutUnknownQueues(worker.queues, mr.taskQueues(), Object.keys(stats.byQueue), log), () => undefined);
+  void warnAboutUnknownQueuesOf(mr, worker.queues, log);
   const stop = async ({ timeoutMs }: { readonly timeoutMs: number }) => {
     await ingress.close({ timeoutMs });
     await worker?.stop({ timeoutMs });

@@ -5,6 +5,7 @@
 
 import type { MailroomConfig } from '../config/define-config.js';
 import type { Logger } from '../log.js';
+import type { Mailroom } from '../mailroom.js';
 
 export function warnAboutUnhandledTasks(config: MailroomConfig | null | undefined, types: readonly string[], log: Logger): void {
   for (const [name, source] of Object.entries(config?.sources ?? {})) {
@@ -32,4 +33,11 @@ export function warnAboutUnknownQueues(queues: readonly string[] | null, taskQue
   for (const queue of queues ?? []) {
     if (!known.has(queue)) log.warn({ queue, knownQueues: [...known].sort() }, 'worker claims from a queue that no task of this process uses and no job in the store is on; a typo?');
   }
+}
+
+/** The same for a running process: its tasks' queues and the store's. A store that cannot answer now does not stop a start. */
+export async function warnAboutUnknownQueuesOf(mr: Mailroom, queues: readonly string[] | null, log: Logger): Promise<void> {
+  if (queues === null) return;
+  const stats = await mr.stats().catch(() => null);
+  if (stats) warnAboutUnknownQueues(queues, mr.taskQueues(), Object.keys(stats.byQueue), log);
 }

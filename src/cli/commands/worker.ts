@@ -9,7 +9,7 @@ import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import { startWorkerProcess } from '../../server/worker-process.js';
-import { warnAboutUnhandledTasks, warnAboutUnknownQueues } from '../../server/unhandled-tasks.js';
+import { warnAboutUnhandledTasks, warnAboutUnknownQueuesOf } from '../../server/unhandled-tasks.js';
 
 export interface WorkerCliOptions {
   readonly common: CommonOptions;
@@ -113,7 +113,7 @@ Options:
         'worker started',
       );
       warnAboutUnhandledTasks(config, mr.taskTypes(), log);
-      warnAboutUnknownQueues(workerHandle.queues, mr.taskQueues(), Object.keys((await mr.stats()).byQueue), log);
+      await warnAboutUnknownQueuesOf(mr, workerHandle.queues, log);
       await stopOn(io.stopSignal, { timeoutMs: options.shutdownTimeoutMs, stopNowSignal: io.stopNowSignal });
       return 0;
     } finally {
