@@ -43,8 +43,8 @@ export interface LoggerOptions {
   readonly destination?: NodeJS.WritableStream;
 }
 
-/** pino's levels, and silent. */
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** pino's levels, most severe first, and silent. */
+const LOG_LEVELS = [...Object.entries(pino.levels.values).sort(([, a], [, b]) => b - a).map(([name]) => name), 'silent'];
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.MAILROOM_LOG_LEVEL ?? 'info';
