@@ -4,26 +4,29 @@
 
 import { DEFAULT_BREAKER_SETTINGS } from '../core/circuit-breaker.js';
 import { ConfigError } from '../core/errors.js';
+import { optionKeys } from '../core/known-options.js';
 import { SsrfGuard } from '../tasks/deliver/ssrf-guard.js';
 import type { EndpointsOptions } from '../tasks/deliver/deliver-settings.js';
 import type { EndpointsConfig } from './define-config.js';
 import { readInteger, readObject, readRate, readSchedule, readString, readStringArray } from './config-readers.js';
 
 /** Every key of EndpointsConfig, checked by the compiler both ways. */
-const CONFIG_KEYS = Object.keys({
-  allowlist: true,
-  connectTimeoutMs: true,
-  requestTimeoutMs: true,
-  maxResponseBytes: true,
-  concurrency: true,
-  rate: true,
-  maxAttempts: true,
-  retryScheduleMs: true,
-  breaker: true,
-  disableAfterMs: true,
-  queue: true,
-  deliver: true,
-} satisfies Record<keyof EndpointsConfig, true>);
+const CONFIG_KEYS = [
+  ...optionKeys<EndpointsConfig>()({
+    allowlist: true,
+    connectTimeoutMs: true,
+    requestTimeoutMs: true,
+    maxResponseBytes: true,
+    concurrency: true,
+    rate: true,
+    maxAttempts: true,
+    retryScheduleMs: true,
+    breaker: true,
+    disableAfterMs: true,
+    queue: true,
+    deliver: true,
+  }),
+];
 /** What code may pass besides: hooks for tests, which a config file has no use for. */
 const HOOK_KEYS = ['resolve', 'clock'] as const satisfies ReadonlyArray<Exclude<keyof EndpointsOptions, keyof EndpointsConfig>>;
 const WHOLE_NUMBER_KEYS = ['connectTimeoutMs', 'requestTimeoutMs', 'maxResponseBytes', 'concurrency', 'maxAttempts', 'disableAfterMs'] as const;

@@ -4,6 +4,7 @@
 
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
+import { TASK_DEFINITION_KEYS } from '../core/task-registry.js';
 import { cronProblem } from '../maintenance/cron-scheduler.js';
 import { configureProvider } from '../providers/index.js';
 import { parseJsonPath } from '../providers/json-path.js';
@@ -24,7 +25,8 @@ import type {
 /** Source names become URL path segments (`/hooks/<name>`). */
 const SOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const TOP_LEVEL_KEYS = ['db', 'server', 'worker', 'sources', 'tasks', 'schedules', 'endpoints', 'dashboard', 'portal', 'retention', 'metrics'];
-const POLICY_KEYS = ['maxAttempts', 'timeoutMs', 'backoff', 'retryScheduleMs', 'queue', 'maxSnoozes', 'maxResultBytes', 'limits'];
+/** A task's policy in the file: what `mr.task` takes, but the handler (`run`) comes from code. */
+const POLICY_KEYS = [...TASK_DEFINITION_KEYS].filter((key) => key !== 'run');
 const TASK_KEYS: Record<'forward' | 'exec' | 'module', readonly string[]> = {
   forward: ['kind', 'url', 'secret', 'headers', 'requestTimeoutMs', ...POLICY_KEYS],
   exec: ['kind', 'command', 'cwd', 'env', 'permanentExitCodes', 'maxOutputBytes', ...POLICY_KEYS],
