@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { StoreUrlError } from '../src/core/errors.js';
-import { parseStoreUrl } from '../src/store/store-url.js';
+import { parseStoreUrl, printableStoreUrl } from '../src/store/store-url.js';
 
 describe('parseStoreUrl', () => {
   it.each([
@@ -59,5 +59,22 @@ describe('parseStoreUrl', () => {
 
   it('never echoes a password in its errors', () => {
     expect(() => parseStoreUrl('postgres://u:hunter2@h/db?schema=BAD')).toThrow(/^(?!.*hunter2)/s);
+  });
+});
+
+describe('printableStoreUrl', () => {
+  it('masks a PostgreSQL password wherever libpq takes one, and leaves the rest readable', () => {
+    expect(printableStoreUrl('postgres://user:hunter2@db:5432/app')).toBe('postgres://user:***@db:5432/app');
+    expect(printableStoreUrl('postgres://:hunter2@db/app')).toBe('postgres://:***@db/app');
+    expect(printableStoreUrl('postgresql://u@db/app?password=hunter2&application_name=x')).toBe('postgresql://u@db/app?password=***&application_name=x');
+    expect(printableStoreUrl('postgres://u@db/app?sslpassword=hunter2')).not.toContain('hunter2');
+    expect(printableStoreUrl('sqlite:./data/app.db')).toBe('sqlite:./data/app.db');
+  });
+
+  it('shows nothing of a password in a URL that does not parse', () => {
+    for (const url of ['postgres://u:hun/ter2@db/app', 'postgres://u:hun?ter2@db/app', 'postgres://u:hun#ter2@db/app', 'postgres://u:hun/ter2@db/app?password=hunter2']) {
+      expect(printableStoreUrl(url), url).not.toMatch(/hun|ter2/);
+      expect(printableStoreUrl(url), url).toMatch(/^postgres:\/\/\*\*\*@/);
+    }
   });
 });

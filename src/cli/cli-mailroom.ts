@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import type { RetentionSettings } from '../maintenance/retention.js';
 import type { Mailroom } from '../mailroom.js';
 import { StoreUrlError } from '../core/errors.js';
-import { parseStoreUrl } from '../store/store-url.js';
+import { parseStoreUrl, printableStoreUrl } from '../store/store-url.js';
 import type { ParsedStoreUrl } from '../store/store-url.js';
 import type { CommonOptions } from './args.js';
 import type { CliIo } from './command.js';
@@ -85,24 +85,6 @@ export function anchorSqlitePath(url: string, cwd: string): string {
   return `sqlite:${resolve(cwd, parsed.path)}${parsed.synchronous === undefined ? '' : `?synchronous=${parsed.synchronous}`}`;
 }
 
-/**
- * A URL safe to print: a postgres URL's password is masked wherever libpq takes one, in
- * the user part (`user:pw@`, `:pw@`) and as a parameter (`?password=`, `sslpassword=`).
- */
-export function describeDbUrl(url: string): string {
-  if (!/^postgres(ql)?:/i.test(url)) return url;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // Not parseable, so not usable either: show no user part and no parameters at all.
-    return url.replace(/\/\/[^@/]*@/, '//***@').replace(/\?.*$/, '?***');
-  }
-  if (parsed.password !== '') parsed.password = '***';
-  for (const name of [...parsed.searchParams.keys()]) if (/pass/i.test(name)) parsed.searchParams.set(name, '***');
-  return parsed.toString();
-}
-
 export async function openCliMailroom(common: CommonOptions, io: CliIo, options: OpenCliMailroomOptions = {}): Promise<CliMailroom> {
   const requireSourceSecrets = options.requireSourceSecrets ?? false;
   const config = await loadConfig({ path: common.config, cwd: io.cwd, requireSourceSecrets });
@@ -130,7 +112,7 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
     });
     if (version.database < version.code) {
       await mr.close();
-      const where = describeDbUrl(db);
+      const where = printableStoreUrl(db);
       throw new Error(
         version.database === 0
           ? `No Mailroom tables at ${where}; check --db / MAILROOM_DB, or run \`mailroom migrate --db ${where}\` to create them.`
@@ -144,7 +126,7 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
 function refuseMissingSqliteFile(db: string): void {
   const parsed = parseStoreUrl(db);
   if (parsed.kind !== 'sqlite' || parsed.path === ':memory:' || existsSync(parsed.path)) return;
-  const where = describeDbUrl(db);
+  const where = printableStoreUrl(db);
   throw new Error(`No database at ${where}; check --db / MAILROOM_DB, or run \`mailroom migrate --db ${where}\` to create one.`);
 }
 

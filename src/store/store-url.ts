@@ -51,3 +51,22 @@ export function parseStoreUrl(url: string): ParsedStoreUrl {
   if (rest === '') throw new StoreUrlError('The SQLite URL has no path; use sqlite:./data/mailroom.db');
   return { kind: 'sqlite', path: rest, synchronous };
 }
+
+/**
+ * A URL safe to print: a postgres URL's password is masked wherever libpq takes one, in
+ * the user part (`user:pw@`, `:pw@`) and as a parameter (`?password=`, `sslpassword=`).
+ */
+export function printableStoreUrl(url: string): string {
+  if (!/^postgres(ql)?:/i.test(url)) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // Not parseable (a password with an unescaped '/', '?' or '#', say), so not usable
+    // either: show nothing up to the last '@', and no parameters.
+    return url.replace(/\/\/.*@/, '//***@').replace(/\?.*$/, '?***');
+  }
+  if (parsed.password !== '') parsed.password = '***';
+  for (const name of [...parsed.searchParams.keys()]) if (/pass/i.test(name)) parsed.searchParams.set(name, '***');
+  return parsed.toString();
+}

@@ -49,7 +49,7 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres migrations under concurr
   it('describes itself without the password', async () => {
     const { PostgresStore } = await import('../../src/store/postgres/postgres-store.js');
     const store = await PostgresStore.open({ url: 'postgres://alice:s3cr3t-pw@db.example:5432/app?schema=jobs' });
-    expect(store.description).toContain('alice@db.example:5432/app');
+    expect(store.description).toContain('alice:***@db.example:5432/app');
     expect(store.description).toContain('"jobs"');
     expect(store.description).not.toContain('s3cr3t');
     await store.close();

@@ -3,7 +3,8 @@
 
 import { parseCommandArgs } from '../args.js';
 import type { CommonOptions } from '../args.js';
-import { describeDbUrl, withCliMailroom } from '../cli-mailroom.js';
+import { printableStoreUrl } from '../../store/store-url.js';
+import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { writeJson, writeLines } from '../output.js';
 
@@ -35,9 +36,9 @@ Options:
       if (options.common.json) {
         writeJson(io.stdout, { applied: result.applied, version: result.version });
       } else if (result.applied.length === 0) {
-        writeLines(io.stdout, `${describeDbUrl(db)} is up to date at schema version ${result.version}.`);
+        writeLines(io.stdout, `${printableStoreUrl(db)} is up to date at schema version ${result.version}.`);
       } else {
-        writeLines(io.stdout, `Applied migration${result.applied.length === 1 ? '' : 's'} ${result.applied.join(', ')} to ${describeDbUrl(db)}; schema version ${result.version}.`);
+        writeLines(io.stdout, `Applied migration${result.applied.length === 1 ? '' : 's'} ${result.applied.join(', ')} to ${printableStoreUrl(db)}; schema version ${result.version}.`);
       }
       return 0;
     });

@@ -5,7 +5,8 @@
 
 import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger } from '../args.js';
 import type { CommonOptions } from '../args.js';
-import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
+import { printableStoreUrl } from '../../store/store-url.js';
+import { openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import type { MailroomConfig } from '../../config/define-config.js';
@@ -105,7 +106,7 @@ Options:
       });
       const sourceNames = Object.keys(effective.sources ?? {});
       log.info(
-        { url: server.url, store: describeDbUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: mr.taskTypes(), workerId: server.worker?.id ?? null },
+        { url: server.url, store: printableStoreUrl(db), durability: mr.store.durability, sources: sourceNames, tasks: mr.taskTypes(), workerId: server.worker?.id ?? null },
         'mailroom serving',
       );
       io.stdout.write(banner(server, sourceNames, options));

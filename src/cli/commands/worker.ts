@@ -5,7 +5,8 @@
 
 import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger, parseList } from '../args.js';
 import type { CommonOptions } from '../args.js';
-import { describeDbUrl, openCliMailroom } from '../cli-mailroom.js';
+import { printableStoreUrl } from '../../store/store-url.js';
+import { openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import { startWorkerProcess } from '../../server/worker-process.js';
@@ -101,7 +102,7 @@ Options:
       log.info(
         {
           workerId: workerHandle.id,
-          store: describeDbUrl(db),
+          store: printableStoreUrl(db),
           queues: workerHandle.queues ?? 'all',
           concurrency: workerHandle.concurrency,
           prefetch: workerHandle.isPrefetchAdaptive ? 'adaptive' : workerHandle.prefetch,

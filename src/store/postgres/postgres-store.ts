@@ -15,6 +15,7 @@ import { StoreClosedError, TransactionAbortedError } from '../errors.js';
 import { loadMigrations } from '../migrations.js';
 import type { Migration } from '../migrations.js';
 import { Migrator } from '../migrator.js';
+import { printableStoreUrl } from '../store-url.js';
 import { PostgresMigrationDriver } from './postgres-migration-driver.js';
 import type {
   DatabaseHealthParams,
@@ -414,9 +415,9 @@ export class PostgresStore extends PostgresExecutor implements Store {
 
 /**
  * The URL without Mailroom's own `schema` parameter, that parameter, the URL's `options`
- * (session settings), and a password-free form for logs. `options` comes out of the URL
- * because node-postgres lets a URL parameter replace the config's: left in, it silently
- * dropped the bookkeeping pool's own settings.
+ * (session settings), and the form for logs, its password masked. `options` comes out of
+ * the URL because node-postgres lets a URL parameter replace the config's: left in, it
+ * silently dropped the bookkeeping pool's own settings.
  */
 function parseUrl(url: string): { connectionString: string; schemaFromUrl: string | undefined; urlOptions: string | undefined; safeUrl: string } {
   let parsed: URL;
@@ -430,9 +431,7 @@ function parseUrl(url: string): { connectionString: string; schemaFromUrl: strin
   const urlOptions = parsed.searchParams.get('options') ?? undefined;
   parsed.searchParams.delete('options');
   const connectionString = parsed.toString();
-  const user = parsed.username ? `${decodeURIComponent(parsed.username)}@` : '';
-  const safeUrl = `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
-  return { connectionString, schemaFromUrl, urlOptions, safeUrl };
+  return { connectionString, schemaFromUrl, urlOptions, safeUrl: printableStoreUrl(connectionString) };
 }
 
 /** A pool with the store's timeouts, and with dead connections unable to crash the process. */
