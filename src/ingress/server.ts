@@ -97,9 +97,10 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
   const timeouts = { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(TIMEOUT_SWEEP_MS, headersTimeout), requireHostHeader: false };
   // The last response each connection carried, for a parser error or timeout mid-body.
   const currentResponse = new WeakMap<Socket, ServerResponse>();
-  const server = createServer(timeouts, (req, res) => {
+  const isMissingHost = (req: IncomingMessage) => req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     currentResponse.set(req.socket, res);
-    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+    if (isMissingHost(req)) {
       sendHttpErrorAndClose(res, MISSING_HOST);
       return;
     }
@@ -108,6 +109,13 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
       if (!res.headersSent) sendHttpError(res, httpErrorFromError(error), { connection: 'close' });
       else res.destroy();
     });
+  };
+  const server = createServer(timeouts, handle);
+  // `Expect: 100-continue`: node would answer 100 before any handler ran, inviting the body
+  // of a request that is refused anyway. A request without Host gets its 400 instead.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!isMissingHost(req)) res.writeContinue();
+    handle(req, res);
   });
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {

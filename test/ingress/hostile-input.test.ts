@@ -4,6 +4,7 @@
 
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MailroomConfig } from '../../src/config/define-config.js';
 import { createLogger } from '../../src/log.js';
@@ -109,6 +110,8 @@ const refusedByTheParser: { title: string; bytes: () => string; status: number; 
   { title: 'bytes that are not HTTP', bytes: () => 'HELLO /hooks/standard NOPE\r\n\r\n', status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
   { title: 'a chunked body that does not parse', bytes: () => `${plausibleHead('msg_bad_chunk', 'chunked')}zz\r\n`, status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
   { title: 'an HTTP/1.1 request without a Host header', bytes: () => 'POST /hooks/standard HTTP/1.1\r\ncontent-length: 2\r\nconnection: close\r\n\r\nhi', status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
+  // Refused before the body is invited: no 100 Continue first.
+  { title: 'an HTTP/1.1 request without a Host header that expects 100-continue', bytes: () => 'POST /hooks/standard HTTP/1.1\r\ncontent-length: 2\r\nexpect: 100-continue\r\n\r\n', status: 400, code: 'MR_ERR_REQUEST_MALFORMED' },
 ];
 
 /** Signed deliveries whose id or type no store should be asked to hold. */
@@ -295,6 +298,29 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     const { mr } = await openIngressMailroom(harness);
     const tooBig = { ...budgetConfig, sources: { standard: { ...budgetConfig.sources!.standard!, bodyLimitBytes: BUDGET_BYTES + 1 } } };
     await expect(startIngress(mr, tooBig)).rejects.toMatchObject({ code: 'MR_ERR_CONFIG_INVALID', key: 'sources.standard.bodyLimitBytes' });
+  });
+
+  it.skipIf(!harness.isAvailable)('invites the body of a well-formed request that expects 100-continue, and stores it', async () => {
+    const { url, harnessStore } = await setup();
+    const body = json({ type: 'invoice.paid', data: { n: 1 } });
+    const head = requestHead('/hooks/standard', { ...standardHeaders(body, 'msg_expect_1'), expect: '100-continue', connection: 'close' }, body.length);
+    const { hostname, port } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    const invited = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('latin1');
+        if (received.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) resolve();
+      }),
+    );
+    socket.write(head);
+    await invited;
+    socket.write(body);
+    await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 202 /);
+    expect(await countRows(harnessStore)).toEqual({ events: 1, jobs: 1 });
   });
 
   it.skipIf(!harness.isAvailable).each(refusedByTheParser)('answers $title with $status in the JSON error shape and stores nothing', async ({ bytes, status, code }) => {
