@@ -18,6 +18,10 @@ export function readSchedule(raw: unknown, key: string): number[] {
   return raw.map((ms: unknown, i) => readNumber(ms, `${key}[${i}]`, 0));
 }
 
+/**
+ * `raw` as a plain object whose keys are all in `allowed` (when given): an unknown key is
+ * refused by its full path, so a typo (`idpath`) fails at start instead of being ignored.
+ */
 export function readObject(raw: unknown, key: string, allowed?: readonly string[]): Record<string, unknown> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(key, 'must be an object');
   const record = raw as Record<string, unknown>;
@@ -25,7 +29,7 @@ export function readObject(raw: unknown, key: string, allowed?: readonly string[
     for (const name of Object.keys(record)) {
       if (!allowed.includes(name)) {
         const path = key === 'config' ? name : `${key}.${name}`;
-        throw new ConfigError(path, `unknown key (known: ${allowed.join(', ')})`);
+        throw new ConfigError(path, allowed.length > 0 ? `unknown key (known: ${allowed.join(', ')})` : 'unknown key (this takes none)');
       }
     }
   }

@@ -1,6 +1,7 @@
 // Shared checks for provider options, so every provider rejects bad config the same way:
 // a ConfigError that names the exact key (`sources.shop.options.toleranceMs`).
 
+import { readObject } from '../config/config-readers.js';
 import { ConfigError } from '../core/errors.js';
 import { parseJsonPath } from './json-path.js';
 import { DEFAULT_TOLERANCE_MS } from './timestamp-window.js';
@@ -14,21 +15,9 @@ export interface TimestampOptions {
   readonly toleranceMs: number;
 }
 
-/**
- * `raw` as a plain object whose keys are all in `allowed` (undefined/null count as `{}`).
- * Unknown keys are refused so a typo (`idpath`) fails at start instead of disabling dedupe.
- */
+/** A provider's options: `readObject` of the config's readers, with undefined/null read as `{}`. */
 export function readOptionsObject(raw: unknown, keyPrefix: string, allowed: readonly string[]): Record<string, unknown> {
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(keyPrefix, 'must be an object');
-  const record = raw as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    if (!allowed.includes(key)) {
-      const known = allowed.length > 0 ? `known options: ${allowed.join(', ')}` : 'this provider takes no options';
-      throw new ConfigError(`${keyPrefix}.${key}`, `unknown option (${known})`);
-    }
-  }
-  return record;
+  return raw === undefined || raw === null ? {} : readObject(raw, keyPrefix, allowed);
 }
 
 /** An optional non-empty string option. */
