@@ -22,6 +22,25 @@ export class ChangeSignal {
     this.waiters.push(waiter);
   }
 
+  /**
+   * Resolves once `until()` holds (now, or after a notify()), or after `ms`. One timer for
+   * the whole wait, cleared when the wait ends, and the waiter dropped when the timer ends
+   * it: a timer left behind would keep the process alive to its end.
+   */
+  waitFor(until: () => boolean, ms: number): Promise<void> {
+    if (until()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.forget(check);
+        resolve();
+      };
+      const check = () => (until() ? finish() : this.once(check));
+      const timer = setTimeout(finish, Math.max(0, ms));
+      this.once(check);
+    });
+  }
+
   /** Drop a waiter that has not run yet (its wait ended some other way). */
   forget(waiter: () => void): void {
     const index = this.waiters.indexOf(waiter);

@@ -777,13 +777,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async waitForRunning(untilMs: number): Promise<void> {
     const isBusy = () => this.recordings.size > 0 || [...this.running.values()].some((entry) => !entry.isSettled);
-    while (isBusy() && Date.now() < untilMs && !this.isStoppingNow) {
-      // The deadline's timer is ref'd on purpose: a stopping worker keeps its process alive
-      // until its handlers settle or the deadline passes. It is cleared once the wait ends
-      // another way, or it would hold the process up to the whole deadline after stop().
-      const deadline = cancellableDelay(untilMs - Date.now());
-      await Promise.race([this.changes.next(), deadline.elapsed]).finally(deadline.cancel);
-    }
+    // The deadline's timer is ref'd on purpose: a stopping worker keeps its process alive
+    // until its handlers settle or the deadline passes (and not a moment after).
+    await this.changes.waitFor(() => !isBusy() || this.isStoppingNow, untilMs - Date.now());
   }
 
   private reportStoreError(error: unknown): void {
@@ -804,13 +800,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-/** A wait of `ms` that can be called off, clearing its timer. */
-function cancellableDelay(ms: number): { elapsed: Promise<void>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  const elapsed = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))));
-  return { elapsed, cancel: () => clearTimeout(timer) };
 }
 
 function positiveInt(value: number, name: string): number {
