@@ -97,7 +97,6 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
   const timeouts = { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(TIMEOUT_SWEEP_MS, headersTimeout), requireHostHeader: false };
   // The last response each connection carried, for a parser error or timeout mid-body.
   const currentResponse = new WeakMap<Socket, ServerResponse>();
-  const isMissingHost = (req: IncomingMessage) => req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     currentResponse.set(req.socket, res);
     if (isMissingHost(req)) {
@@ -170,6 +169,11 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
       clearTimeout(timer);
     },
   };
+}
+
+/** An HTTP/1.1 request without Host, which HTTP/1.1 requires (requireHostHeader is off: we answer it). */
+function isMissingHost(req: IncomingMessage): boolean {
+  return req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
 }
 
 function pathOf(url: string): string {
