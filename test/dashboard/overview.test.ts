@@ -38,4 +38,17 @@ describe.each(storeHarnesses)('dashboard overview on $name', (harness) => {
         expect(queueRow(page.text, 'later'), path).toContain('<td class="num">-</td>');
       }
     }));
+
+  it.skipIf(!harness.isAvailable)('shows a queue paused before it has any job, with zero counts and its resume form, on the page and the panel', () =>
+    withDashboard(harness, async (d) => {
+      await d.mr.pauseQueue('imports', { reason: 'before the deploy' });
+      for (const path of ['/dashboard', '/dashboard/live/overview']) {
+        const page = await send(d.url, path, { method: 'GET', headers: bearer });
+        expect(page.status, path).toBe(200);
+        const row = queueRow(page.text, 'imports');
+        expect(row, path).toContain('<a href="/dashboard/jobs?queue=imports&amp;status=pending">0</a>');
+        expect(row, path).toContain('status-paused');
+        expect(row, path).toContain('action="/dashboard/actions/resume-queue"');
+      }
+    }));
 });

@@ -22,7 +22,8 @@ export const OVERVIEW_REFRESH_MS = 5_000;
 
 export function OverviewPanel({ stats, finished, csrfToken }: OverviewData & { readonly csrfToken: string | null }) {
   const paused = new Map(stats.paused.map((p) => [p.queue, p]));
-  // A paused queue shows even with no jobs yet: its pause is what the operator looks for.
+  // A paused queue shows even with no jobs yet (paused before a deploy): its pause is what
+  // the operator looks for, and its counts are zero.
   const queues = [...new Set([...Object.keys(stats.byQueue), ...paused.keys()])].sort();
   return (
     <div>
@@ -67,7 +68,7 @@ export function OverviewPanel({ stats, finished, csrfToken }: OverviewData & { r
                 </td>
                 {JOB_STATUSES.map((status) => (
                   <td class="num">
-                    <a href={href('/jobs', { queue, status })}>{stats.byQueue[queue]![status].toLocaleString('en')}</a>
+                    <a href={href('/jobs', { queue, status })}>{(stats.byQueue[queue]?.[status] ?? 0).toLocaleString('en')}</a>
                   </td>
                 ))}
                 <td class="num">{stats.oldestPendingAgeMsByQueue[queue] === undefined ? '-' : formatDurationMs(stats.oldestPendingAgeMsByQueue[queue]!)}</td>
