@@ -23,7 +23,7 @@ import { idCursor, optionalField, optionalId, parseTime, requiredField } from '.
 import { endpointRowsPage } from './endpoint-rows.js';
 import { cursorEnqueuedBefore } from './enqueued-before.js';
 import { jobsPage } from './job-search.js';
-import { redactJson } from './redact.js';
+import { redactedBodyText, redactJson } from './redact.js';
 import { BASE, href } from './views/components.js';
 import { EndpointsPage } from './views/endpoints.js';
 import { EventPage, EventsPage } from './views/event.js';
@@ -34,7 +34,7 @@ import type { JobsQuery } from './views/jobs.js';
 import { ErrorPage, LoginPage } from './views/layout.js';
 import { OverviewPage, OverviewPanel } from './views/overview.js';
 import type { OverviewData } from './views/overview.js';
-import { ReplayConfirmPage } from './views/replay-confirm.js';
+import { REPLAY_UNSUPPORTED_FILTERS, ReplayConfirmPage } from './views/replay-confirm.js';
 import type { ReplayFilterQuery } from './views/replay-confirm.js';
 
 export interface DashboardOptions {
@@ -265,7 +265,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
       const event = await mr.getEvent(id);
       if (!event) throw new RouteNotFoundError(`${BASE}/events/${id.slice(0, 40)}`);
       const jobs: Job[] = await mr.listJobs({ eventId: event.id, limit: PAGE_SIZE });
-      sendView(request.res, 200, <EventPage event={event} jobs={jobs} csrfToken={request.csrfToken} />, { startedAt: request.startedAt });
+      sendView(request.res, 200, <EventPage event={event} bodyText={redactedBodyText(event.rawBody, redactPaths)} jobs={jobs} csrfToken={request.csrfToken} />, { startedAt: request.startedAt });
     }),
 
     guarded(`${BASE}/endpoints`, READ, async (request) => {
@@ -285,13 +285,16 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
 
     guarded(`${BASE}/replay`, READ, async (request) => {
       const filter = replayFilterOf(request.query);
-      const sample = filter.queue
-        ? { jobs: [], nextAfter: null }
-        : await jobsPage(mr, { status: 'dead', type: filter.type, source: filter.source, errorContains: filter.error }, undefined, REPLAY_SAMPLE);
+      const sample =
+        filter.unsupported.length > 0
+          ? { jobs: [], nextAfter: null }
+          : await jobsPage(mr, { status: 'dead', type: filter.type, source: filter.source, errorContains: filter.error }, undefined, REPLAY_SAMPLE);
+      // A filtered replay leaves cancelled jobs alone, so the count it promises leaves them out too.
+      const replayable = sample.jobs.filter((job) => job.deadReason !== 'cancelled');
       sendView(
         request.res,
         200,
-        <ReplayConfirmPage filter={filter} sample={sample.jobs} more={sample.nextAfter !== null} csrfToken={request.csrfToken} />,
+        <ReplayConfirmPage filter={filter} sample={replayable} more={sample.nextAfter !== null} csrfToken={request.csrfToken} />,
         { startedAt: request.startedAt },
       );
     }),
@@ -309,6 +312,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
         case 'replay-filtered': {
           confirmed(form);
           const filter = replayFilterOf(form);
+          if (filter.unsupported.length > 0) throw new InvalidArgumentError(`a replay cannot be narrowed by ${filter.unsupported.join(', ')}`);
           const result = await mr.replay(
             { status: 'dead', type: filter.type, source: filter.source, errorContains: filter.error },
             { reason: required(form, 'reason'), by: REPLAYED_BY },
@@ -389,7 +393,8 @@ function jobsQueryOf(query: URLSearchParams): JobsQuery {
 
 
 function replayFilterOf(values: URLSearchParams): ReplayFilterQuery {
-  return { type: field(values, 'type'), source: field(values, 'source'), error: field(values, 'error'), queue: field(values, 'queue') };
+  const unsupported = REPLAY_UNSUPPORTED_FILTERS.filter((name) => field(values, name) !== undefined);
+  return { type: field(values, 'type'), source: field(values, 'source'), error: field(values, 'error'), unsupported };
 }
 
 /** A non-empty value of at most 500 characters, or undefined. */

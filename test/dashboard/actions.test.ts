@@ -116,4 +116,40 @@ describe.each(storeHarnesses)('dashboard actions on $name', (harness) => {
       expect(refused.text).toContain('Replay it to run it again.');
       expect((await d.mr.getJob(d.deadJobId))!.status).toBe('dead');
     }));
+
+  it.skipIf(!harness.isAvailable)('refuses a filtered replay it cannot narrow (queue, batch, enqueued before) rather than replaying every dead job, and counts no cancelled job', () =>
+    withDashboard(harness, async (d) => {
+      const cancelled = await d.mr.enqueue('never_run' as never, {} as never, { delayMs: 3_600_000 });
+      await d.mr.cancel(cancelled.id, { reason: 'not wanted' });
+      expect((await d.mr.getJob(cancelled.id))!.status).toBe('dead');
+      const { cookie } = await logIn(d.url);
+      const html = { accept: 'text/html', cookie };
+
+      // The dead list carries every filter it shows into the replay link, so none is dropped on the way.
+      const list = await send(d.url, '/dashboard/jobs?status=dead&queue=default&before=2026-01-01T00%3A00', { method: 'GET', headers: html });
+      expect(list.status).toBe(200);
+      expect(list.text).toContain('href="/dashboard/replay?queue=default&amp;before=2026-01-01T00%3A00"');
+      for (const [query, named] of [['queue=default', 'queue'], ['batch=1', 'batch'], ['before=2026-01-01T00%3A00', 'before'], ['queue=a&batch=2', 'queue, batch']] as const) {
+        const page = await send(d.url, `/dashboard/replay?${query}`, { method: 'GET', headers: html });
+        expect(page.status, query).toBe(200);
+        expect(page.text, query).toContain(`A replay cannot be narrowed by ${named}.`);
+        expect(page.text, query).not.toContain('action="/dashboard/actions/replay-filtered"');
+      }
+
+      // A post that names a filter the replay cannot apply is refused; nothing is replayed.
+      const csrf = await csrfOf(d.url, cookie, '/dashboard/replay');
+      const posted = await send(d.url, '/dashboard/actions/replay-filtered', {
+        headers: { ...FORM, ...html, 'sec-fetch-site': 'same-origin' },
+        body: new URLSearchParams({ csrf, queue: 'no-such-queue', reason: 'x', confirm: 'yes' }).toString(),
+      });
+      expect(posted.status).toBe(400);
+      expect(posted.text).toContain('a replay cannot be narrowed by queue');
+      for (const id of [d.deadJobId, cancelled.id]) expect((await d.mr.getJob(id))!.replays).toEqual([]);
+
+      // Unfiltered, the count is what a replay takes: the dead job, not the cancelled one.
+      const all = await send(d.url, '/dashboard/replay', { method: 'GET', headers: html });
+      expect(all.text).toContain('1 match, among them:');
+      expect(all.text).toContain(`href="/dashboard/jobs/${d.deadJobId}"`);
+      expect(all.text).not.toContain(`href="/dashboard/jobs/${cancelled.id}"`);
+    }));
 });

@@ -60,7 +60,7 @@ export function JobsPage(props: {
       </form>
       {query.status === 'dead' ? (
         <p>
-          <a class="button" href={href('/replay', { type: query.type, queue: query.queue, source: query.source, error: query.error })}>
+          <a class="button" href={href('/replay', { type: query.type, queue: query.queue, source: query.source, error: query.error, batch: query.batch, before: query.before })}>
             Replay every dead job matching these filters…
           </a>
         </p>

@@ -9,9 +9,16 @@ export interface ReplayFilterQuery {
   readonly type?: string;
   readonly source?: string;
   readonly error?: string;
-  /** Shown only to say it cannot narrow a replay (the store's replay filter has no queue). */
-  readonly queue?: string;
+  /**
+   * Filters of the jobs list that a replay cannot narrow by (queue, batch, enqueued
+   * before): the store's replay filter has none of them, so a replay asked with any of
+   * them is refused rather than widened to every dead job.
+   */
+  readonly unsupported: readonly string[];
 }
+
+/** The jobs list's filters a replay cannot apply. */
+export const REPLAY_UNSUPPORTED_FILTERS = ['queue', 'batch', 'before'] as const;
 
 export function ReplayConfirmPage(props: {
   readonly filter: ReplayFilterQuery;
@@ -30,9 +37,10 @@ export function ReplayConfirmPage(props: {
   return (
     <Layout title="Replay dead jobs" section="jobs" csrfToken={props.csrfToken}>
       <h1>Replay dead jobs</h1>
-      {filter.queue ? (
+      {filter.unsupported.length > 0 ? (
         <p class="error-text">
-          A replay cannot be narrowed by queue. <a href={href('/jobs', { status: 'dead', type: filter.type, source: filter.source, error: filter.error })}>Remove the queue filter</a> to replay.
+          A replay cannot be narrowed by {filter.unsupported.join(', ')}.{' '}
+          <a href={href('/jobs', { status: 'dead', type: filter.type, source: filter.source, error: filter.error })}>List the dead jobs without {filter.unsupported.length === 1 ? 'that filter' : 'those filters'}</a> to replay them.
         </p>
       ) : (
         <>
