@@ -3,6 +3,8 @@
 // name says they hold a secret, the same names the log redacts (log.ts REDACT_PATHS).
 // A copy is redacted; stored values are never changed.
 
+import { renderBody } from '../core/display-text.js';
+
 const SECRET_KEY = /^(secret|secrets|token|password|api[-_]?key)$/i;
 
 /** Shown in place of a hidden value. */
@@ -27,4 +29,19 @@ function walk(value: unknown, paths: readonly string[][]): unknown {
     else out[key] = walk(inner, here.map((path) => path.slice(1)));
   }
   return out;
+}
+
+/**
+ * An inbound event's body as the page shows it: a JSON body pretty-printed with the same
+ * paths and keys hidden as a job's payload (the job page shows that body redacted, so the
+ * event page must too); any other body as text.
+ */
+export function redactedBodyText(rawBody: Buffer, paths: readonly string[] = []): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    return renderBody(rawBody);
+  }
+  return JSON.stringify(redactJson(parsed, paths), null, 2);
 }

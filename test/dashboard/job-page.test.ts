@@ -2,14 +2,14 @@
 // the batch's progress with a link to its children (SPEC §9a: "result, progress", "batches
 // with progress"); its payload and details as served hide the configured redaction paths
 // and secret-named keys, and its attempt timeline shows each error, stack, duration and
-// the details the handler recorded.
+// the details the handler recorded. The event page hides the same keys in the body.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeTestMailrooms } from '../harness/mailroom.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { asFailed } from '../harness/finishes.js';
 import { send } from '../ingress/ingress-kit.js';
-import { TOKEN, withDashboard } from './dashboard-kit.js';
+import { SECRET_HEADER_VALUE, TOKEN, withDashboard } from './dashboard-kit.js';
 
 const bearer = { authorization: `Bearer ${TOKEN}`, accept: 'text/html' };
 
@@ -108,6 +108,27 @@ describe.each(storeHarnesses)('dashboard job page on $name', (harness) => {
         expect(stored!.attemptsLog[0]!.details).toEqual(details);
       },
       { redactPaths: ['card.number', '*.email'] },
+    ));
+
+  it.skipIf(!harness.isAvailable)("hides an event body's secrets on the event's page as its job's page does", () =>
+    withDashboard(
+      harness,
+      async (d) => {
+        const card = '4242424242424242';
+        const posted = await send(d.url, '/hooks/shop', {
+          headers: { 'content-type': 'application/json', 'x-internal-token': SECRET_HEADER_VALUE, 'x-shop-topic': 'customers/create' },
+          body: JSON.stringify({ id: 'evt_secret', password: 'pw_never_shown', card: { number: card, brand: 'visa' }, note: 'shown' }),
+        });
+        expect(posted.status).toBe(202);
+        const page = await send(d.url, `/dashboard/events/${String(posted.json.id)}`, { method: 'GET', headers: bearer });
+        expect(page.status).toBe(200);
+        for (const hidden of [card, 'pw_never_shown']) expect(page.text).not.toContain(hidden);
+        const body = /<h2>Body \(\d+ bytes\)<\/h2>\s*<pre[^>]*>([\s\S]*?)<\/pre>/.exec(page.text)?.[1];
+        expect(JSON.parse(unescapeHtml(body!))).toEqual({ id: 'evt_secret', password: '[redacted]', card: { number: '[redacted]', brand: 'visa' }, note: 'shown' });
+        // The stored body is untouched.
+        expect(JSON.parse((await d.mr.getEvent(String(posted.json.id)))!.rawBody.toString())).toMatchObject({ password: 'pw_never_shown' });
+      },
+      { redactPaths: ['card.number'] },
     ));
 });
 

@@ -1,7 +1,6 @@
 // Inbound events: the list by source and type, and one event with its headers (secrets
-// hidden), its body (as text, bounded) and the jobs it fanned out to.
+// hidden), its body (as text, bounded, secrets hidden) and the jobs it fanned out to.
 
-import { renderBody } from '../../core/display-text.js';
 import type { EventSummary, InboundEvent, Job } from '../../core/types.js';
 import { visibleHeaders } from '../../providers/visible-headers.js';
 import { Clip, FilterField, href, IdCell, Pre, TableHead, Time } from './components.js';
@@ -88,7 +87,13 @@ export function EventsPage(props: {
   );
 }
 
-export function EventPage(props: { readonly event: InboundEvent; readonly jobs: readonly Job[]; readonly csrfToken: string | null }) {
+export function EventPage(props: {
+  readonly event: InboundEvent;
+  /** The body as shown: a JSON body with secrets and `dashboard.redactPaths` hidden. */
+  readonly bodyText: string;
+  readonly jobs: readonly Job[];
+  readonly csrfToken: string | null;
+}) {
   const { event } = props;
   return (
     <Layout title={`Event ${event.id}`} section="events" csrfToken={props.csrfToken}>
@@ -100,7 +105,7 @@ export function EventPage(props: { readonly event: InboundEvent; readonly jobs: 
       <h2>Headers</h2>
       <EventHeaders headers={event.headers} />
       <h2>{`Body (${event.rawBody.length.toLocaleString('en')} bytes)`}</h2>
-      <Pre text={renderBody(event.rawBody)} maxChars={BODY_DISPLAY_CHARS} />
+      <Pre text={props.bodyText} maxChars={BODY_DISPLAY_CHARS} />
       <h2>Jobs</h2>
       {props.jobs.length === 0 ? (
         <p class="muted">No task took this event.</p>
