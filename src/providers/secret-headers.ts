@@ -6,11 +6,13 @@
 
 /**
  * A header name that looks like it carries a credential though no list names it
- * (`x-webhook-token`, `api-key`, `x-gitlab-token`): storage, `forward` and every display
+ * (`x-webhook-token`, `api-key`, `x-gitlab-token`, `x-private-key`, `x-session-id`,
+ * `x-auth`): storage, `forward` and every display
  * treat it as one of SECRET_HEADERS, so a sender's own secret header is never stored,
  * passed on or shown.
  */
-export const SECRET_LOOKING_HEADER = /authorization|cookie|signature|hmac|secret|token|api[-_]?key|password/i;
+export const SECRET_LOOKING_HEADER =
+  /authorization|cookie|signature|hmac|secret|token|password|credential|session|(?:api|private|access)[-_]?key|(?:^|[-_])auth(?:$|[-_])/i;
 
 /** Headers that carry a credential whatever the provider (and whatever proxy sits in front). */
 const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
