@@ -300,9 +300,13 @@ export class MethodNotAllowedError extends MailroomError {
 }
 
 /** No route matches the request path (ingress: 404). */
+/** No route serves the path, or the thing a route names (an event, a delivery) does not exist (HTTP 404). */
 export class RouteNotFoundError extends MailroomError {
-  constructor(readonly path: string) {
-    super('MR_ERR_NOT_FOUND', 'No route matches this path.', { httpStatus: 404 });
+  constructor(
+    readonly path: string,
+    message = 'No route matches this path.',
+  ) {
+    super('MR_ERR_NOT_FOUND', message, { httpStatus: 404 });
   }
 }
 

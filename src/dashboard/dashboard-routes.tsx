@@ -263,7 +263,7 @@ export function dashboardRoutes(options: DashboardOptions): Route[] {
     guarded(`${BASE}/events/:id`, READ, async (request) => {
       const id = request.params.id!;
       const event = await mr.getEvent(id);
-      if (!event) throw new RouteNotFoundError(`${BASE}/events/${id.slice(0, 40)}`);
+      if (!event) throw new RouteNotFoundError(`${BASE}/events/${id.slice(0, 40)}`, `No event with id ${id.slice(0, 40)}.`);
       const jobs: Job[] = await mr.listJobs({ eventId: event.id, limit: PAGE_SIZE });
       sendView(request.res, 200, <EventPage event={event} bodyText={redactedBodyText(event.rawBody, redactPaths)} jobs={jobs} csrfToken={request.csrfToken} />, { startedAt: request.startedAt });
     }),

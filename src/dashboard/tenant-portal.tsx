@@ -288,7 +288,7 @@ function answerWithSecret(request: PortalRequest, status: number, page: VNode, j
  * endpoint, another tenant's included, is never found through this one.
  */
 async function deliveryOf(mr: Mailroom, endpoint: Endpoint, id: string) {
-  const notFound = new RouteNotFoundError(`${PORTAL_BASE}/deliveries`);
+  const notFound = new RouteNotFoundError(`${PORTAL_BASE}/deliveries`, 'No delivery with that id on this endpoint.');
   if (!/^\d{1,19}$/.test(id) || BigInt(id) < 1n) throw notFound;
   const [delivery] = await mr.deliveries.list({ endpointId: endpoint.id, after: (BigInt(id) - 1n).toString(), limit: 1 });
   if (delivery === undefined || delivery.id !== id || delivery.endpointId !== endpoint.id) throw notFound;

@@ -79,5 +79,9 @@ describe.each(storeHarnesses)('dashboard lists on $name', (harness) => {
       const crm = await send(d.url, '/dashboard/events?source=crm', { method: 'GET', headers: bearer });
       expect(crm.text).toContain('<td>contact.created</td>');
       expect(crm.text).not.toContain('order.paid');
+      // An event id nobody has is named as such, not as a missing route.
+      const unknown = await send(d.url, '/dashboard/events/999999', { method: 'GET', headers: bearer });
+      expect(unknown.status).toBe(404);
+      expect(unknown.text).toContain('No event with id 999999.');
     }));
 });
