@@ -36,6 +36,8 @@ export function idCursor(query: URLSearchParams): string | undefined {
 export function parseTime(text: string, name: string): Date {
   const withZone = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text) ? `${text.length === 10 ? `${text}T00:00` : text}Z` : text;
   const parsed = new Date(withZone);
-  if (Number.isNaN(parsed.getTime())) throw new InvalidArgumentError(`${name} must be a time such as 2026-01-31T23:59 (UTC)`);
+  // Date rolls 2026-02-30 over to March 2; a day the calendar lacks is a typo, not a time.
+  const invalid = Number.isNaN(parsed.getTime()) || (withZone !== text && parsed.toISOString().slice(0, 10) !== text.slice(0, 10));
+  if (invalid) throw new InvalidArgumentError(`${name} must be a time such as 2026-01-31T23:59 (UTC)`);
   return parsed;
 }
