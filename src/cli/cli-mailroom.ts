@@ -12,6 +12,7 @@ import { createLogger } from '../log.js';
 import type { Logger } from '../log.js';
 import type { RetentionSettings } from '../maintenance/retention.js';
 import type { Mailroom } from '../mailroom.js';
+import { checkPortalSecret } from '../portal/portal-api.js';
 import { StoreUrlError } from '../core/errors.js';
 import { parseStoreUrl, printableStoreUrl } from '../store/store-url.js';
 import type { ParsedStoreUrl } from '../store/store-url.js';
@@ -97,13 +98,15 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
   const isReadOnly = options.migrate === false && options.checkSchema !== false;
   // Opening a SQLite file creates it: a mistyped --db would leave an empty database behind.
   if (isReadOnly) refuseMissingSqliteFile(db);
+  const portalSecret = nonEmpty(io.env.MAILROOM_PORTAL_SECRET);
+  if (portalSecret !== undefined) checkPortalSecret(portalSecret, 'MAILROOM_PORTAL_SECRET');
   const mr = await openMailroomFromConfig({
     config,
     db,
     logger: log,
     requireSourceSecrets,
     registerTasks: options.registerTasks ?? options.migrate !== false,
-    open: { migrate: options.migrate ?? true, retention: options.retention, portal: { secret: nonEmpty(io.env.MAILROOM_PORTAL_SECRET) } },
+    open: { migrate: options.migrate ?? true, retention: options.retention, portal: { secret: portalSecret } },
   });
   if (isReadOnly) {
     const version = await mr.store.schemaVersion().catch(async (error: unknown) => {

@@ -31,6 +31,17 @@ export const MAX_PORTAL_LINK_TTL_MS = 30 * 24 * 3_600_000;
 /** 32 characters: about 192 bits in a base64 secret, beyond guessing. */
 const MIN_SECRET_CHARS = 32;
 
+/**
+ * Refuses a portal secret too short to sign with, naming where it came from (`portal.secret`
+ * in the config, or the MAILROOM_PORTAL_SECRET variable) so the fix is found where it lives.
+ * @throws ConfigError
+ */
+export function checkPortalSecret(secret: unknown, name: string): void {
+  if (typeof secret !== 'string' || secret.length < MIN_SECRET_CHARS) {
+    throw new ConfigError(name, `must be a string of at least ${MIN_SECRET_CHARS} characters (for example: openssl rand -base64 32)`);
+  }
+}
+
 export class PortalApi {
   /** Null when no secret is configured: no links, no portal. */
   readonly signer: PortalSigner | null;
@@ -38,9 +49,7 @@ export class PortalApi {
   private readonly isBaseUrlConfigured: boolean;
 
   constructor(options: PortalOptions = {}, private readonly now: () => number = Date.now) {
-    if (options.secret !== undefined && (typeof options.secret !== 'string' || options.secret.length < MIN_SECRET_CHARS)) {
-      throw new ConfigError('portal.secret', `must be a string of at least ${MIN_SECRET_CHARS} characters (for example: openssl rand -base64 32)`);
-    }
+    if (options.secret !== undefined) checkPortalSecret(options.secret, 'portal.secret');
     this.signer = options.secret === undefined ? null : new PortalSigner(options.secret);
     this.isBaseUrlConfigured = options.baseUrl !== undefined;
     this.baseUrl = options.baseUrl === undefined ? DEFAULT_PORTAL_BASE_URL : checkBaseUrl(options.baseUrl);

@@ -562,4 +562,13 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/^mailroom jobs: No Mailroom tables at sqlite::memory:; .*mailroom migrate/);
   });
+
+  it.runIf(harness.isAvailable)('names MAILROOM_PORTAL_SECRET, not the config key, when the variable is too short to sign with', async () => {
+    const { url } = await openTestMailroom(harness);
+    const short = await runCommand(['stats', '--db', url], { env: { MAILROOM_PORTAL_SECRET: 'too-short-1234' } });
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain('MAILROOM_PORTAL_SECRET: must be a string of at least 32 characters');
+    expect(short.stderr).not.toContain('portal.secret');
+    expect(short.stderr).not.toContain('too-short-1234');
+  });
 });
