@@ -8,7 +8,16 @@
 
 import type { VNode } from 'preact';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CsrfError, EndpointNotFoundError, InvalidArgumentError, MailroomError, RouteNotFoundError, UnauthorizedError } from '../core/errors.js';
+import {
+  CsrfError,
+  EndpointNotFoundError,
+  InvalidArgumentError,
+  MailroomError,
+  RotationInProgressError,
+  RouteNotFoundError,
+  UnauthorizedError,
+  UrlBlockedError,
+} from '../core/errors.js';
 import type { Endpoint } from '../core/outgoing-types.js';
 import { sendJson } from '../ingress/http-errors.js';
 import type { Route } from '../ingress/route-table.js';
@@ -88,7 +97,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
   });
 
   function answerError(req: IncomingMessage, res: ServerResponse, error: unknown, session: PortalSession | null): void {
-    sendError(req, res, error, log, (answer) => <PortalErrorPage status={answer.status} message={answer.message} tenant={session?.tenant ?? null} />);
+    sendError(req, res, forTenant(error), log, (answer) => <PortalErrorPage status={answer.status} message={answer.message} tenant={session?.tenant ?? null} />);
   }
 
   /** The session tenant's endpoint, or the same 404 whether it is another tenant's or nobody's. */
@@ -210,7 +219,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           } catch (error) {
             // A refused URL (the SSRF guard, a typo) is shown above the form, with what was typed.
             if (!(error instanceof MailroomError) || error.httpStatus !== 400 || !wantsHtml(request.req)) throw error;
-            await showHome(request, 400, { ...attempt, error: error.message });
+            await showHome(request, 400, { ...attempt, error: forTenant(error).message });
             return;
           }
           if ('repeatOf' in submitted) {
@@ -293,6 +302,27 @@ async function deliveryOf(mr: Mailroom, endpoint: Endpoint, id: string) {
   const [delivery] = await mr.deliveries.list({ endpointId: endpoint.id, after: (BigInt(id) - 1n).toString(), limit: 1 });
   if (delivery === undefined || delivery.id !== id || delivery.endpointId !== endpoint.id) throw notFound;
   return delivery;
+}
+
+/**
+ * An error as the tenant reads it. The operator's wording advises what only the operator
+ * can do (a config allowlist, an API option) and, for a blocked host, names the internal
+ * address it resolved to, which a tenant must not learn; same code and status.
+ */
+function forTenant<E>(error: E): E | MailroomError {
+  if (error instanceof UrlBlockedError) {
+    return new MailroomError(error.code, `Endpoint host ${error.host} is not a public address; deliveries go to public addresses only.`, {
+      httpStatus: error.httpStatus,
+      cause: error,
+    });
+  }
+  if (error instanceof RotationInProgressError) {
+    return new MailroomError(error.code, `The secret before your last rotation still signs until ${error.overlapUntil.toISOString()}; rotate again after that time.`, {
+      httpStatus: error.httpStatus,
+      cause: error,
+    });
+  }
+  return error;
 }
 
 /** `a, b ,c` as a list of event types. */

@@ -213,7 +213,9 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
 
     const blocked = await post(p, cookie, 'add-endpoint', { url: 'http://169.254.169.254/latest', csrf });
     expect(blocked.status).toBe(400);
-    expect(blocked.text).toContain('refused range');
+    // Told in the tenant's words: no operator config key, no range or resolved address.
+    expect(blocked.text).toContain('Endpoint host 169.254.169.254 is not a public address; deliveries go to public addresses only.');
+    expect(blocked.text).not.toContain('allowlist');
     expect(blocked.text).toContain('value="http://169.254.169.254/latest"');
     expect(await p.mr.endpoints.list({ tenant: 'acme' })).toHaveLength(1);
 
@@ -255,7 +257,8 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     // A refresh of that page posts again: refused, and the secrets stay as they are.
     const again = await post(p, cookie, 'rotate-secret', { id, csrf });
     expect(again.status).toBe(409);
-    expect(again.text).toContain('still signs until');
+    expect(again.text).toContain('The secret before your last rotation still signs until');
+    expect(again.text).not.toContain('overlap');
     expect(again.text).not.toContain('whsec_');
     expect((await page(p, cookie, `/portal/endpoints/${id}`)).text).not.toContain(secret);
 
