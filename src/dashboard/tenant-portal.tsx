@@ -193,6 +193,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           delivery={delivery}
           status={status}
           attempts={job?.attemptsLog ?? []}
+          resends={job?.replays ?? []}
           notice={notice}
           csrfToken={session.csrfToken}
         />,

@@ -333,6 +333,9 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect(shown.text).toMatch(/delivery-delivered">delivered/);
     expect(shown.text).toMatch(/<td class="num">204<\/td>/);
     expect(shown.text).toMatch(/<td class="num">400<\/td>/);
+    // The re-send is marked between the attempt that failed and the one that arrived.
+    const rows = [...shown.text.matchAll(/<td class="num">(400|204)<\/td>|Re-sent from this portal/g)].map((m) => m[1] ?? 'resent');
+    expect(rows).toEqual(['400', 'resent', '204']);
     expect(shown.text).not.toContain('Re-send');
     // A delivered one cannot be re-sent.
     const again = await post(p, cookie, 'resend', { endpoint: p.acme.endpoint.id, id: p.acme.failedDeliveryId, csrf });

@@ -5,7 +5,7 @@
 
 import type { ComponentChildren } from 'preact';
 import type { Delivery, Endpoint, EndpointHealth } from '../../core/outgoing-types.js';
-import type { Attempt } from '../../core/types.js';
+import type { Attempt, Replay } from '../../core/types.js';
 import { ActionForm, Clip, hrefUnder, NextPageLink, TableHead, Time } from './components.js';
 import { EndpointState, HEALTH_COLUMNS, HealthCells } from './endpoints.js';
 import type { EndpointRow } from './endpoints.js';
@@ -261,10 +261,25 @@ export function PortalDeliveryPage(props: {
   readonly delivery: Delivery;
   readonly status: PortalDeliveryStatus;
   readonly attempts: readonly Attempt[];
+  /** Re-sends of this delivery (its job's replays), marked where they fall among the attempts. */
+  readonly resends: readonly Replay[];
   readonly notice: string | undefined;
   readonly csrfToken: string;
 }) {
   const { endpoint, delivery } = props;
+  // Attempt numbers start again after a re-send; the marker row says why "1" shows twice.
+  const resendsAt = (count: number) =>
+    props.resends
+      .filter((resend) => resend.attemptsBefore === count)
+      .map((resend) => (
+        <tr class="resent">
+          <td class="num" />
+          <td>
+            <Time at={resend.at} />
+          </td>
+          <td colSpan={4}>{resend.by === 'portal' ? 'Re-sent from this portal' : 'Re-sent by the service'}</td>
+        </tr>
+      ));
   return (
     <PortalLayout title={`Delivery ${delivery.id}`} tenant={props.tenant}>
       <h1>
@@ -312,9 +327,10 @@ export function PortalDeliveryPage(props: {
         <table class="attempts">
           <TableHead columns={[{ num: '#' }, 'Started', 'Outcome', { num: 'HTTP status' }, { num: 'Duration' }, 'Response excerpt or error']} />
           <tbody>
-            {props.attempts.map((attempt) => {
+            {props.attempts.map((attempt, index) => {
               const details = detailsOf(attempt.details);
-              return (
+              return [
+                ...resendsAt(index),
                 <tr class={`outcome-${attempt.outcome}`}>
                   <td class="num">{String(attempt.attempt)}</td>
                   <td>
@@ -327,9 +343,10 @@ export function PortalDeliveryPage(props: {
                     {details.excerpt !== undefined ? <code class="excerpt">{details.excerpt}</code> : null}
                     {attempt.error ? <span class="error-text">{attempt.error}</span> : null}
                   </td>
-                </tr>
-              );
+                </tr>,
+              ];
             })}
+            {resendsAt(props.attempts.length)}
           </tbody>
         </table>
       )}
