@@ -126,9 +126,13 @@ describe.each(storeHarnesses)('dashboard actions on $name', (harness) => {
       const html = { accept: 'text/html', cookie };
 
       // The dead list carries every filter it shows into the replay link, so none is dropped on the way.
-      const list = await send(d.url, '/dashboard/jobs?status=dead&queue=default&before=2026-01-01T00%3A00', { method: 'GET', headers: html });
+      const list = await send(d.url, '/dashboard/jobs?status=dead&queue=default&before=2099-01-01T00%3A00', { method: 'GET', headers: html });
       expect(list.status).toBe(200);
-      expect(list.text).toContain('href="/dashboard/replay?queue=default&amp;before=2026-01-01T00%3A00"');
+      expect(list.text).toContain('href="/dashboard/replay?queue=default&amp;before=2099-01-01T00%3A00"');
+      // A dead list with nothing in it offers no replay.
+      const empty = await send(d.url, '/dashboard/jobs?status=dead&type=nothing_like_this', { method: 'GET', headers: html });
+      expect(empty.text).toContain('No jobs match.');
+      expect(empty.text).not.toContain('Replay every dead job');
       for (const [query, named] of [['queue=default', 'queue'], ['batch=1', 'batch'], ['before=2026-01-01T00%3A00', 'before'], ['queue=a&batch=2', 'queue, batch']] as const) {
         const page = await send(d.url, `/dashboard/replay?${query}`, { method: 'GET', headers: html });
         expect(page.status, query).toBe(200);

@@ -58,7 +58,7 @@ export function JobsPage(props: {
         <FilterField label="Enqueued before (UTC)" name="before" value={query.before} placeholder="2026-01-31T23:59" />
         <button type="submit">Filter</button> <a href={href('/jobs')}>Clear</a>
       </form>
-      {query.status === 'dead' ? (
+      {query.status === 'dead' && (props.jobs.length > 0 || props.searchStopped) ? (
         <p>
           <a class="button" href={href('/replay', { type: query.type, queue: query.queue, source: query.source, error: query.error, batch: query.batch, before: query.before })}>
             Replay every dead job matching these filters…
