@@ -341,7 +341,12 @@ export function PortalDeliveryPage(props: {
                   <td class="num">{details.durationMs === undefined ? <span class="muted">-</span> : `${Math.round(details.durationMs)} ms`}</td>
                   <td>
                     {details.excerpt !== undefined ? <code class="excerpt">{details.excerpt}</code> : null}
-                    {attempt.error ? <span class="error-text">{attempt.error}</span> : null}
+                    {details.blocked ? (
+                      // The operator's wording names the address the host resolved to and a config key; the tenant gets neither.
+                      <span class="error-text">Not sent: the endpoint's host is not a public address.</span>
+                    ) : attempt.error ? (
+                      <span class="error-text">{attempt.error}</span>
+                    ) : null}
                   </td>
                 </tr>,
               ];
@@ -355,10 +360,12 @@ export function PortalDeliveryPage(props: {
 }
 
 /** The fields of a deliver attempt's details the portal shows, each only when it has the expected type. */
-function detailsOf(details: unknown): { status?: number; durationMs?: number; excerpt?: string } {
+function detailsOf(details: unknown): { status?: number; durationMs?: number; excerpt?: string; blocked?: true } {
   if (typeof details !== 'object' || details === null) return {};
-  const { status, durationMs, excerpt } = details as Record<string, unknown>;
+  const { status, durationMs, excerpt, error } = details as Record<string, unknown>;
   return {
+    // Set by the deliver task when the SSRF guard refused the send (`url_blocked`).
+    ...(error === 'url_blocked' ? { blocked: true as const } : {}),
     ...(typeof status === 'number' ? { status } : {}),
     ...(typeof durationMs === 'number' ? { durationMs } : {}),
     ...(typeof excerpt === 'string' ? { excerpt: excerpt.slice(0, 2_048) } : {}),
