@@ -12,13 +12,16 @@ export function bodyToJson(body: Buffer): { body: string; bodyEncoding: 'utf8' |
   }
 }
 
-/** A body for people: indented JSON when it parses, else its text, else a note on the binary. */
-export function renderBody(body: Buffer): string {
+/**
+ * A body for people: indented JSON when it parses (after `shown`, which may hide parts of
+ * it), else its text, else a note on the binary.
+ */
+export function renderBody(body: Buffer, shown: (parsed: unknown) => unknown = (parsed) => parsed): string {
   const { body: text, bodyEncoding } = bodyToJson(body);
   if (bodyEncoding === 'base64') return `(${body.length} bytes, not UTF-8 text; --json gives them in base64)`;
   if (text === '') return '(empty)';
   try {
-    return JSON.stringify(JSON.parse(text), null, 2);
+    return JSON.stringify(shown(JSON.parse(text)), null, 2);
   } catch {
     return text;
   }

@@ -37,11 +37,7 @@ function walk(value: unknown, paths: readonly string[][]): unknown {
  * event page must too); any other body as text.
  */
 export function redactedBodyText(rawBody: Buffer, paths: readonly string[] = []): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(rawBody.toString('utf8'));
-  } catch {
-    return renderBody(rawBody);
-  }
-  return JSON.stringify(redactJson(parsed, paths), null, 2);
+  // renderBody decodes as every other display does (BOM stripped, bad UTF-8 refused), so a
+  // body it shows as JSON is always the one redacted here.
+  return renderBody(rawBody, (parsed) => redactJson(parsed, paths));
 }

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/validate-config.js';
-import { REDACTED, redactJson } from '../../src/dashboard/redact.js';
+import { REDACTED, redactedBodyText, redactJson } from '../../src/dashboard/redact.js';
 
 describe('redactJson', () => {
   it('hides configured paths and secret-named keys at any depth, in a copy', () => {
@@ -31,5 +31,16 @@ describe('redactJson', () => {
   it('takes dashboard.redactPaths from the config, and names a bad one', () => {
     expect(validateConfig({ dashboard: { redactPaths: ['card.number'] } }).dashboard).toEqual({ redactPaths: ['card.number'] });
     expect(() => validateConfig({ dashboard: { redactPaths: 'card.number' } })).toThrow(/dashboard\.redactPaths/);
+  });
+
+  it('shows an event body as JSON only with its secrets hidden, a byte-order mark or not, and other bodies as text', () => {
+    const secret = { password: 'pw_never_shown', note: 'shown' };
+    for (const raw of [Buffer.from(JSON.stringify(secret)), Buffer.from(`\uFEFF${JSON.stringify(secret)}`)]) {
+      const text = redactedBodyText(raw);
+      expect(text).not.toContain('pw_never_shown');
+      expect(JSON.parse(text)).toEqual({ password: REDACTED, note: 'shown' });
+    }
+    expect(redactedBodyText(Buffer.from('a=1&b=2'))).toBe('a=1&b=2');
+    expect(redactedBodyText(Buffer.from([0xff, 0xfe, 0x7b]))).toContain('not UTF-8');
   });
 });
