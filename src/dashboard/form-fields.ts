@@ -37,7 +37,14 @@ export function parseTime(text: string, name: string): Date {
   const withZone = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(text) ? `${text.length === 10 ? `${text}T00:00` : text}Z` : text;
   const parsed = new Date(withZone);
   // Date rolls 2026-02-30 over to March 2; a day the calendar lacks is a typo, not a time.
-  const invalid = Number.isNaN(parsed.getTime()) || (withZone !== text && parsed.toISOString().slice(0, 10) !== text.slice(0, 10));
+  const invalid = Number.isNaN(parsed.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text) || !isCalendarDay(text.slice(0, 10));
   if (invalid) throw new InvalidArgumentError(`${name} must be a time such as 2026-01-31T23:59 (UTC)`);
   return parsed;
+}
+
+/** True when `YYYY-MM-DD` names a day the calendar has (Date would roll 02-30 into March). */
+function isCalendarDay(day: string): boolean {
+  const [year, month, date] = day.split('-').map(Number) as [number, number, number];
+  const utc = new Date(Date.UTC(year, month - 1, date));
+  return utc.getUTCFullYear() === year && utc.getUTCMonth() === month - 1 && utc.getUTCDate() === date;
 }

@@ -11,7 +11,7 @@ describe('parseTime', () => {
   });
 
   it('refuses a day the calendar lacks rather than rolling it into the next month, and text that is no time', () => {
-    for (const text of ['2026-02-30', '2026-02-29T10:00', '2026-04-31', 'yesterday', '2026-13-01']) {
+    for (const text of ['2026-02-30', '2026-02-29T10:00', '2026-04-31', 'yesterday', '2026-13-01', '2026-02-30T10:00Z', '2026-02-29T00:00:00.000Z', '2026-02-30T10:00+02:00', '1', '12/31/2026']) {
       expect(() => parseTime(text, 'before'), text).toThrow(InvalidArgumentError);
       expect(() => parseTime(text, 'since'), text).toThrow('since must be a time such as 2026-01-31T23:59 (UTC)');
     }
