@@ -299,7 +299,6 @@ export class MethodNotAllowedError extends MailroomError {
   }
 }
 
-/** No route matches the request path (ingress: 404). */
 /** No route serves the path, or the thing a route names (an event, a delivery) does not exist (HTTP 404). */
 export class RouteNotFoundError extends MailroomError {
   constructor(
