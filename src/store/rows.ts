@@ -5,7 +5,7 @@
 // field readers absorb that, so a column added to a table is mapped in one place.
 
 import type { Attempt, Batch, DeadReason, EventSummary, InboundEvent, Job, JobStatus, PausedQueue, Replay } from '../core/types.js';
-import type { FinishedMinute, JobInsert } from './store.js';
+import type { FinishedMinute, JobInsert, StoredTask } from './store.js';
 
 /** A row as a driver returns it: column name → value. */
 export type Row = Record<string, any>;
@@ -191,6 +191,11 @@ export function eventSummaryFromRow(row: Row): EventSummary {
 /** A mailroom_queue_pause row as a PausedQueue. */
 export function pausedQueueFromRow(row: Row): PausedQueue {
   return { queue: row.queue, reason: row.reason ?? null, pausedAt: timeOf(row.paused_at) };
+}
+
+/** A task directory row (SQLite keeps keyed as 0/1, PostgreSQL as a boolean). */
+export function storedTaskFromRow(row: Row): StoredTask {
+  return { type: row.type, queue: row.queue, keyed: row.keyed === true || row.keyed === 1, recordedAt: timeOf(row.recorded_at) };
 }
 
 /** One hour unless told; never more than a day, so the read stays a short index range. */

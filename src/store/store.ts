@@ -325,6 +325,24 @@ export interface QueueResumeParams {
   readonly queue: string;
 }
 
+/** What a worker declares about one of its task types (the task directory). */
+export interface TaskRecord {
+  readonly type: string;
+  /** The queue its jobs go to unless enqueue says otherwise. */
+  readonly queue: string;
+  /** Its per-key limits need a limit key computed from the payload at enqueue. */
+  readonly keyed: boolean;
+}
+
+export interface StoredTask extends TaskRecord {
+  readonly recordedAt: Date;
+}
+
+export interface TaskRecordParams {
+  readonly tasks: readonly TaskRecord[];
+  readonly now?: Date;
+}
+
 export interface JobFinishedPerMinuteParams {
   /** How far back from the store's now. @default 3600000 (one hour), at most one day */
   readonly windowMs?: number;
@@ -491,6 +509,10 @@ export interface StoreExecutor extends OutgoingExecutor {
   queuePause(params: QueuePauseParams): Promise<boolean>;
   /** Resume a paused queue (and wake its workers). True when it was paused. */
   queueResume(params: QueueResumeParams): Promise<boolean>;
+  /** Record task types as a starting worker registered them; a newer record replaces an older one. */
+  taskRecord(params: TaskRecordParams): Promise<void>;
+  /** Every recorded task type, by name. */
+  taskList(): Promise<StoredTask[]>;
 }
 
 /** The synchronous slice a SQLite user transaction gets (`capabilities.syncTransactions`). */

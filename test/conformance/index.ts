@@ -22,6 +22,7 @@ import { replayConformance } from './replay.js';
 import { retentionConformance } from './retention.js';
 import { retryNowConformance } from './retry-now.js';
 import { statsConformance } from './stats.js';
+import { taskDirectoryConformance } from './task-directory.js';
 import { traceContextConformance } from './trace-context.js';
 import { transactionalEnqueueConformance } from './transactional-enqueue.js';
 import { upgradeConformance } from './upgrade.js';
@@ -39,6 +40,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     outcomeConformance(harness);
     finishConformance(harness);
     pauseConformance(harness);
+    taskDirectoryConformance(harness);
     limitsConformance(harness);
     replayConformance(harness);
     retryNowConformance(harness);

@@ -21,6 +21,7 @@ import {
   insertedJob,
   jobFromRow,
   pausedQueueFromRow,
+  storedTaskFromRow,
   replayFromRow,
   clampLimit,
 } from '../rows.js';
@@ -62,6 +63,8 @@ import type {
   JobStatsResult,
   QueuePauseParams,
   QueueResumeParams,
+  StoredTask,
+  TaskRecordParams,
   Lease,
   StoreExecutor,
 } from '../store.js';
@@ -457,6 +460,18 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
 
   async queueResume(params: QueueResumeParams): Promise<boolean> {
     return (await this.runner.run(this.stmt('queueResume'), [params.queue, channelName(this.schema)])).length > 0;
+  }
+
+  // ---- task directory ----
+
+  async taskRecord(params: TaskRecordParams): Promise<void> {
+    if (params.tasks.length === 0) return;
+    const { tasks } = params;
+    await this.runner.run(this.stmt('taskRecord'), [tasks.map((t) => t.type), tasks.map((t) => t.queue), tasks.map((t) => t.keyed), params.now ?? null]);
+  }
+
+  async taskList(): Promise<StoredTask[]> {
+    return (await this.runner.run(this.stmt('taskList'))).map(storedTaskFromRow);
   }
 
   // ---- events ----

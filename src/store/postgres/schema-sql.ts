@@ -14,7 +14,7 @@ import type { SqlBlocks } from '../sql-file.js';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Every table the statements may name; word boundaries keep index names untouched. */
-const TABLE_NAMES = /\bmailroom_(job|attempt|event|replay|queue_count|queue_pause|limit_start|migration|batch|endpoint|endpoint_health|endpoint_backlog|message|delivery|delivery_state)\b/g;
+const TABLE_NAMES = /\bmailroom_(job|attempt|event|replay|queue_count|queue_pause|limit_start|migration|batch|endpoint|endpoint_health|endpoint_backlog|message|delivery|delivery_state|task)\b/g;
 
 const RAW_SQL = loadSqlDir(new URL('./sql/', import.meta.url));
 const bound = new Map<string, SqlBlocks>();

@@ -24,6 +24,7 @@ import {
   jobFromRow,
   optionalTimeOf,
   pausedQueueFromRow,
+  storedTaskFromRow,
   replayFromRow,
   clampLimit,
 } from '../rows.js';
@@ -64,6 +65,8 @@ import type {
   JobStatsResult,
   QueuePauseParams,
   QueueResumeParams,
+  StoredTask,
+  TaskRecordParams,
   StoreExecutor,
 } from '../store.js';
 import { ATTEMPT_SCAN_LIMIT } from '../store.js';
@@ -558,6 +561,21 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
   async queueResume(params: QueueResumeParams): Promise<boolean> {
     return this.engine.write('ack', () => this.engine.stmt('queueResume').get({ queue: params.queue }) !== undefined);
+  }
+
+  // ---- task directory ----
+
+  async taskRecord(params: TaskRecordParams): Promise<void> {
+    if (params.tasks.length === 0) return;
+    const now = nowMs(params.now);
+    await this.engine.write('ack', () => {
+      const record = this.engine.stmt('taskRecord');
+      for (const task of params.tasks) record.run({ type: task.type, queue: task.queue, keyed: task.keyed ? 1 : 0, now });
+    });
+  }
+
+  async taskList(): Promise<StoredTask[]> {
+    return this.engine.read(() => (this.engine.stmt('taskList').all() as Row[]).map(storedTaskFromRow));
   }
 
   // ---- events ----

@@ -1,0 +1,32 @@
+// The task directory: what a starting worker records of its task types (queue, and
+// whether its per-key limits need a key computed at enqueue), read by processes that
+// enqueue a type they did not register. Stored, so another connection sees it; a newer
+// record of a type replaces the older one.
+
+import { describe, expect, it } from 'vitest';
+import { SECOND_MS, T0, at, useStore } from './context.js';
+import type { StoreHarness } from '../harness/store-harness.js';
+
+export function taskDirectoryConformance(harness: StoreHarness): void {
+  describe('task directory', () => {
+    const ctx = useStore(harness);
+
+    it('keeps what workers recorded, per type; the newest record of a type wins, on every connection', async () => {
+      expect(await ctx.store.taskList()).toEqual([]);
+      await ctx.store.taskRecord({
+        tasks: [
+          { type: 'send_email', queue: 'email', keyed: true },
+          { type: 'build_report', queue: 'default', keyed: false },
+        ],
+        now: T0,
+      });
+      await ctx.store.taskRecord({ tasks: [{ type: 'send_email', queue: 'email-v2', keyed: false }], now: at(SECOND_MS) });
+      await ctx.store.taskRecord({ tasks: [], now: at(SECOND_MS) });
+      const elsewhere = await ctx.opened.openAnother();
+      expect(await elsewhere.taskList()).toEqual([
+        { type: 'build_report', queue: 'default', keyed: false, recordedAt: T0 },
+        { type: 'send_email', queue: 'email-v2', keyed: false, recordedAt: at(SECOND_MS) },
+      ]);
+    });
+  });
+}
