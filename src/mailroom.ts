@@ -7,11 +7,12 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolClient } from 'pg';
 import { checkEventIdentity } from './core/event-identity.js';
 import { parseEventBody } from './core/event-body.js';
-import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, LeaseLostError, UnsupportedError, MailroomError } from './core/errors.js';
+import { ClosedError, InvalidArgumentError, JobNotFoundError, JobStateError, LeaseLostError, LimitKeyUnknownError, UnsupportedError, MailroomError } from './core/errors.js';
 import { assertKnownOptions, optionKeys } from './core/known-options.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { signalClosed, signalOpened } from './core/resource-signals.js';
 import { TASK_DEFINITION_KEYS, TaskRegistry } from './core/task-registry.js';
+import { TaskDirectory } from './core/task-directory.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
 import type { Batch, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
@@ -323,6 +324,12 @@ export class Mailroom {
   readonly store: Store;
   readonly log: Logger;
   private readonly registry = new TaskRegistry();
+  /** What workers anywhere recorded of their task types, for types this process did not register. */
+  private readonly directory: TaskDirectory;
+  /** This process's task records in flight (close() waits for them). */
+  private readonly taskRecords = new Set<Promise<void>>();
+  /** Types ingress stored jobs for without the limit key their task needs (warned once each). */
+  private readonly keylessTypes = new Set<string>();
   private readonly workers = new Set<Worker>();
   /** Periodic store work of this process: cron slots, retention, each worker's rescue sweep. */
   private readonly maintenance: MaintenanceRunner;
@@ -366,6 +373,12 @@ export class Mailroom {
     this.messages = new MessagesApi(outgoing);
     this.deliveries = new DeliveriesApi(outgoing);
     this.maintenance = new MaintenanceRunner(log);
+    let isDirectoryWarned = false;
+    this.directory = new TaskDirectory(store, (error) => {
+      // Once: a store that is down says so on every enqueue anyway.
+      if (!isDirectoryWarned) log.warn({ err: error }, 'could not read the task directory; enqueue of types this process did not register uses what it last read');
+      isDirectoryWarned = true;
+    });
     this.scheduler = new CronScheduler((type, payload, options) => this.enqueue(type, payload as never, options), log, this.maintenance);
   }
 
@@ -398,6 +411,7 @@ export class Mailroom {
     }
     log.debug({ store: store.description }, 'mailroom opened');
     const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver, portal);
+    await mr.directory.refreshIfStale();
     if (options.endpoints?.deliver === true || (options.endpoints?.deliver !== false && (await hasEndpoints(store)))) mr.startDelivering();
     return mr;
   }
@@ -414,6 +428,7 @@ export class Mailroom {
     this.builtInTypes.delete(type);
     // Workers claim by registered types: let idle ones look again.
     for (const worker of this.workers) worker.wake();
+    if (this.workers.size > 0) this.recordTasks();
     return this;
   }
 
@@ -440,6 +455,7 @@ export class Mailroom {
   async ingest(params: IngestParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
     checkEventIdentity(params.event);
+    await this.directory.refreshIfStale();
     // A limit key is computed from what the handler will get: the event's parsed body.
     let body: { value: unknown } | undefined;
     const eventBody = () => (body ??= { value: parseEventBody(params.event.rawBody, params.event.headers['content-type']) }).value;
@@ -455,6 +471,7 @@ export class Mailroom {
    */
   async enqueue<T extends string>(type: T, payload: PayloadOf<T>, options: EnqueueOptions = {}): Promise<Job<PayloadOf<T>>> {
     this.assertOpen();
+    await this.directory.refreshIfStale();
     const insert = this.toInsert(type, payload, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const [result] = await traceEnqueue('enqueue', [insert], (jobs) => executor.jobInsertMany({ jobs }));
@@ -467,6 +484,7 @@ export class Mailroom {
     this.assertOpen();
     if (!Array.isArray(items)) throw new InvalidArgumentError('enqueueMany takes an array of { type, payload, options }');
     if (items.length === 0) return [];
+    await this.directory.refreshIfStale();
     const inserts = items.map((item) => this.toInsert(item.type, item.payload, item.options ?? {}));
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const results = await traceEnqueue('enqueue', inserts, (jobs) => executor.jobInsertMany({ jobs }));
@@ -486,6 +504,7 @@ export class Mailroom {
    */
   async enqueueBatch(children: readonly EnqueueManyItem[], options: EnqueueBatchOptions): Promise<EnqueuedBatch> {
     this.assertOpen();
+    await this.directory.refreshIfStale();
     const batch = this.toBatchInsert(children, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const result = await traceEnqueue('enqueue', batch, (jobs) => executor.batchInsert(splitBatch(jobs)));
@@ -534,6 +553,8 @@ export class Mailroom {
    */
   private runTransaction(fn: (tx: any) => any, finish: JobFinish | null): any {
     if (this.store.capabilities.syncTransactions && this.store.transactionSync) {
+      // Synchronous: this transaction reads the snapshot as it is; the next one sees a refresh.
+      this.directory.refreshLater();
       const result = this.store.transactionSync((tx) => {
         const value = fn({
           db: tx.db,
@@ -556,9 +577,12 @@ export class Mailroom {
         .transaction(async (tx) => {
           const value = await fn({
             client: tx.client,
-            enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) =>
-              (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job,
+            enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) => {
+              await this.directory.refreshIfStale();
+              return (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job;
+            },
             enqueueBatch: async (children: readonly EnqueueManyItem[], options: EnqueueBatchOptions) => {
+              await this.directory.refreshIfStale();
               const result = await traceEnqueue('enqueue', this.toBatchInsert(children, options), (jobs) => tx.batchInsert(splitBatch(jobs)));
               return { ...result.batch, jobs: result.jobs };
             },
@@ -614,6 +638,7 @@ export class Mailroom {
       options,
     );
     this.workers.add(worker);
+    this.recordTasks();
     signalOpened('worker', worker, `worker ${worker.id}`);
     return worker.start();
   }
@@ -819,6 +844,8 @@ export class Mailroom {
     // flight finishes before the workers stop and the store closes.
     await this.maintenance.stop();
     await Promise.all([...this.workers].map((worker) => worker.stop({ timeoutMs: options.timeoutMs ?? 10_000 })));
+    // Task records and directory reads in flight finish before the store closes under them.
+    await Promise.all([...this.taskRecords, this.directory.settled()]);
     if (this.ownsStore) await this.store.close();
   }
 
@@ -833,6 +860,8 @@ export class Mailroom {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
     assertKnownOptions(options, ENQUEUE_OPTION_KEYS, () => `enqueue of "${type}"`);
     const task = this.registry.get(type);
+    // A type this process did not register: what its worker recorded (queue, keyed).
+    const recorded = task ? undefined : this.directory.get(type);
     let payloadJson: string | undefined;
     try {
       payloadJson = JSON.stringify(payload === undefined ? null : payload);
@@ -849,7 +878,8 @@ export class Mailroom {
     }
     const delayMs = options.delayMs ?? 0;
     if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('delayMs must be a number >= 0');
-    const queue = options.queue ?? task?.queue ?? DEFAULT_QUEUE;
+    const queue = options.queue ?? task?.queue ?? recorded?.queue ?? DEFAULT_QUEUE;
+    if (recorded?.keyed) this.withoutLimitKey(type, limitPayload !== NO_LIMIT_PAYLOAD);
     assertQueueName(queue);
     for (const [name, value] of [['key', options.key], ['group', options.group]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`${name} must be a non-empty string`);
@@ -866,6 +896,34 @@ export class Mailroom {
       group: options.group ?? null,
       ...(task?.limitKey ? { limitKey: limitKeyOf(type, task.limitKey, limitPayload === NO_LIMIT_PAYLOAD ? payload : limitPayload()) } : {}),
     };
+  }
+
+  /**
+   * A job of a type with per-key limits that this process cannot key: an API enqueue is
+   * refused (the caller can register the task); ingress stores it without a key, since
+   * refusing a webhook could lose it (not every provider redelivers), and warns once.
+   */
+  private withoutLimitKey(type: string, isIngress: boolean): void {
+    if (!isIngress) throw new LimitKeyUnknownError(type);
+    if (this.keylessTypes.has(type)) return;
+    this.keylessTypes.add(type);
+    this.log.warn(
+      { type },
+      'webhook jobs of this type are stored without a limit key: its worker has per-key limits, but this process has not registered the task; they share one key until it does',
+    );
+  }
+
+  /** Record this process's task types in the store's task directory, for processes that enqueue them without registering them. */
+  private recordTasks(): void {
+    const tasks = this.taskTypes().map((type) => {
+      const task = this.registry.get(type)!;
+      return { type, queue: task.queue ?? DEFAULT_QUEUE, keyed: task.keyed };
+    });
+    const recording = this.store.taskRecord({ tasks }).catch((error: unknown) => {
+      this.log.warn({ err: error }, 'could not record task types in the store; other processes that enqueue them without registering them use the default queue');
+    });
+    this.taskRecords.add(recording);
+    void recording.finally(() => this.taskRecords.delete(recording));
   }
 
   /**

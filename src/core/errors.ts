@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   MR_ERR_KEY_CONFLICT: 'An idempotency key was reused with a different payload.',
   MR_ERR_JOB_NOT_FOUND: 'No job has that id.',
   MR_ERR_JOB_STATE: 'The job is not in a state that allows the operation.',
+  MR_ERR_LIMIT_KEY_UNKNOWN: 'The task has per-key limits, but this process did not register it, so it cannot compute a job\'s limit key.',
   MR_ERR_INVALID_ARGUMENT: 'An argument to the API was invalid.',
   MR_ERR_TRANSACTION_ASYNC: 'A synchronous transaction callback returned a promise.',
   MR_ERR_UNSUPPORTED: 'The store does not support this operation.',
@@ -192,6 +193,22 @@ export class JobStateError extends MailroomError {
    */
   constructor(readonly jobId: string, readonly status: string, readonly operation: string, readonly advice?: string) {
     super('MR_ERR_JOB_STATE', `Job ${jobId} is ${status}; cannot ${operation} it.${advice ? ` ${advice}` : ''}`, { httpStatus: 409 });
+  }
+}
+
+/**
+ * An enqueue of a type whose worker declared per-key limits (the task directory), from a
+ * process that has not registered the task: the key is a function of the payload that only
+ * the definition has, and a job stored without it would share one key with every other.
+ */
+export class LimitKeyUnknownError extends MailroomError {
+  constructor(readonly type: string) {
+    super(
+      'MR_ERR_LIMIT_KEY_UNKNOWN',
+      `Task "${type}" has per-key limits (a worker recorded them), but this process has not registered it, so it cannot compute the job's limit key. ` +
+        `Register the same definition here with mr.task("${type}", …) (or the CLI's --config), or enqueue from a process that has it.`,
+      { httpStatus: 400 },
+    );
   }
 }
 

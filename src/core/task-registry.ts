@@ -7,8 +7,8 @@ import type { Logger } from '../log.js';
 import { resolveRetryPolicy } from './retry-policy.js';
 import type { RetryPolicy, RetryPolicyOptions } from './retry-policy.js';
 import { InvalidArgumentError } from './errors.js';
-import { optionKeys } from './known-options.js';
-import type { LimitSet, TypeLimits } from '../store/limits.js';
+import { assertKnownOptions, optionKeys } from './known-options.js';
+import type { LimitSet, RateLimit, TypeLimits } from '../store/limits.js';
 
 /**
  * Declare payload types per task type to type `enqueue` and `run`:
@@ -116,6 +116,11 @@ export const TASK_DEFINITION_KEYS = optionKeys<TaskDefinition>()({
   maxResultBytes: true,
 });
 
+/** The keys of `limits`, of `limits.perKey`, and of a rate: a misspelt `concurency` would be no limit at all. */
+const TASK_LIMITS_KEYS = optionKeys<TaskLimits>()({ concurrency: true, rate: true, key: true, perKey: true });
+const LIMIT_SET_KEYS = optionKeys<LimitSet>()({ concurrency: true, rate: true });
+const RATE_KEYS = optionKeys<RateLimit>()({ limit: true, intervalMs: true });
+
 export interface RegisteredTask {
   readonly type: string;
   readonly run: TaskHandler<any>;
@@ -127,6 +132,8 @@ export interface RegisteredTask {
   readonly limits: TypeLimits | undefined;
   /** The limit key of a job of this type, from its payload; undefined: no key. */
   readonly limitKey: ((payload: unknown) => string | number) | undefined;
+  /** Per-key limits that need limitKey at enqueue (what the task directory records). */
+  readonly keyed: boolean;
 }
 
 export class TaskRegistry {
@@ -146,6 +153,7 @@ export class TaskRegistry {
       maxAttempts: def.maxAttempts,
       limits: def.limits ? resolveLimits(type, def.limits) : undefined,
       limitKey: def.limits?.key as ((payload: unknown) => string | number) | undefined,
+      keyed: def.limits?.perKey !== undefined,
     };
     this.tasks.set(type, task);
     this.limitsCache = null;
@@ -169,9 +177,17 @@ export class TaskRegistry {
 /** Checks a task's limits and keeps the part the store enforces. */
 function resolveLimits(type: string, limits: TaskLimits<any>): TypeLimits | undefined {
   if (typeof limits !== 'object' || limits === null) throw new InvalidArgumentError(`limits of "${type}" must be an object`);
+  assertKnownOptions(limits, TASK_LIMITS_KEYS, () => `limits of "${type}"`);
   if (limits.key !== undefined && typeof limits.key !== 'function') throw new InvalidArgumentError(`limits.key of "${type}" must be a function of the payload`);
+  // Without a key every job would share one: perKey would be a second type-wide limit.
+  if (limits.perKey !== undefined && limits.key === undefined) {
+    throw new InvalidArgumentError(`limits.perKey of "${type}" needs limits.key: a function of the payload that names each job's key`);
+  }
   checkLimitSet(limits, `limits of "${type}"`);
-  if (limits.perKey !== undefined) checkLimitSet(limits.perKey, `limits.perKey of "${type}"`);
+  if (limits.perKey !== undefined) {
+    assertKnownOptions(limits.perKey, LIMIT_SET_KEYS, () => `limits.perKey of "${type}"`);
+    checkLimitSet(limits.perKey, `limits.perKey of "${type}"`);
+  }
   const resolved: TypeLimits = {
     type,
     ...(limits.concurrency !== undefined ? { concurrency: limits.concurrency } : {}),
@@ -184,6 +200,7 @@ function resolveLimits(type: string, limits: TaskLimits<any>): TypeLimits | unde
 
 function checkLimitSet(set: LimitSet, what: string): void {
   if (typeof set !== 'object' || set === null) throw new InvalidArgumentError(`${what} must be an object`);
+  if (set.rate !== undefined) assertKnownOptions(set.rate, RATE_KEYS, `${what}: rate`);
   if (set.concurrency !== undefined && !(Number.isInteger(set.concurrency) && set.concurrency >= 1)) {
     throw new InvalidArgumentError(`${what}: concurrency must be a whole number >= 1`);
   }

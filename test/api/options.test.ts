@@ -31,6 +31,9 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
       ['delay', () => mr.enqueueMany([{ type: 'send_email', payload: {}, options: { delay: 5_000 } as never }])],
       ['maxAttempt', () => mr.task('report', { run: async () => undefined, maxAttempt: 3 } as never)],
       ['concurency', () => mr.work({ concurency: 3 } as never)],
+      ['concurency', () => mr.task('limited', { run: async () => undefined, limits: { concurency: 3 } } as never)],
+      ['rates', () => mr.task('limited', { run: async () => undefined, limits: { key: () => 'k', perKey: { rates: { limit: 1, intervalMs: 1 } } } } as never)],
+      ['interval', () => mr.task('limited', { run: async () => undefined, limits: { rate: { limit: 1, interval: 1_000 } } } as never)],
       ['statuz', () => mr.listJobs({ statuz: 'dead' } as never)],
       ['typ', () => mr.retryNow({ typ: 'send_email' } as never)],
       ['reson', () => mr.replay({ status: 'dead' }, { reson: 'x' } as never)],
@@ -46,6 +49,7 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
       }
       expect(error, key).toMatchObject({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining(`no option "${key}"`) });
     }
+    expect(mr.taskTypes()).not.toContain('limited');
     expect(await mr.listJobs({})).toEqual([]);
     expect(await mr.messages.list({})).toEqual([]);
     expect(await mr.endpoints.list({})).toEqual([]);

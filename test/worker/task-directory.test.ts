@@ -1,0 +1,101 @@
+// A process that enqueues a type it did not register (a web process beside separate
+// workers, the CLI without --config) gets what the type's worker recorded when it started:
+// the task's queue, so pausing that queue holds the job; and, for a task with per-key
+// limits, a refusal instead of a job without a key (which would share one key with every
+// other). Webhook ingress stores such a job without a key and warns once per type.
+
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Mailroom } from '../../src/mailroom.js';
+import { jsonLines, logSink } from '../harness/log-sink.js';
+import type { LogSink } from '../harness/log-sink.js';
+import { storeHarnesses } from '../harness/stores.js';
+import { waitFor } from '../harness/wait.js';
+
+const emailTask = {
+  queue: 'email',
+  limits: { key: (p: unknown) => (p as { provider: string }).provider, perKey: { concurrency: 1 } },
+  run: async () => undefined,
+};
+
+describe.each(storeHarnesses)('task directory on $name', (harness) => {
+  const opened: Mailroom[] = [];
+  afterEach(async () => {
+    for (const mr of opened.splice(0)) await mr.close({ timeoutMs: 2_000 });
+    await harness.cleanup();
+  });
+
+  /** The worker process: registers both tasks and starts a worker (which records them). */
+  async function openWorkerProcess(): Promise<{ worker: Mailroom; url: string; limitKeys: () => Promise<unknown[]> }> {
+    const { store, url, query } = await harness.open();
+    const worker = await Mailroom.open({ store, logger: pino({ level: 'silent' }) });
+    opened.push(worker);
+    worker.task('send_email', emailTask).task('build_report', { queue: 'reports', run: async () => undefined });
+    await worker.pauseQueue('email'); // nothing here should run; the test reads what was stored
+    await worker.pauseQueue('reports');
+    worker.work({ pollMs: 60_000 });
+    await waitFor(async () => (await worker.store.taskList()).length === 2, { timeoutMs: 10_000, description: 'the worker recorded its two tasks' });
+    const limitKeys = async () => (await query!('SELECT limit_key FROM mailroom_job ORDER BY id')).map((row) => row.limit_key);
+    return { worker, url, limitKeys };
+  }
+
+  /** Another process on the same data that registers nothing. */
+  async function openWebProcess(url: string, log: LogSink = logSink()): Promise<Mailroom> {
+    const web = await Mailroom.open({ db: url, logger: pino({ level: 'debug' }, log) });
+    opened.push(web);
+    return web;
+  }
+
+  it.skipIf(!harness.isAvailable)("sends a type it did not register to the queue its worker recorded, so the queue's pause holds it", async () => {
+    const { worker, url } = await openWorkerProcess();
+    expect(await worker.store.taskList()).toEqual([
+      { type: 'build_report', queue: 'reports', keyed: false, recordedAt: expect.any(Date) },
+      { type: 'send_email', queue: 'email', keyed: true, recordedAt: expect.any(Date) },
+    ]);
+    const web = await openWebProcess(url);
+    const report = await web.enqueue('build_report', { month: '2026-11' });
+    expect(report.queue).toBe('reports');
+    // An explicit queue still wins, and a type no worker recorded goes to the default queue.
+    expect((await web.enqueue('build_report', {}, { queue: 'urgent' })).queue).toBe('urgent');
+    expect((await web.enqueue('unknown_type', {})).queue).toBe('default');
+    const [batchChild] = (await web.enqueueBatch([{ type: 'build_report', payload: {} }], { then: { type: 'build_report', payload: {} } })).jobs;
+    expect(batchChild!.queue).toBe('reports');
+    expect((await web.stats()).byQueue.reports).toMatchObject({ pending: 2 });
+  });
+
+  it.skipIf(!harness.isAvailable)('refuses to enqueue a type with per-key limits it cannot key, and stores nothing; registering the task here keys it', async () => {
+    const { url, limitKeys } = await openWorkerProcess();
+    const web = await openWebProcess(url);
+    await expect(web.enqueue('send_email', { provider: 'postmark' })).rejects.toMatchObject({
+      code: 'MR_ERR_LIMIT_KEY_UNKNOWN',
+      message: expect.stringContaining('mr.task("send_email"'),
+    });
+    await expect(web.enqueueMany([{ type: 'build_report', payload: {} }, { type: 'send_email', payload: { provider: 'postmark' } }])).rejects.toMatchObject({
+      code: 'MR_ERR_LIMIT_KEY_UNKNOWN',
+    });
+    expect(await web.listJobs({})).toEqual([]);
+
+    web.task('send_email', emailTask);
+    const job = await web.enqueue('send_email', { provider: 'postmark' });
+    expect(job.queue).toBe('email');
+    expect(await limitKeys()).toEqual(['postmark']);
+  });
+
+  it.skipIf(!harness.isAvailable)('stores a webhook job it cannot key in the recorded queue, without a key, and warns once per type', async () => {
+    const { url, limitKeys } = await openWorkerProcess();
+    const log = logSink();
+    const web = await openWebProcess(url, log);
+    for (const deliveryId of ['evt_1', 'evt_2']) {
+      const result = await web.ingest({
+        event: { source: 'stripe', deliveryId, type: 'invoice.paid', headers: { 'content-type': 'application/json' }, rawBody: Buffer.from('{"provider":"postmark"}') },
+        jobs: [{ type: 'send_email', priority: 0, group: null }],
+      });
+      expect(result.jobs).toHaveLength(1);
+      expect(result.jobs[0]!.queue).toBe('email');
+    }
+    expect(await limitKeys()).toEqual([null, null]);
+    const warnings = jsonLines(log.text()).filter((line) => line.level === 40 && line.type === 'send_email');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toContain('without a limit key');
+  });
+});
