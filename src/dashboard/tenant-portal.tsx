@@ -12,6 +12,7 @@ import {
   CsrfError,
   EndpointNotFoundError,
   InvalidArgumentError,
+  JobStateError,
   MailroomError,
   RotationInProgressError,
   RouteNotFoundError,
@@ -274,7 +275,15 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
             throw new InvalidArgumentError(`Delivery ${delivery.id} is ${delivery.status}; only a failed delivery can be re-sent.`);
           }
           // Its deliver job, dead, goes back to pending with a fresh budget and its history kept (SPEC §3 replay).
-          await mr.replay({ id: delivery.jobId }, { reason: 're-sent from the tenant portal', by: 'portal' });
+          await mr.replay({ id: delivery.jobId }, { reason: 're-sent from the tenant portal', by: 'portal' }).catch((error: unknown) => {
+            // Pending or running: a re-send (a second click, another tab) already put it back
+            // in line, and the delivery reads `failed` until its next attempt is recorded.
+            // The operator's wording (a job id, "use retryNow") means nothing to a tenant.
+            if (error instanceof JobStateError && (error.status === 'pending' || error.status === 'running')) {
+              throw new MailroomError(error.code, `Delivery ${delivery.id} is already being re-sent.`, { httpStatus: 409, cause: error });
+            }
+            throw error;
+          });
           log.info({ deliveryId: delivery.id, endpointId: endpoint.id, tenant: session.tenant, by: 'portal' }, 'portal re-sent a delivery');
           acted(request, portalHref(`/endpoints/${endpoint.id}/deliveries/${delivery.id}`, { done: 'resent' }), { id: delivery.id, resent: true });
           return;

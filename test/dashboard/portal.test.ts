@@ -342,6 +342,21 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect(again.status).toBe(400);
   });
 
+  it.skipIf(!harness.isAvailable)('says a delivery is already being re-sent when it is sent again before its next attempt', async () => {
+    const p = await serve();
+    const cookie = await enter(await p.mr.portal.link('acme'));
+    const csrf = await csrfOf(p, cookie);
+    const [failed] = await p.mr.deliveries.list({ endpointId: p.acme.endpoint.id });
+    // Hold the deliver job in line, as a busy worker would, so the second click finds it pending.
+    await p.mr.pauseQueue((await p.mr.getJob(failed!.jobId!))!.queue);
+    const form = { endpoint: p.acme.endpoint.id, id: p.acme.failedDeliveryId, csrf };
+    expect((await post(p, cookie, 'resend', form)).status).toBe(303);
+    const again = await post(p, cookie, 'resend', form);
+    expect(again.status).toBe(409);
+    expect(again.text).toContain(`Delivery ${p.acme.failedDeliveryId} is already being re-sent.`);
+    expect(again.text).not.toMatch(/retryNow|Job \d+/);
+  });
+
   it.skipIf(!harness.isAvailable)('re-sends what was skipped while the tenant had disabled the endpoint, once enabled again', async () => {
     const p = await serve();
     const cookie = await enter(await p.mr.portal.link('acme'));
