@@ -6,6 +6,7 @@ export type {
   EnqueueOptions,
   EnqueueManyItem,
   EnqueueBatchOptions,
+  PauseQueueOptions,
   EnqueuedBatch,
   BatchThen,
   ListJobsOptions,

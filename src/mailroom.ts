@@ -126,6 +126,11 @@ export type BatchThen<T extends string = string> = {
   readonly payload: PayloadOf<T>;
 } & Omit<EnqueueOptions, 'client' | 'key' | 'runAt' | 'group'>;
 
+export interface PauseQueueOptions {
+  /** Why, shown by stats(), the CLI, metrics' logs and the dashboard. */
+  readonly reason?: string;
+}
+
 export interface EnqueueBatchOptions {
   /**
    * The completion job, enqueued exactly once, in the transaction that makes the last
@@ -272,6 +277,9 @@ const RETRY_NOW_FILTER_KEYS = optionKeys<RetryNowFilter>()({ type: true, queue: 
 const REPLAY_FILTER_KEYS = optionKeys<Extract<ReplayTarget, { status: unknown }>>()({ status: true, type: true, source: true, eventId: true, errorContains: true });
 const REPLAY_OPTION_KEYS = optionKeys<ReplayOptions>()({ reason: true, by: true, force: true, includeCancelled: true, maxAttempts: true });
 const PUBLISH_OPTION_KEYS = optionKeys<PublishOptions>()({ tenant: true, key: true, client: true });
+const BATCH_OPTION_KEYS = optionKeys<EnqueueBatchOptions>()({ then: true, client: true });
+const BATCH_THEN_KEYS = optionKeys<BatchThen>()({ type: true, payload: true, priority: true, queue: true, delayMs: true, maxAttempts: true });
+const PAUSE_OPTION_KEYS = optionKeys<PauseQueueOptions>()({ reason: true });
 
 /** toInsert's marker for "the limit key comes from the payload itself". */
 const NO_LIMIT_PAYLOAD = Symbol('payload');
@@ -820,9 +828,10 @@ export class Mailroom {
    * @returns true when this call paused it
    * @example await mr.pauseQueue('email', { reason: 'provider outage' });
    */
-  async pauseQueue(queue: string, options: { reason?: string } = {}): Promise<boolean> {
+  async pauseQueue(queue: string, options: PauseQueueOptions = {}): Promise<boolean> {
     this.assertOpen();
     assertQueueName(queue);
+    assertKnownOptions(options, PAUSE_OPTION_KEYS, 'pauseQueue');
     return this.store.queuePause({ queue, reason: options.reason ?? null });
   }
 
@@ -936,11 +945,14 @@ export class Mailroom {
     if (!Array.isArray(children)) throw new InvalidArgumentError('enqueueBatch takes an array of { type, payload, options } children');
     const then = options?.then;
     if (typeof then !== 'object' || then === null) throw new InvalidArgumentError('enqueueBatch needs { then: { type, payload } }: the completion job');
+    assertKnownOptions(options, BATCH_OPTION_KEYS, 'enqueueBatch');
     for (const name of ['key', 'runAt', 'group'] as const) {
       if ((then as Record<string, unknown>)[name] !== undefined) {
         throw new InvalidArgumentError(`then.${name} is not supported: the completion job is enqueued once, when the last child ends (use then.delayMs to wait after that)`);
       }
     }
+    // Before toInsert's check, which would list options (key, runAt, group) that then refuses.
+    assertKnownOptions(then, BATCH_THEN_KEYS, 'enqueueBatch then');
     const inserts = children.map((child, index) => {
       if (child?.options?.key !== undefined) throw new InvalidArgumentError(`children[${index}].options.key is not supported: a batch's children take no idempotency key`);
       return this.toInsert(child?.type, child?.payload, child?.options ?? {});

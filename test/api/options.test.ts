@@ -33,6 +33,9 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
       ['concurency', () => mr.work({ concurency: 3 } as never)],
       ['concurency', () => mr.task('limited', { run: async () => undefined, limits: { concurency: 3 } } as never)],
       ['rates', () => mr.task('limited', { run: async () => undefined, limits: { key: () => 'k', perKey: { rates: { limit: 1, intervalMs: 1 } } } } as never)],
+      ['reson', () => mr.pauseQueue('email', { reson: 'outage' } as never)],
+      ['clinet', () => mr.enqueueBatch([], { then: { type: 'assemble', payload: {} }, clinet: {} } as never)],
+      ['delay', () => mr.enqueueBatch([], { then: { type: 'assemble', payload: {}, delay: 5_000 } as never })],
       ['interval', () => mr.task('limited', { run: async () => undefined, limits: { rate: { limit: 1, interval: 1_000 } } } as never)],
       ['statuz', () => mr.listJobs({ statuz: 'dead' } as never)],
       ['typ', () => mr.retryNow({ typ: 'send_email' } as never)],
@@ -50,6 +53,7 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
       expect(error, key).toMatchObject({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining(`no option "${key}"`) });
     }
     expect(mr.taskTypes()).not.toContain('limited');
+    expect((await mr.stats()).paused).toEqual([]);
     expect(await mr.listJobs({})).toEqual([]);
     expect(await mr.messages.list({})).toEqual([]);
     expect(await mr.endpoints.list({})).toEqual([]);
