@@ -161,7 +161,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     await mr.store.jobFinishMany({ finishes: [{ kind: 'done', id: second.id, leaseToken: second.leaseToken, resultJson: '{"pages":12}', detailsJson: '{"took":"2s"}' }] });
 
     const human = await runCommand(['job', job.id, '--db', url]);
-    expect(human.stdout).toMatch(/^attempts +1 of 5, snoozed 1 times$/m);
+    expect(human.stdout).toMatch(/^attempts +1 of 5, snoozed once$/m);
     expect(human.stdout).toContain('result:\n  {\n    "pages": 12\n  }\n');
     expect(human.stdout).toContain('DETAILS');
     expect(human.stdout).toMatch(/snoozed .*export not ready +\{"poll":1\}/);
@@ -217,6 +217,12 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     await mr.enqueue('send_email', {}, { queue: 'email' });
     const paused = await runCommand(['queue', 'pause', 'email', '--reason', 'SMTP down', '--db', url]);
     expect(paused.stdout).toBe('Paused queue email: nothing claims its jobs until mailroom queue resume email.\n');
+    expect(paused.stderr).toBe('');
+    // A name nothing uses (a typo) is paused, with a note that nothing is in it.
+    const typo = await runCommand(['queue', 'pause', 'emial', '--db', url]);
+    expect(typo.code).toBe(0);
+    expect(typo.stderr).toContain('no job is in queue emial and no worker recorded a task that uses it');
+    expect(await runJson(['queue', 'resume', 'emial', '--db', url])).toMatchObject({ changed: true });
     expect((await runCommand(['queue', 'pause', 'email', '--db', url])).stdout).toBe('Queue email was paused already.\n');
     const listed = await runCommand(['queues', '--db', url]);
     expect(listed.stdout).toMatch(/^email +1 +0 +0 +0 +\S+ +since \S+Z$/m);

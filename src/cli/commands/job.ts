@@ -55,7 +55,7 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     ['type', detail.type],
     ['queue', detail.queue],
     ['status', detail.status + (detail.deadReason ? ` (${deadReasonText(detail)})` : '')],
-    ['attempts', `${detail.attempts} of ${detail.maxAttempts}` + (detail.snoozes > 0 ? `, snoozed ${detail.snoozes} times` : '')],
+    ['attempts', `${detail.attempts} of ${detail.maxAttempts}` + (detail.snoozes > 0 ? `, snoozed ${detail.snoozes === 1 ? 'once' : `${detail.snoozes} times`}` : '')],
     ['priority', String(detail.priority)],
     ['key', detail.key ?? '-'],
     ['group', detail.group ?? '-'],

@@ -5,6 +5,7 @@ import { CliUsageError, parseCommandArgs } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
+import type { Mailroom } from '../../mailroom.js';
 import { writeJson, writeLines } from '../output.js';
 
 export interface QueueOptions {
@@ -43,6 +44,10 @@ Options:
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const isPause = options.action === 'pause';
       const changed = isPause ? await mr.pauseQueue(options.queue, { reason: options.reason }) : await mr.resumeQueue(options.queue);
+      // A misspelt name pauses a queue nothing uses, and the real one keeps running: say so.
+      if (isPause && changed && !(await isQueueInUse(mr, options.queue))) {
+        writeLines(io.stderr, `Note: no job is in queue ${options.queue} and no worker recorded a task that uses it (mailroom queues lists the queues in use); it stays paused until resumed.`);
+      }
       if (options.common.json) writeJson(io.stdout, { queue: options.queue, paused: isPause, changed });
       else if (isPause) writeLines(io.stdout, changed ? `Paused queue ${options.queue}: nothing claims its jobs until mailroom queue resume ${options.queue}.` : `Queue ${options.queue} was paused already${options.reason ? '; reason updated' : ''}.`);
       else writeLines(io.stdout, changed ? `Resumed queue ${options.queue}: its jobs run again.` : `Queue ${options.queue} was not paused.`);
@@ -50,5 +55,11 @@ Options:
     });
   },
 };
+
+/** A queue that holds jobs, or that a worker's task sends its jobs to (the task directory). */
+async function isQueueInUse(mr: Mailroom, name: string): Promise<boolean> {
+  if ((await mr.stats()).byQueue[name] !== undefined) return true;
+  return (await mr.store.taskList()).some((task) => task.queue === name);
+}
 
 export default queue;
