@@ -6,26 +6,18 @@ import type { DestinationStream, Logger } from 'pino';
 import { createRequire } from 'node:module';
 import { InvalidArgumentError } from './core/errors.js';
 import { SECRET_HEADERS } from './providers/secret-headers.js';
+import { SECRET_FIELD_NAMES } from './core/secret-names.js';
 
 export type { Logger };
 
 /**
- * Paths pino replaces with "[redacted]" wherever they appear in a log object: secrets and
- * tokens by name, and every signature or credential header in every provider's spelling
+ * Paths pino replaces with "[redacted]" wherever they appear in a log object: the usual
+ * secret field names (core/secret-names.ts; pino redacts paths, not a rule), and every signature or credential header in every provider's spelling
  * (`SECRET_HEADERS`, the list storage and `forward` use), at the top and one level down
  * (a request or event object carrying its headers).
  */
 export const REDACT_PATHS: readonly string[] = [
-  'secret',
-  'secrets',
-  '*.secret',
-  '*.secrets',
-  'token',
-  '*.token',
-  'password',
-  '*.password',
-  'apiKey',
-  '*.apiKey',
+  ...SECRET_FIELD_NAMES.flatMap((name) => [name, `*.${name}`]),
   ...[...SECRET_HEADERS, 'set-cookie'].flatMap((name) => [`headers["${name}"]`, `*.headers["${name}"]`]),
 ];
 

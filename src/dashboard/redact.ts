@@ -1,11 +1,10 @@
 // What the dashboard hides inside payloads, results and details: the configured paths
 // (`dashboard.redactPaths`, dot paths such as `card.number`) and, at any depth, keys whose
-// name says they hold a secret, the same names the log redacts (log.ts REDACT_PATHS).
+// name says they hold a secret (core/secret-names.ts, the rule headers follow too).
 // A copy is redacted; stored values are never changed.
 
 import { renderBody } from '../core/display-text.js';
-
-const SECRET_KEY = /^(secret|secrets|token|password|api[-_]?key)$/i;
+import { isSecretName } from '../core/secret-names.js';
 
 /** Shown in place of a hidden value. */
 export const REDACTED = '[redacted]';
@@ -25,7 +24,7 @@ function walk(value: unknown, paths: readonly string[][]): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
     const here = paths.filter((path) => path[0] === key || path[0] === '*');
-    if (SECRET_KEY.test(key) || here.some((path) => path.length === 1)) out[key] = REDACTED;
+    if (isSecretName(key) || here.some((path) => path.length === 1)) out[key] = REDACTED;
     else out[key] = walk(inner, here.map((path) => path.slice(1)));
   }
   return out;

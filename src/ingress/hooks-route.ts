@@ -19,7 +19,7 @@ import type { BodyBudget, BodyReservation } from './body-budget.js';
 import { readBody, RequestAbortedError } from './read-body.js';
 import type { Route } from './route-table.js';
 import type { FanOutRule, IngressSource } from './sources.js';
-import { SECRET_LOOKING_HEADER } from '../providers/secret-headers.js';
+import { isSecretName } from '../core/secret-names.js';
 
 export interface HooksRouteDeps {
   readonly mr: Mailroom;
@@ -207,7 +207,7 @@ function storableHeaders(headers: RequestHeaders, secretHeaders: ReadonlySet<str
   // Names only, then one lookup each: Object.entries made a pair array per header.
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (value === undefined || secretHeaders.has(name) || SECRET_LOOKING_HEADER.test(name)) continue;
+    if (value === undefined || secretHeaders.has(name) || isSecretName(name)) continue;
     stored[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return stored;

@@ -4,7 +4,7 @@
 // terminal or a page, so any header whose name looks secret-bearing is hidden too.
 
 import { SECRET_HEADERS } from './index.js';
-import { SECRET_LOOKING_HEADER } from './secret-headers.js';
+import { isSecretName } from '../core/secret-names.js';
 
 const KNOWN_SECRET_HEADERS = new Set(SECRET_HEADERS);
 
@@ -13,7 +13,7 @@ export const HIDDEN_HEADER_VALUE = '[hidden]';
 
 /** True for a header that carries, or may carry, a signature or a credential. */
 export function isSecretHeader(name: string): boolean {
-  return KNOWN_SECRET_HEADERS.has(name.toLowerCase()) || SECRET_LOOKING_HEADER.test(name);
+  return KNOWN_SECRET_HEADERS.has(name.toLowerCase()) || isSecretName(name);
 }
 
 /** Stored headers sorted by name, secret-bearing values replaced by `[hidden]`. */

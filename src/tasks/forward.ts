@@ -8,7 +8,7 @@ import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../core/backoff.js';
 import type { TaskContext, TaskDefinition } from '../core/task-registry.js';
 import type { ForwardTaskConfig } from '../config/define-config.js';
 import { SECRET_HEADERS } from '../providers/index.js';
-import { SECRET_LOOKING_HEADER } from '../providers/secret-headers.js';
+import { isSecretName } from '../core/secret-names.js';
 import { signStandardWebhook } from '../providers/standard-webhooks-scheme.js';
 import { standardWebhooksKey } from '../providers/standard.js';
 import { traceHttpCall } from '../tracing.js';
@@ -110,7 +110,7 @@ function buildRequest(
   if (ctx.event) {
     for (const [name, value] of Object.entries(ctx.event.headers)) {
       const lower = name.toLowerCase();
-      if (!NOT_FORWARDED.has(lower) && !lower.startsWith('x-forwarded-') && !SECRET_LOOKING_HEADER.test(lower)) headers[lower] = value;
+      if (!NOT_FORWARDED.has(lower) && !lower.startsWith('x-forwarded-') && !isSecretName(lower)) headers[lower] = value;
     }
     body = ctx.event.rawBody;
     headers['content-type'] = ctx.event.headers['content-type'] ?? 'application/octet-stream';

@@ -12,6 +12,7 @@ describe('redactJson', () => {
       customers: [{ email: 'a@example.com', name: 'A' }],
       nested: { deeper: { apiKey: 'k', password: 'p', keep: 1 } },
       token: 't',
+      oauth: { access_token: 'a', client_secret: 'c', private_key: 'pk', max_tokens: 1024, idempotency_key: 'order-7' },
     };
     const shown = redactJson(payload, ['card.number', 'customers.email', '*.deeper.keep']);
     expect(shown).toEqual({
@@ -19,6 +20,7 @@ describe('redactJson', () => {
       customers: [{ email: REDACTED, name: 'A' }],
       nested: { deeper: { apiKey: REDACTED, password: REDACTED, keep: REDACTED } },
       token: REDACTED,
+      oauth: { access_token: REDACTED, client_secret: REDACTED, private_key: REDACTED, max_tokens: 1024, idempotency_key: 'order-7' },
     });
     expect(payload.card.number).toBe('4242424242424242');
   });
