@@ -550,6 +550,7 @@ export class Mailroom {
   transaction<R>(fn: (tx: SyncTransaction & AsyncTransaction) => R): R extends Promise<unknown> ? R : R | Promise<R>;
   transaction(fn: (tx: any) => any): any {
     this.assertOpen();
+    if (typeof fn !== 'function') throw new InvalidArgumentError('transaction takes a callback: mr.transaction((tx) => { … tx.enqueue(…) })');
     return this.runTransaction(fn, null);
   }
 

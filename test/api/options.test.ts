@@ -59,6 +59,15 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     expect(await mr.endpoints.list({})).toEqual([]);
   });
 
+  it.skipIf(!harness.isAvailable)('refuses a transaction without a callback, and a client that is not a connection, in the words of the call', async () => {
+    const mr = await open();
+    expect(() => mr.transaction(42 as never)).toThrow(expect.objectContaining({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining('transaction takes a callback') }));
+    if (harness.name === 'postgres') {
+      await expect(mr.enqueue('send_email', {}, { client: {} })).rejects.toMatchObject({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringMatching(/^client must be/) });
+    }
+    expect(await mr.listJobs({})).toEqual([]);
+  });
+
   it.skipIf(!harness.isAvailable)('replays a bare id, as retryNow and cancel take one', async () => {
     const mr = await open();
     const dead = await insertJob(mr.store, { type: 'fulfil', status: 'dead', maxAttempts: 1 });

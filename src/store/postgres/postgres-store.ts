@@ -351,11 +351,11 @@ export class PostgresStore extends PostgresExecutor implements Store {
    */
   fromClient(client: unknown): StoreExecutor {
     if (typeof (client as PgQueryable | null)?.query !== 'function') {
-      throw new InvalidArgumentError('fromClient needs a node-postgres Client or PoolClient (an object with query()).');
+      throw new InvalidArgumentError('client must be a node-postgres Client or PoolClient (an object with query()) with your transaction open on it.');
     }
     // A Pool sends each statement to whichever connection is free: no transaction spans them.
     if (typeof (client as { totalCount?: unknown }).totalCount === 'number') {
-      throw new InvalidArgumentError('fromClient needs one connection (pool.connect() gives one), not a Pool.');
+      throw new InvalidArgumentError('client must be one connection (pool.connect() gives one), not a Pool: a Pool runs each statement on whichever connection is free, outside your transaction.');
     }
     return new PostgresExecutor(new ClientRunner(client as PgQueryable, 'user'), this.schema);
   }
