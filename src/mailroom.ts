@@ -419,7 +419,8 @@ export class Mailroom {
     }
     log.debug({ store: store.description }, 'mailroom opened');
     const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver, portal);
-    await mr.directory.refreshIfStale();
+    const loading = mr.directory.refreshIfStale(); // always stale here: the first read
+    if (loading) await loading;
     if (options.endpoints?.deliver === true || (options.endpoints?.deliver !== false && (await hasEndpoints(store)))) mr.startDelivering();
     return mr;
   }
@@ -463,7 +464,8 @@ export class Mailroom {
   async ingest(params: IngestParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
     checkEventIdentity(params.event);
-    await this.directory.refreshIfStale();
+    const refreshing = this.directory.refreshIfStale();
+    if (refreshing) await refreshing;
     // A limit key is computed from what the handler will get: the event's parsed body.
     let body: { value: unknown } | undefined;
     const eventBody = () => (body ??= { value: parseEventBody(params.event.rawBody, params.event.headers['content-type']) }).value;
@@ -479,7 +481,8 @@ export class Mailroom {
    */
   async enqueue<T extends string>(type: T, payload: PayloadOf<T>, options: EnqueueOptions = {}): Promise<Job<PayloadOf<T>>> {
     this.assertOpen();
-    await this.directory.refreshIfStale();
+    const refreshing = this.directory.refreshIfStale();
+    if (refreshing) await refreshing;
     const insert = this.toInsert(type, payload, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const [result] = await traceEnqueue('enqueue', [insert], (jobs) => executor.jobInsertMany({ jobs }));
@@ -492,7 +495,8 @@ export class Mailroom {
     this.assertOpen();
     if (!Array.isArray(items)) throw new InvalidArgumentError('enqueueMany takes an array of { type, payload, options }');
     if (items.length === 0) return [];
-    await this.directory.refreshIfStale();
+    const refreshing = this.directory.refreshIfStale();
+    if (refreshing) await refreshing;
     const inserts = items.map((item) => this.toInsert(item.type, item.payload, item.options ?? {}));
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const results = await traceEnqueue('enqueue', inserts, (jobs) => executor.jobInsertMany({ jobs }));
@@ -512,7 +516,8 @@ export class Mailroom {
    */
   async enqueueBatch(children: readonly EnqueueManyItem[], options: EnqueueBatchOptions): Promise<EnqueuedBatch> {
     this.assertOpen();
-    await this.directory.refreshIfStale();
+    const refreshing = this.directory.refreshIfStale();
+    if (refreshing) await refreshing;
     const batch = this.toBatchInsert(children, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
     const result = await traceEnqueue('enqueue', batch, (jobs) => executor.batchInsert(splitBatch(jobs)));
@@ -587,11 +592,13 @@ export class Mailroom {
           const value = await fn({
             client: tx.client,
             enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) => {
-              await this.directory.refreshIfStale();
+              const refreshing = this.directory.refreshIfStale();
+              if (refreshing) await refreshing;
               return (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job;
             },
             enqueueBatch: async (children: readonly EnqueueManyItem[], options: EnqueueBatchOptions) => {
-              await this.directory.refreshIfStale();
+              const refreshing = this.directory.refreshIfStale();
+              if (refreshing) await refreshing;
               const result = await traceEnqueue('enqueue', this.toBatchInsert(children, options), (jobs) => tx.batchInsert(splitBatch(jobs)));
               return { ...result.batch, jobs: result.jobs };
             },

@@ -44,12 +44,15 @@ export class TaskDirectory {
   }
 
   /**
-   * Refresh a stale snapshot before an enqueue reads it. A failed read keeps the old
+   * The read to wait for before an enqueue reads a stale snapshot; undefined when it is
+   * fresh, so the caller awaits nothing (an await of undefined still costs the enqueue a
+   * turn of the microtask queue, measurable with 100 callers). A failed read keeps the old
    * snapshot (the enqueue's own write reports a store that is down).
+   * @example const refreshing = directory.refreshIfStale(); if (refreshing) await refreshing;
    */
-  async refreshIfStale(): Promise<void> {
-    if (Date.now() - this.loadedAt < TASK_DIRECTORY_REFRESH_MS) return;
-    await this.load().catch(this.onError);
+  refreshIfStale(): Promise<void> | undefined {
+    if (Date.now() - this.loadedAt < TASK_DIRECTORY_REFRESH_MS) return undefined;
+    return this.load().catch(this.onError);
   }
 
   /** Resolves when no read is in flight (close waits for it before the store closes). */
