@@ -464,7 +464,7 @@ export class Mailroom {
   async ingest(params: IngestParams): Promise<EventInsertWithJobsResult> {
     this.assertOpen();
     checkEventIdentity(params.event);
-    const refreshing = this.directory.refreshIfStale();
+    const refreshing = this.directoryReady();
     if (refreshing) await refreshing;
     // A limit key is computed from what the handler will get: the event's parsed body.
     let body: { value: unknown } | undefined;
@@ -481,7 +481,7 @@ export class Mailroom {
    */
   async enqueue<T extends string>(type: T, payload: PayloadOf<T>, options: EnqueueOptions = {}): Promise<Job<PayloadOf<T>>> {
     this.assertOpen();
-    const refreshing = this.directory.refreshIfStale();
+    const refreshing = this.directoryReady();
     if (refreshing) await refreshing;
     const insert = this.toInsert(type, payload, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
@@ -495,7 +495,7 @@ export class Mailroom {
     this.assertOpen();
     if (!Array.isArray(items)) throw new InvalidArgumentError('enqueueMany takes an array of { type, payload, options }');
     if (items.length === 0) return [];
-    const refreshing = this.directory.refreshIfStale();
+    const refreshing = this.directoryReady();
     if (refreshing) await refreshing;
     const inserts = items.map((item) => this.toInsert(item.type, item.payload, item.options ?? {}));
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
@@ -516,7 +516,7 @@ export class Mailroom {
    */
   async enqueueBatch(children: readonly EnqueueManyItem[], options: EnqueueBatchOptions): Promise<EnqueuedBatch> {
     this.assertOpen();
-    const refreshing = this.directory.refreshIfStale();
+    const refreshing = this.directoryReady();
     if (refreshing) await refreshing;
     const batch = this.toBatchInsert(children, options);
     const executor = options.client !== undefined ? this.executorFor(options.client) : this.store;
@@ -913,6 +913,21 @@ export class Mailroom {
       group: options.group ?? null,
       ...(task?.limitKey ? { limitKey: limitKeyOf(type, task.limitKey, limitPayload === NO_LIMIT_PAYLOAD ? payload : limitPayload()) } : {}),
     };
+  }
+
+  /**
+   * What an enqueue waits for before it reads the task directory: a stale snapshot's read
+   * on PostgreSQL; nothing on SQLite, where the read starts in the background for the next
+   * enqueue. There an enqueue must reach its insert without awaiting anything, so that
+   * `mr.enqueue` inside the caller's own `db.transaction` (a shared Database) joins it and
+   * rolls back with it; an await first would insert after that transaction had ended.
+   */
+  private directoryReady(): Promise<void> | undefined {
+    if (this.store.capabilities.syncTransactions) {
+      this.directory.refreshLater();
+      return undefined;
+    }
+    return this.directory.refreshIfStale();
   }
 
   /**

@@ -4,8 +4,13 @@
 // limits, a refusal instead of a job without a key (which would share one key with every
 // other). Webhook ingress stores such a job without a key and warns once per type.
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TASK_DIRECTORY_REFRESH_MS } from '../../src/core/task-directory.js';
 import { Mailroom } from '../../src/mailroom.js';
 import { jsonLines, logSink } from '../harness/log-sink.js';
 import type { LogSink } from '../harness/log-sink.js';
@@ -97,5 +102,39 @@ describe.each(storeHarnesses)('task directory on $name', (harness) => {
     const warnings = jsonLines(log.text()).filter((line) => line.level === 40 && line.type === 'send_email');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toContain('without a limit key');
+  });
+});
+
+describe('task directory on a shared SQLite Database', () => {
+  it("lets mr.enqueue inside the caller's own db.transaction join it, with a stale snapshot too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-td-'));
+    const db = new Database(join(dir, 'app.db'));
+    const mr = await Mailroom.open({ db, logger: pino({ level: 'silent' }) });
+    try {
+      db.exec('CREATE TABLE orders (id INTEGER PRIMARY KEY)');
+      // Past the refresh interval: an enqueue that awaited a directory read before its
+      // insert would insert after the caller's transaction ended, and outlive its rollback.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() + 2 * TASK_DIRECTORY_REFRESH_MS);
+      const enqueues: Promise<unknown>[] = [];
+      const placeOrder = db.transaction((fail: boolean) => {
+        db.prepare('INSERT INTO orders DEFAULT VALUES').run();
+        enqueues.push(mr.enqueue('confirm_order', {}));
+        if (fail) throw new Error('payment declined');
+      });
+      expect(() => placeOrder(true)).toThrow('payment declined');
+      vi.setSystemTime(Date.now() + 2 * TASK_DIRECTORY_REFRESH_MS);
+      placeOrder(false);
+      vi.useRealTimers();
+      const orders = db.prepare('SELECT count(*) AS n FROM orders').get() as { n: number };
+      expect(orders.n).toBe(1);
+      await Promise.allSettled(enqueues);
+      expect(await mr.listJobs({ type: 'confirm_order' })).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+      await mr.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
