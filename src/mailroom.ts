@@ -12,7 +12,7 @@ import { assertKnownOptions, optionKeys } from './core/known-options.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { signalClosed, signalOpened } from './core/resource-signals.js';
 import { TASK_DEFINITION_KEYS, TaskRegistry } from './core/task-registry.js';
-import { TaskDirectory } from './core/task-directory.js';
+import { TASK_DIRECTORY_MIGRATION, TaskDirectory } from './core/task-directory.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
 import type { Batch, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
@@ -410,17 +410,25 @@ export class Mailroom {
         schema: options.schema,
         lockDeadlineMs: options.lockDeadlineMs,
       }));
+    // An older schema (migrate: false) may lack the task directory's table: its read is
+    // skipped, and the CLI says "run mailroom migrate" without a warning in front of it.
+    let hasTaskDirectory = true;
     try {
       if (options.migrate !== false) await store.migrate();
-      else await store.schemaVersion();
+      else {
+        const version = await store.schemaVersion();
+        hasTaskDirectory = version.database >= TASK_DIRECTORY_MIGRATION;
+      }
     } catch (error) {
       if (!options.store) await store.close().catch(() => undefined);
       throw error;
     }
     log.debug({ store: store.description }, 'mailroom opened');
     const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver, portal);
-    const loading = mr.directory.refreshIfStale(); // always stale here: the first read
-    if (loading) await loading;
+    if (hasTaskDirectory) {
+      const loading = mr.directory.refreshIfStale(); // always stale here: the first read
+      if (loading) await loading;
+    }
     if (options.endpoints?.deliver === true || (options.endpoints?.deliver !== false && (await hasEndpoints(store)))) mr.startDelivering();
     return mr;
   }

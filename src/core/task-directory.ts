@@ -7,6 +7,9 @@
 
 import type { StoredTask } from '../store/store.js';
 
+/** The migration that creates the directory's table (0015_task_directory.sql). */
+export const TASK_DIRECTORY_MIGRATION = 15;
+
 /** How old a snapshot may be before an enqueue reads the store again. */
 export const TASK_DIRECTORY_REFRESH_MS = 5_000;
 

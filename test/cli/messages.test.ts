@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open-store.js';
 import { removeTempDirs, runCommand, tempDir } from './run-command.js';
 
 afterEach(() => removeTempDirs());
@@ -61,6 +62,20 @@ describe('CLI failure messages', () => {
       expect(result.code, argv.join(' ')).toBe(1);
       expect(result.stderr).toBe(`mailroom ${argv[0]}: No database at sqlite:${path}; check --db / MAILROOM_DB, or run \`mailroom migrate --db sqlite:${path}\` to create one.\n`);
       expect(existsSync(join(dir, 'dta')), argv[0]).toBe(false);
+    }
+  });
+
+  it('a command on a database an upgrade has not migrated yet says run migrate, in one line and nothing else', async () => {
+    const dir = tempDir();
+    const url = `sqlite:${join(dir, 'mailroom.db')}`;
+    const store = await openStore({ db: url });
+    await store.migrate({ toVersion: 14 }); // before the task directory's table
+    await store.close();
+    for (const argv of [['jobs'], ['enqueue', 'send_email']]) {
+      const result = await runCommand([...argv, '--db', url], { cwd: dir });
+      expect(result.code, argv[0]).toBe(1);
+      expect(result.stdout, argv[0]).toBe('');
+      expect(result.stderr).toBe(`mailroom ${argv[0]}: The schema at ${url} is at version 14, this Mailroom needs 15; run \`mailroom migrate\` first.\n`);
     }
   });
 });
