@@ -575,8 +575,7 @@ export class Mailroom {
    */
   private runTransaction(fn: (tx: any) => any, finish: JobFinish | null): any {
     if (this.store.capabilities.syncTransactions && this.store.transactionSync) {
-      // Synchronous: this transaction reads the snapshot as it is; the next one sees a refresh.
-      this.directory.refreshLater();
+      this.syncDirectory();
       const result = this.store.transactionSync((tx) => {
         const value = fn({
           db: tx.db,
@@ -595,18 +594,17 @@ export class Mailroom {
       return result;
     }
     if (this.store.capabilities.asyncTransactions && this.store.transaction) {
-      return this.store
-        .transaction(async (tx) => {
+      // A stale directory is read before the transaction takes a connection (see refreshLater inside).
+      return Promise.resolve(this.directory.refreshIfStale())
+        .then(() => this.store.transaction!(async (tx) => {
           const value = await fn({
             client: tx.client,
             enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) => {
-              const refreshing = this.directory.refreshIfStale();
-              if (refreshing) await refreshing;
+              this.directory.refreshLater(); // for the next enqueue: awaited here, it could wait for a pool connection these transactions hold
               return (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job;
             },
             enqueueBatch: async (children: readonly EnqueueManyItem[], options: EnqueueBatchOptions) => {
-              const refreshing = this.directory.refreshIfStale();
-              if (refreshing) await refreshing;
+              this.directory.refreshLater(); // for the next enqueue: awaited here, it could wait for a pool connection these transactions hold
               const result = await traceEnqueue('enqueue', this.toBatchInsert(children, options), (jobs) => tx.batchInsert(splitBatch(jobs)));
               return { ...result.batch, jobs: result.jobs };
             },
@@ -614,7 +612,7 @@ export class Mailroom {
           });
           if (finish && (await tx.jobFinishMany({ finishes: [finish] })).length === 0) throw new LeaseLostError(finish.id);
           return value;
-        })
+        }))
         .then((value) => {
           this.wakeWorkers();
           return value;
@@ -925,17 +923,22 @@ export class Mailroom {
 
   /**
    * What an enqueue waits for before it reads the task directory: a stale snapshot's read
-   * on PostgreSQL; nothing on SQLite, where the read starts in the background for the next
-   * enqueue. There an enqueue must reach its insert without awaiting anything, so that
+   * on PostgreSQL; nothing on SQLite, where the snapshot is read synchronously. There an
+   * enqueue must reach its insert without awaiting anything, so that
    * `mr.enqueue` inside the caller's own `db.transaction` (a shared Database) joins it and
    * rolls back with it; an await first would insert after that transaction had ended.
    */
   private directoryReady(): Promise<void> | undefined {
-    if (this.store.capabilities.syncTransactions) {
-      this.directory.refreshLater();
+    if (this.store.taskListSync) {
+      this.syncDirectory();
       return undefined;
     }
     return this.directory.refreshIfStale();
+  }
+
+  /** SQLite: a stale directory read synchronously, before a synchronous transaction or an insert. */
+  private syncDirectory(): void {
+    if (this.store.taskListSync) this.directory.refreshSyncIfStale(() => this.store.taskListSync!());
   }
 
   /**

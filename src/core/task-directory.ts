@@ -1,9 +1,10 @@
 // What this process knows of task types it did not register: the queue and keyed flag the
 // last worker to start recorded in the store (migration 0015). Enqueue builds jobs
-// synchronously (a SQLite transaction's tx.enqueue must), so it reads a snapshot; the
-// async entry points refresh a snapshot older than REFRESH_MS first, and the synchronous
-// ones start a refresh for the next call. A worker that starts with a new definition is
-// seen by every process within that time.
+// synchronously (a SQLite transaction's tx.enqueue must), so it reads a snapshot, and
+// reads the store again first when the snapshot is older than REFRESH_MS: on SQLite
+// synchronously, on PostgreSQL awaited before any transaction is open. Only inside a
+// PostgreSQL transaction is the read left for the next enqueue (awaiting it there could
+// wait for a pool connection that the transactions themselves hold).
 
 import type { StoredTask } from '../store/store.js';
 
@@ -32,14 +33,14 @@ export class TaskDirectory {
     return this.snapshot.get(type);
   }
 
-  /** Read the store again now (Mailroom.open, and after this process's own workers record). */
+  /** Read the store again now. A failed read keeps the old snapshot and waits a full interval before the next try. */
   load(): Promise<void> {
     this.loading ??= this.source
       .taskList()
-      .then((tasks) => {
-        this.snapshot = new Map(tasks.map((task) => [task.type, task]));
-        this.loadedAt = Date.now();
-      })
+      .then(
+        (tasks) => this.take(tasks),
+        (error: unknown) => this.failed(error),
+      )
       .finally(() => {
         this.loading = null;
       });
@@ -49,22 +50,46 @@ export class TaskDirectory {
   /**
    * The read to wait for before an enqueue reads a stale snapshot; undefined when it is
    * fresh, so the caller awaits nothing (an await of undefined still costs the enqueue a
-   * turn of the microtask queue, measurable with 100 callers). A failed read keeps the old
-   * snapshot (the enqueue's own write reports a store that is down).
+   * turn of the microtask queue, measurable with 100 callers). Never await it while holding
+   * a transaction's connection: the read needs another of the pool's.
    * @example const refreshing = directory.refreshIfStale(); if (refreshing) await refreshing;
    */
   refreshIfStale(): Promise<void> | undefined {
-    if (Date.now() - this.loadedAt < TASK_DIRECTORY_REFRESH_MS) return undefined;
-    return this.load().catch(this.onError);
+    return this.isStale() ? this.load() : undefined;
+  }
+
+  /** A stale snapshot read synchronously (SQLite: a WAL read, no lock, and no await before the enqueue's insert). */
+  refreshSyncIfStale(read: () => StoredTask[]): void {
+    if (!this.isStale()) return;
+    try {
+      this.take(read());
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  /** Start a read for the next enqueue without waiting for it (inside a PostgreSQL transaction). */
+  refreshLater(): void {
+    if (this.isStale()) void this.load();
   }
 
   /** Resolves when no read is in flight (close waits for it before the store closes). */
   settled(): Promise<void> {
-    return this.loading?.catch(() => undefined) ?? Promise.resolve();
+    return this.loading ?? Promise.resolve();
   }
 
-  /** For the synchronous paths: refresh in the background for the next enqueue. */
-  refreshLater(): void {
-    if (Date.now() - this.loadedAt >= TASK_DIRECTORY_REFRESH_MS) this.load().catch(this.onError);
+  private isStale(): boolean {
+    return Date.now() - this.loadedAt >= TASK_DIRECTORY_REFRESH_MS;
+  }
+
+  private take(tasks: readonly StoredTask[]): void {
+    this.snapshot = new Map(tasks.map((task) => [task.type, task]));
+    this.loadedAt = Date.now();
+  }
+
+  /** A store that is down, or a schema before 0015, is then not asked again on every enqueue. */
+  private failed(error: unknown): void {
+    this.loadedAt = Date.now();
+    this.onError(error);
   }
 }

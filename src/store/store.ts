@@ -545,6 +545,8 @@ export interface Store extends StoreExecutor {
   ping(): Promise<void>;
   close(): Promise<void>;
 
+  /** capabilities.syncTransactions: taskList, synchronously (an enqueue must reach its insert without an await). */
+  taskListSync?(): StoredTask[];
   /** capabilities.syncTransactions: run fn in one transaction on the store's connection. */
   transactionSync?<T>(fn: (tx: SyncStoreTransaction) => T): T;
   /** capabilities.asyncTransactions: run fn in one transaction; rollback if it throws. */

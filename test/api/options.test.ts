@@ -68,6 +68,14 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     expect(await mr.listJobs({})).toEqual([]);
   });
 
+  it.skipIf(!harness.isAvailable)('refuses perKey without key: every job would share one key', async () => {
+    const mr = await open();
+    expect(() => mr.task('sync', { run: async () => undefined, limits: { perKey: { concurrency: 1 } } })).toThrow(
+      expect.objectContaining({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining('limits.perKey of "sync" needs limits.key') }),
+    );
+    expect(mr.taskTypes()).toEqual([]);
+  });
+
   it.skipIf(!harness.isAvailable)('replays a bare id, as retryNow and cancel take one', async () => {
     const mr = await open();
     const dead = await insertJob(mr.store, { type: 'fulfil', status: 'dead', maxAttempts: 1 });

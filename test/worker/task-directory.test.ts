@@ -86,6 +86,31 @@ describe.each(storeHarnesses)('task directory on $name', (harness) => {
     expect(await limitKeys()).toEqual(['postmark']);
   });
 
+  it.skipIf(!harness.isAvailable)('reads the directory again once its copy is stale, so a worker that started after this process opened is seen', async () => {
+    const { store, url } = await harness.open();
+    const web = await openWebProcess(url); // opened before any worker recorded anything
+    const worker = await Mailroom.open({ store, logger: pino({ level: 'silent' }) });
+    opened.push(worker);
+    worker.task('build_report', { queue: 'reports', run: async () => undefined });
+    await worker.pauseQueue('reports');
+    worker.work({ pollMs: 60_000 });
+    await waitFor(async () => (await worker.store.taskList()).length === 1, { timeoutMs: 10_000, description: 'the worker recorded its task' });
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 2 * TASK_DIRECTORY_REFRESH_MS);
+      // The first enqueue after the interval already uses the new record (read before its insert).
+      expect((await web.enqueue('build_report', {})).queue).toBe('reports');
+      vi.setSystemTime(Date.now() + 2 * TASK_DIRECTORY_REFRESH_MS);
+      // And inside a transaction, where the read happens before the transaction opens (PostgreSQL) or synchronously (SQLite).
+      const job = harness.name === 'sqlite'
+        ? (web.transaction((tx) => tx.enqueue('build_report', {})) as { queue: string })
+        : ((await web.transaction(async (tx) => tx.enqueue('build_report', {}))) as { queue: string });
+      expect(job.queue).toBe('reports');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it.skipIf(!harness.isAvailable)('stores a webhook job it cannot key in the recorded queue, without a key, and warns once per type', async () => {
     const { url, limitKeys } = await openWorkerProcess();
     const log = logSink();

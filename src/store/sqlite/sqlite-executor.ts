@@ -575,7 +575,12 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   }
 
   async taskList(): Promise<StoredTask[]> {
-    return this.engine.read(() => (this.engine.stmt('taskList').all() as Row[]).map(storedTaskFromRow));
+    return this.engine.read(() => this.taskListSync());
+  }
+
+  /** A WAL read takes no lock, so it never waits; inside a caller's transaction it reads that. */
+  taskListSync(): StoredTask[] {
+    return (this.engine.stmt('taskList').all() as Row[]).map(storedTaskFromRow);
   }
 
   // ---- events ----
