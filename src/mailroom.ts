@@ -281,8 +281,13 @@ const BATCH_OPTION_KEYS = optionKeys<EnqueueBatchOptions>()({ then: true, client
 const BATCH_THEN_KEYS = optionKeys<BatchThen>()({ type: true, payload: true, priority: true, queue: true, delayMs: true, maxAttempts: true });
 const PAUSE_OPTION_KEYS = optionKeys<PauseQueueOptions>()({ reason: true });
 
-/** toInsert's marker for "the limit key comes from the payload itself". */
-const NO_LIMIT_PAYLOAD = Symbol('payload');
+/** Where a job to insert comes from, when not from an enqueue of the API with its payload as given. */
+interface InsertSource {
+  /** Webhook ingress: a job it cannot key is stored unkeyed (with a warning), never refused. */
+  readonly isIngress?: boolean;
+  /** What the task's `limits.key` reads, when that is not the stored payload (ingress's parsed body, a delivery's). */
+  readonly limitPayload?: () => unknown;
+}
 
 /** A job's limit key from its task's `limits.key`, checked: a string (a number is turned into one). */
 function limitKeyOf(type: string, key: (payload: unknown) => string | number, payload: unknown): string {
@@ -336,6 +341,8 @@ export class Mailroom {
   private readonly directory: TaskDirectory;
   /** This process's task records in flight (close() waits for them). */
   private readonly taskRecords = new Set<Promise<void>>();
+  /** What this process last recorded in the task directory (or is recording), to write it once. */
+  private recordedTasks: string | null = null;
   /** Types ingress stored jobs for without the limit key their task needs (warned once each). */
   private readonly keylessTypes = new Set<string>();
   private readonly workers = new Set<Worker>();
@@ -477,7 +484,7 @@ export class Mailroom {
     // A limit key is computed from what the handler will get: the event's parsed body.
     let body: { value: unknown } | undefined;
     const eventBody = () => (body ??= { value: parseEventBody(params.event.rawBody, params.event.headers['content-type']) }).value;
-    const inserts = params.jobs.map((job) => this.toInsert(job.type, EVENT_PAYLOAD, { priority: job.priority, group: job.group ?? undefined }, eventBody));
+    const inserts = params.jobs.map((job) => this.toInsert(job.type, EVENT_PAYLOAD, { priority: job.priority, group: job.group ?? undefined }, { isIngress: true, limitPayload: eventBody }));
     const result = await traceEnqueue('ingest', inserts, (jobs) => this.store.eventInsertWithJobs({ event: params.event, jobs }));
     if (!result.isDuplicate && result.jobs.length > 0) this.wakeWorkersFor(inserts);
     return result;
@@ -879,7 +886,7 @@ export class Mailroom {
    * enqueue and ingest: options are checked, and what they leave out comes from the task's
    * policy, then the defaults.
    */
-  private toInsert(type: string, payload: unknown, options: EnqueueOptions, limitPayload: (() => unknown) | typeof NO_LIMIT_PAYLOAD = NO_LIMIT_PAYLOAD): JobInsert {
+  private toInsert(type: string, payload: unknown, options: EnqueueOptions, source: InsertSource = {}): JobInsert {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
     assertKnownOptions(options, ENQUEUE_OPTION_KEYS, () => `enqueue of "${type}"`);
     const task = this.registry.get(type);
@@ -902,7 +909,7 @@ export class Mailroom {
     const delayMs = options.delayMs ?? 0;
     if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('delayMs must be a number >= 0');
     const queue = options.queue ?? task?.queue ?? recorded?.queue ?? DEFAULT_QUEUE;
-    if (recorded?.keyed) this.withoutLimitKey(type, limitPayload !== NO_LIMIT_PAYLOAD);
+    if (recorded?.keyed) this.withoutLimitKey(type, source.isIngress === true);
     assertQueueName(queue);
     for (const [name, value] of [['key', options.key], ['group', options.group]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`${name} must be a non-empty string`);
@@ -917,7 +924,7 @@ export class Mailroom {
       delayMs,
       key: options.key ?? null,
       group: options.group ?? null,
-      ...(task?.limitKey ? { limitKey: limitKeyOf(type, task.limitKey, limitPayload === NO_LIMIT_PAYLOAD ? payload : limitPayload()) } : {}),
+      ...(task?.limitKey ? { limitKey: limitKeyOf(type, task.limitKey, source.limitPayload ? source.limitPayload() : payload) } : {}),
     };
   }
 
@@ -962,7 +969,13 @@ export class Mailroom {
       const task = this.registry.get(type)!;
       return { type, queue: task.queue ?? DEFAULT_QUEUE, keyed: task.keyed };
     });
+    // Each mr.work() and each mr.task() beside running workers asks; a process that starts
+    // several workers (serve starts two) writes the same rows once.
+    const signature = JSON.stringify(tasks);
+    if (signature === this.recordedTasks) return;
+    this.recordedTasks = signature;
     const recording = this.store.taskRecord({ tasks }).catch((error: unknown) => {
+      if (this.recordedTasks === signature) this.recordedTasks = null; // the next ask tries again
       this.log.warn({ err: error }, 'could not record task types in the store; other processes that enqueue them without registering them use the default queue');
     });
     this.taskRecords.add(recording);
@@ -1023,7 +1036,7 @@ export class Mailroom {
   /** The deliver job as the deliver task's policy makes it; the store sets each one's payload and limit key. */
   private deliverJob(): JobInsert {
     this.startDelivering();
-    return this.toInsert(DELIVER_TASK, null, {}, () => ({ endpointId: '' }));
+    return this.toInsert(DELIVER_TASK, null, {}, { limitPayload: () => ({ endpointId: '' }) });
   }
 
   /**

@@ -86,6 +86,16 @@ describe.each(storeHarnesses)('task directory on $name', (harness) => {
     expect(await limitKeys()).toEqual(['postmark']);
   });
 
+  it.skipIf(!harness.isAvailable)('records its task types once however many workers it starts, and again when a task is added', async () => {
+    const { worker } = await openWorkerProcess();
+    const recording = vi.spyOn(worker.store, 'taskRecord');
+    worker.work({ pollMs: 60_000 }); // a second worker of the same tasks (serve starts two)
+    expect(recording).not.toHaveBeenCalled();
+    worker.task('archive_invoices', { queue: 'archive', run: async () => undefined });
+    expect(recording).toHaveBeenCalledTimes(1);
+    await waitFor(async () => (await worker.store.taskList()).length === 3, { timeoutMs: 10_000, description: 'the added task recorded' });
+  });
+
   it.skipIf(!harness.isAvailable)('reads the directory again once its copy is stale, so a worker that started after this process opened is seen', async () => {
     const { store, url } = await harness.open();
     const web = await openWebProcess(url); // opened before any worker recorded anything
