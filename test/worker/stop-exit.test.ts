@@ -3,25 +3,22 @@
 // deadline timer used to stay ref'd after the handler settled, holding the process for the
 // rest of the deadline: a minute here.)
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killAllChildren, spawnTsx } from '../harness/processes.js';
+import { storeHarnesses } from '../harness/stores.js';
 
 const SCRIPT = fileURLToPath(new URL('../fixtures/worker/stop-then-exit.ts', import.meta.url));
 
-describe('a stopped worker and a closed Mailroom', () => {
-  let dir: string | undefined;
-  afterEach(() => {
+describe.each(storeHarnesses)('a stopped worker and a closed Mailroom on $name', (harness) => {
+  afterEach(async () => {
     killAllChildren();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await harness.cleanup();
   });
 
-  it('let the process exit once the last handler settled, long before the stop deadline', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mailroom-stop-exit-'));
-    const child = spawnTsx(SCRIPT, [], { MAILROOM_TEST_DB: `sqlite:${join(dir, 'mailroom.db')}` });
+  it.skipIf(!harness.isAvailable)('let the process exit once the last handler settled, long before the stop deadline', async () => {
+    const { url } = await harness.open();
+    const child = spawnTsx(SCRIPT, [], { MAILROOM_TEST_DB: url });
     await child.waitForLine((line) => line === 'closed', 30_000);
     const closedAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
