@@ -51,7 +51,7 @@ export interface RotatedSecret {
 
 export interface RecoverResult {
   readonly count: number;
-  /** The deliveries sent again (each with a new deliver job). */
+  /** The deliveries sent again (each on its deliver job, replayed, or a new one when that job is gone). */
   readonly deliveryIds: string[];
 }
 

@@ -160,3 +160,38 @@ export function streakReason(failingSinceMs: number): string {
 function msOf(value: unknown): number | null {
   return value === null || value === undefined ? null : timeOf(value).getTime();
 }
+
+/** What recover does with an endpoint's failed and skipped deliveries (deliveryRecoverable's rows). */
+export interface RecoveryPlan {
+  /** Deliveries whose own job ended (dead, or done having skipped them): that job is replayed. */
+  readonly toReplay: readonly Row[];
+  /** Deliveries without a job any more (skipped at publish, or deleted by retention): a new one. */
+  readonly toCreate: readonly Row[];
+  /** Both, in delivery order: what recover reports. */
+  readonly recovered: string[];
+}
+
+/**
+ * A recovered delivery goes back on the job it had when that job is still there, so its
+ * attempts so far (the failures that disabled the endpoint, say) and the new ones read as
+ * one history; a job of its own only when it has none. One whose job is pending or
+ * running already (a portal re-send in line) is left alone: a second job would send it
+ * twice.
+ */
+export function planRecovery(rows: readonly Row[]): RecoveryPlan {
+  const toReplay: Row[] = [];
+  const toCreate: Row[] = [];
+  const recovered: string[] = [];
+  for (const row of rows) {
+    if (row.job_id === null || row.job_id === undefined) toCreate.push(row);
+    else if (row.job_status === 'dead' || row.job_status === 'done') toReplay.push(row);
+    else continue;
+    recovered.push(String(row.id));
+  }
+  return { toReplay, toCreate, recovered };
+}
+
+/** The replay record of a recovered delivery's job (a forced replay: a job that skipped it is done). */
+export function recoveryReplay(since: Date): { reason: string; by: string; force: true; includeCancelled: true } {
+  return { reason: `endpoint recovery of deliveries since ${since.toISOString()}`, by: 'recover', force: true, includeCancelled: true };
+}

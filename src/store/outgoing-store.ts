@@ -184,7 +184,7 @@ export interface EndpointStatsResult {
 }
 
 export interface OutgoingExecutor {
-  /** Re-send an endpoint's failed and skipped deliveries since a time: a new deliver job each. Returns their ids. */
+  /** Re-send an endpoint's failed and skipped deliveries since a time: each on its own job replayed (history kept), or a new one when it has none; one already in line is left alone. Returns their ids. */
   deliveryRecover(params: DeliveryRecoverParams): Promise<string[]>;
   deliveryList(params: DeliveryListParams): Promise<Delivery[]>;
   /**

@@ -379,6 +379,16 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(after[0]!.id).toBe(early.deliveries[0]!.id);
       for (const delivery of after.slice(1)) expect(await ctx.store.jobGet({ id: delivery.jobId! })).toMatchObject({ status: 'pending', type: 'deliver' });
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 2 });
+      // The failed delivery went back on the job it had, its failure kept in that job's
+      // history with the replay that recovery recorded; the skipped one had no job.
+      expect(after[1]!.jobId).toBe(failed.deliveries[0]!.jobId);
+      const history = (await ctx.store.jobGet({ id: after[1]!.jobId! }))!;
+      expect(history.attemptsLog.map((a) => [a.outcome, a.error])).toEqual([['failed', 'answered 400']]);
+      expect(history.replays).toEqual([expect.objectContaining({ by: 'recover', reason: expect.stringContaining(at(MINUTE_MS).toISOString()) })]);
+      expect(after[2]!.jobId).not.toBeNull();
+      // Asked again while both wait in line: nothing is recovered twice (a second job would send it twice).
+      expect(await ctx.store.deliveryRecover({ endpointId: ep.id, since: at(MINUTE_MS), job: publish().job, now: at(5 * MINUTE_MS) })).toEqual([]);
+      expect((await ctx.store.jobList({ type: 'deliver', limit: 100 })).length).toBe(3);
     });
 
     it('fails a delivery whose job dies without a recorded outcome (cancelled, lease lost on its last attempt), so no backlog counts it', async () => {
@@ -398,7 +408,7 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(statuses).toEqual({ [cancelled.deliveries[0]!.id]: 'failed', [lost.deliveries[0]!.id]: 'failed', [waiting.deliveries[0]!.id]: 'pending' });
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 1 });
       expect(await ctx.store.endpointStats({ topN: 1 })).toMatchObject({ backlog: 1, topBacklog: [{ endpointId: ep.id, backlog: 1 }] });
-      // Recover puts both back on new jobs: pending again, and counted.
+      // Recover puts both back on their own jobs: pending again, and counted.
       expect(await ctx.store.deliveryRecover({ endpointId: ep.id, since: T0, job: publish().job, now: at(2 * MINUTE_MS) })).toHaveLength(2);
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 3 });
     });

@@ -149,6 +149,14 @@ describe.each(storeHarnesses)('outgoing protection ($name)', (harness) => {
     const arrived = target.received.slice(requestsBefore).map((r) => r.headers['webhook-id']);
     expect(arrived.sort()).toEqual([first.message.id, second.message.id].sort());
     expect(target.received.slice(requestsBefore).every((r) => r.verifiedWith === endpoint.secret)).toBe(true);
+    // The first delivery went back on its own job: the 500s that disabled the endpoint, the
+    // skip while it was disabled and the success after it read as one history.
+    // (A delivery's record commits just before its job's outcome: wait for the job.)
+    await waitFor(async () => (await mr.getJob(first.deliveries[0]!.jobId!))!.status === 'done', { description: 'the recovered job done' });
+    const firstJob = (await mr.getJob(first.deliveries[0]!.jobId!))!;
+    expect(firstJob.attemptsLog.map((a) => a.outcome)).toEqual([...Array(firstJob.attemptsLog.length - 2).fill('failed'), 'done', 'done']);
+    expect(firstJob.attemptsLog.length).toBeGreaterThanOrEqual(4);
+    expect(firstJob.replays).toEqual([expect.objectContaining({ by: 'recover' })]);
   });
 
   it.skipIf(!harness.isAvailable)('keeps at most the configured number of deliveries in flight to one endpoint', async () => {

@@ -352,26 +352,32 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     const matching = params.filter ? await this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : [];
     const ids = (params.ids ? params.ids.map(String) : matching).filter(isJobId);
     if (ids.length === 0) return [];
-    const replayed = await this.runner.atomic(async (runner) => {
-      if (params.force) await runner.run(this.stmt('jobReplay.doneAttempt'), [ids]);
-      const rows = await runner.run(this.stmt('jobReplay'), [
-        ids,
-        params.now ?? null,
-        params.force === true,
-        params.includeCancelled === true || params.ids !== undefined,
-        params.maxAttempts ?? null,
-      ]);
-      if (rows.length > 0) {
-        await runner.run(this.stmt('jobReplay.record'), [
-          rows.map((row) => row.id),
-          params.now ?? null,
-          params.reason,
-          params.by,
-        ]);
-      }
-      return new Set(rows.map((row) => String(row.id)));
-    });
+    // Jobs named by id are replayed even when cancelled; a filter leaves those out unless asked.
+    const includeCancelled = params.includeCancelled === true || params.ids !== undefined;
+    const replayed = new Set(await this.runner.atomic((runner) => this.replayIn(runner, ids, { ...params, includeCancelled })));
     return [...new Set(ids)].filter((id) => replayed.has(id));
+  }
+
+  /** jobReplay's statements for these ids, in a transaction already open (its own, or a delivery recovery's); the ids replayed. */
+  protected async replayIn(runner: QueryRunner, ids: readonly string[], params: Omit<JobReplayParams, 'ids' | 'filter'>): Promise<string[]> {
+    if (ids.length === 0) return [];
+    if (params.force) await runner.run(this.stmt('jobReplay.doneAttempt'), [ids]);
+    const rows = await runner.run(this.stmt('jobReplay'), [
+      ids,
+      params.now ?? null,
+      params.force === true,
+      params.includeCancelled === true,
+      params.maxAttempts ?? null,
+    ]);
+    if (rows.length > 0) {
+      await runner.run(this.stmt('jobReplay.record'), [
+        rows.map((row) => row.id),
+        params.now ?? null,
+        params.reason,
+        params.by,
+      ]);
+    }
+    return rows.map((row) => String(row.id));
   }
 
   async jobRetryNow(params: JobRetryNowParams): Promise<string[]> {

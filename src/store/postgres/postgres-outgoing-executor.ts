@@ -22,6 +22,8 @@ import {
   endpointStatsFromRows,
   healthFromRow,
   messageFromRow,
+  planRecovery,
+  recoveryReplay,
   secretsInForce,
   rotationOf,
 } from '../outgoing-rows.js';
@@ -48,7 +50,7 @@ import type {
   MessagePublishResult,
   OutgoingExecutor,
 } from '../outgoing-store.js';
-import type { JobInsert, JobInsertResult } from '../store.js';
+import type { JobInsert, JobInsertResult, JobReplayParams } from '../store.js';
 import { isJobId } from './job-filter.js';
 import type { QueryRunner, Row } from './query-runner.js';
 
@@ -56,6 +58,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   protected abstract readonly runner: QueryRunner;
   protected abstract stmt(name: string): string;
   protected abstract insertJobs(runner: QueryRunner, jobs: readonly JobInsert[], now: Date | undefined, event: null): Promise<JobInsertResult[]>;
+  protected abstract replayIn(runner: QueryRunner, ids: readonly string[], params: Omit<JobReplayParams, 'ids' | 'filter'>): Promise<string[]>;
 
   async endpointAdd(params: EndpointAddParams): Promise<Endpoint> {
     return this.runner.atomic(async (runner) => {
@@ -307,10 +310,13 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     return this.runner.atomic(async (runner) => {
       const now = await this.clock(runner, params.now);
       const rows = await runner.run(this.stmt('deliveryRecoverable'), [params.endpointId, params.since]);
-      for (const row of rows) {
+      const { toReplay, toCreate, recovered } = planRecovery(rows);
+      await this.replayIn(runner, toReplay.map((row) => String(row.job_id)), { ...recoveryReplay(params.since), now });
+      if (toReplay.length > 0) await runner.run(this.stmt('deliverySetJob'), [toReplay.map((row) => row.id), toReplay.map((row) => row.job_id), now]);
+      for (const row of toCreate) {
         await this.createDeliverJobs(runner, [{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, now);
       }
-      return rows.map((row) => String(row.id));
+      return recovered;
     });
   }
 

@@ -426,31 +426,34 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   }
 
   async jobReplay(params: JobReplayParams): Promise<string[]> {
-    return this.engine.write('ack', () => {
-      const now = nowMs(params.now);
-      const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : []);
-      const replayed: string[] = [];
-      const counts = new StatusCountDeltas();
-      for (const id of ids) {
-        if (!DECIMAL_ID.test(String(id))) continue;
-        const before = this.engine.stmt('jobReplay.status').get({ id }) as Row | undefined;
-        if (!before || (before.status !== 'dead' && before.status !== 'done')) continue;
-        if (params.force) this.engine.stmt('jobReplay.doneAttempt').run({ id });
-        const row = this.engine.stmt('jobReplay').get({
-          id,
-          now,
-          force: params.force ? 1 : 0,
-          includeCancelled: params.includeCancelled || params.ids !== undefined ? 1 : 0,
-          maxAttempts: params.maxAttempts ?? null,
-        }) as Row | undefined;
-        if (!row) continue;
-        counts.move(row.queue, before.status, 'pending', row.batch_id);
-        this.engine.stmt('jobReplay.record').run({ jobId: id, now, reason: params.reason, by: params.by });
-        replayed.push(String(id));
-      }
-      this.applyCounts(counts, now);
-      return replayed;
-    });
+    return this.engine.write('ack', () => this.replaySync(params));
+  }
+
+  /** jobReplay's body, inside a write transaction already open (its own, or a delivery recovery's). */
+  protected replaySync(params: JobReplayParams): string[] {
+    const now = nowMs(params.now);
+    const ids = params.ids ?? (params.filter ? this.idsMatching({ ...params.filter, status: params.filter.status ?? 'dead' }) : []);
+    const replayed: string[] = [];
+    const counts = new StatusCountDeltas();
+    for (const id of ids) {
+      if (!DECIMAL_ID.test(String(id))) continue;
+      const before = this.engine.stmt('jobReplay.status').get({ id }) as Row | undefined;
+      if (!before || (before.status !== 'dead' && before.status !== 'done')) continue;
+      if (params.force) this.engine.stmt('jobReplay.doneAttempt').run({ id });
+      const row = this.engine.stmt('jobReplay').get({
+        id,
+        now,
+        force: params.force ? 1 : 0,
+        includeCancelled: params.includeCancelled || params.ids !== undefined ? 1 : 0,
+        maxAttempts: params.maxAttempts ?? null,
+      }) as Row | undefined;
+      if (!row) continue;
+      counts.move(row.queue, before.status, 'pending', row.batch_id);
+      this.engine.stmt('jobReplay.record').run({ jobId: id, now, reason: params.reason, by: params.by });
+      replayed.push(String(id));
+    }
+    this.applyCounts(counts, now);
+    return replayed;
   }
 
   async jobRetryNow(params: JobRetryNowParams): Promise<string[]> {

@@ -19,6 +19,8 @@ import {
   endpointStatsFromRows,
   healthFromRow,
   messageFromRow,
+  planRecovery,
+  recoveryReplay,
   secretsInForce,
   rotationOf,
 } from '../outgoing-rows.js';
@@ -47,7 +49,7 @@ import type {
   MessagePublishResult,
   OutgoingExecutor,
 } from '../outgoing-store.js';
-import type { JobInsert, JobInsertResult } from '../store.js';
+import type { JobInsert, JobInsertResult, JobReplayParams } from '../store.js';
 import { nowMs } from './write-engine.js';
 import type { SqliteWriteEngine } from './write-engine.js';
 
@@ -58,6 +60,7 @@ const NEEDS_WRITE = Symbol('needs a write');
 export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
   protected abstract readonly engine: SqliteWriteEngine<any>;
   protected abstract insertJobsSync(jobs: readonly JobInsert[], now: Date | undefined, event: null): JobInsertResult[];
+  protected abstract replaySync(params: JobReplayParams): string[];
 
   async endpointAdd(params: EndpointAddParams): Promise<Endpoint> {
     return this.engine.write('ack', () => {
@@ -283,10 +286,13 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     return this.engine.write('ack', () => {
       const now = nowMs(params.now);
       const rows = this.engine.stmt('deliveryRecoverable').all({ endpointId: params.endpointId, since: params.since.getTime() }) as Row[];
-      for (const row of rows) {
+      const { toReplay, toCreate, recovered } = planRecovery(rows);
+      this.replaySync({ ids: toReplay.map((row) => String(row.job_id)), ...recoveryReplay(params.since), now: params.now });
+      for (const row of toReplay) this.engine.stmt('deliverySetJob').run({ id: row.id, jobId: row.job_id, now });
+      for (const row of toCreate) {
         this.createDeliverJobs([{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, params.now, now);
       }
-      return rows.map((row) => String(row.id));
+      return recovered;
     });
   }
 

@@ -130,9 +130,11 @@ WHERE message_id = $4 AND id > $1 AND ($3::text IS NULL OR status = $3)
 ORDER BY id LIMIT $2;
 
 -- name: deliveryRecoverable
--- An endpoint's failed and skipped deliveries since a time (a pending one whose job died counts as failed).
+-- An endpoint's failed and skipped deliveries since a time (a pending one whose job died
+-- counts as failed), with the job each had, if it is still there (retention may have
+-- deleted it).
 -- params: $1 endpoint id, $2 since
-SELECT d.id, d.message_id FROM mailroom_delivery d
+SELECT d.id, d.message_id, j.id AS job_id, j.status AS job_status FROM mailroom_delivery d
 LEFT JOIN mailroom_job j ON j.id = d.job_id
 WHERE d.endpoint_id = $1 AND d.created_at >= $2
   AND (d.status IN ('failed', 'skipped') OR (d.status = 'pending' AND j.status = 'dead'))

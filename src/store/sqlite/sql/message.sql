@@ -63,8 +63,10 @@ WHERE message_id = @messageId AND id > @after AND (@status IS NULL OR status = @
 ORDER BY id LIMIT @limit;
 
 -- name: deliveryRecoverable
--- An endpoint's failed and skipped deliveries since a time (a pending one whose job died counts as failed).
-SELECT d.id, d.message_id FROM mailroom_delivery d
+-- An endpoint's failed and skipped deliveries since a time (a pending one whose job died
+-- counts as failed), with the job each had, if it is still there (retention may have
+-- deleted it).
+SELECT d.id, d.message_id, j.id AS job_id, j.status AS job_status FROM mailroom_delivery d
 LEFT JOIN mailroom_job j ON j.id = d.job_id
 WHERE d.endpoint_id = @endpointId AND d.created_at >= @since
   AND (d.status IN ('failed', 'skipped') OR (d.status = 'pending' AND j.status = 'dead'))
