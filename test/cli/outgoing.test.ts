@@ -141,6 +141,10 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     const future = await runCommand(['endpoints', 'recover', added.id, '--db', url, '--since', '2999-01-01T00:00:00Z'], { cwd });
     expect(future.code).toBe(2);
     expect(future.stderr).toContain('is in the future');
+    // A word is refused naming both forms --since takes, not durations alone.
+    const word = await runCommand(['endpoints', 'recover', added.id, '--db', url, '--since', 'yesterday'], { cwd });
+    expect(word.code).toBe(2);
+    expect(word.stderr).toContain('--since takes an ISO time such as 2026-11-01T00:00:00Z, or a duration back from now such as 24h or 7d, not "yesterday".');
   });
 
   it.runIf(harness.isAvailable)('runs a worker with no configured tasks when the store has an endpoint, and it delivers', async () => {

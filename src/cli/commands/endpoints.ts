@@ -196,9 +196,18 @@ export default endpoints;
 
 /** `--since`: an ISO time, or a duration back from now; a time still to come matches nothing, so it is refused. */
 function parseSince(text: string): Date {
-  const since = /^\d{4}-\d{2}-\d{2}/.test(text) ? parseIsoDate(text, '--since') : new Date(Date.now() - parseDurationMs(text, '--since'));
+  const since = /^\d{4}-\d{2}-\d{2}/.test(text) ? parseIsoDate(text, '--since') : new Date(Date.now() - sinceDurationMs(text));
   if (since.getTime() > Date.now()) throw new CliUsageError(`--since ${text} is in the future; recover re-sends deliveries created since a past time.`);
   return since;
+}
+
+/** A duration back from now, refused in words that name both forms `--since` takes. */
+function sinceDurationMs(text: string): number {
+  try {
+    return parseDurationMs(text, '--since');
+  } catch {
+    throw new CliUsageError(`--since takes an ISO time such as 2026-11-01T00:00:00Z, or a duration back from now such as 24h or 7d, not "${text}".`);
+  }
 }
 
 /** `--rate-limit 100/1m`: at most 100 deliveries started in any minute; `none` clears it on update. */
