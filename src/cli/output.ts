@@ -9,7 +9,7 @@ import { JOB_STATUSES } from '../core/types.js';
 import type { Attempt, EventSummary, InboundEvent, Job, JobDetail, Replay, StatusCounts } from '../core/types.js';
 import { visibleHeaders } from '../providers/visible-headers.js';
 
-import { bodyToJson, formatDurationMs, renderBody } from '../core/display-text.js';
+import { bodyToJson, formatDurationMs, renderBody, terminalText } from '../core/display-text.js';
 
 // Shared with the dashboard; the CLI's commands keep importing them from here.
 export { bodyToJson, formatDurationMs, renderBody, visibleHeaders };
@@ -19,9 +19,9 @@ export function writeJson(out: Writable, value: unknown): void {
   out.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Writes text lines. */
+/** Writes text lines, with any terminal controls in them written out (stored text comes from outside). */
 export function writeLines(out: Writable, ...lines: string[]): void {
-  out.write(lines.map((line) => `${line}\n`).join(''));
+  out.write(lines.map((line) => `${terminalText(line)}\n`).join(''));
 }
 
 function iso(date: Date | null | undefined): string | null {

@@ -8,6 +8,7 @@ import { hasCode, MailroomError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import { CliUsageError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './args.js';
 import type { CliCommand, CliIo } from './command.js';
+import { terminalText } from '../core/display-text.js';
 
 const COMMANDS_DIR = new URL('./commands/', import.meta.url);
 const COMMAND_NAME = /^[a-z][a-z0-9-]*$/;
@@ -135,7 +136,7 @@ async function topHelp(): Promise<string> {
 /** One line on stderr (what went wrong and what to do), and the exit code. */
 function fail(io: CliIo, commandName: string | undefined, error: unknown): number {
   const prefix = commandName ? `mailroom ${commandName}: ` : 'mailroom: ';
-  io.stderr.write(`${prefix}${describeCliError(error)}\n`);
+  io.stderr.write(`${prefix}${terminalText(describeCliError(error))}\n`);
   return error instanceof CliUsageError ? EXIT_USAGE : EXIT_FAILURE;
 }
 

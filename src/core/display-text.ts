@@ -41,3 +41,19 @@ export function formatDurationMs(ms: number): string {
   if (hours > 0) return `${hours}h ${String(minutes).padStart(2, '0')}m`;
   return `${minutes}m ${String(seconds).padStart(2, '0')}s`;
 }
+
+/**
+ * What a terminal would act on rather than show: C0 controls but tab and newline (ESC
+ * starts colour, cursor and title sequences; CR rewrites a line), DEL, C1 controls, and
+ * the bidirectional overrides that reorder what is read.
+ */
+const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text for a terminal with its controls written out (`\u001b`), for what came from outside
+ * (a receiver's answer, a webhook's body, a handler's error): shown, never obeyed.
+ * @example terminalText('bad \u001b[2J') === 'bad \\u001b[2J'
+ */
+export function terminalText(text: string): string {
+  return text.replace(TERMINAL_CONTROLS, (control) => `\\u${control.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

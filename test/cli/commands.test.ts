@@ -113,6 +113,21 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(human.stdout).toContain('Error: template missing');
   });
 
+  it.runIf(harness.isAvailable)('shows terminal controls in stored text written out, never sends them to the terminal', async () => {
+    // A receiver's answer or a handler's error is outside text: ESC would clear the screen, set the title, recolour.
+    const { mr, url } = await openTestMailroom(harness);
+    const error = 'endpoint 3 answered 500: bad \u001b[2J\u001b]0;owned\u0007\u001b[31mRED\r\u202eevil';
+    const dead = await insertJob(mr.store, { type: 'deliver', status: 'dead', maxAttempts: 1, error });
+    for (const argv of [['dead'], ['jobs', '--type', 'deliver'], ['job', dead.id]]) {
+      const { stdout, code } = await runCommand([...argv, '--db', url]);
+      expect(code).toBe(0);
+      expect(stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+      expect(stdout, argv.join(' ')).toContain('bad \\u001b[2J\\u001b]0;owned\\u0007');
+    }
+    // --json is JSON: its string escapes already keep the controls out.
+    expect((await runJson(['job', dead.id, '--db', url])).lastError).toBe(error);
+  });
+
   it.runIf(harness.isAvailable)('job shows every attempt and the replays with reason and author', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const dead = await insertJob(mr.store, { type: 'charge', status: 'dead', maxAttempts: 3, error: 'Error: card declined', workerId: 'w-1' });

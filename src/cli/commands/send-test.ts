@@ -10,6 +10,7 @@ import { loadConfig } from '../../config/load-config.js';
 import { configureProvider } from '../../providers/index.js';
 import type { ProviderName } from '../../providers/index.js';
 import { writeJson } from '../output.js';
+import { terminalText } from '../../core/display-text.js';
 
 export interface SendTestCliOptions {
   readonly common: CommonOptions;
@@ -91,7 +92,7 @@ Options:
       writeJson(io.stdout, { url: target, status: response.status, deliveryId: sample.deliveryId, eventType: sample.eventType, answer });
     } else {
       io.stdout.write(`POST ${target}  (${provider.name}, event type ${sample.eventType}, delivery ${sample.deliveryId})\n`);
-      io.stdout.write(`${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
+      io.stdout.write(`${response.status} ${terminalText(typeof answer === 'string' ? answer : JSON.stringify(answer))}\n`);
       const stored = answer as { id?: string; duplicate?: boolean };
       if (response.status === 202 && stored?.id) {
         io.stdout.write(`Stored as event ${stored.id}; the server's log shows the jobs it fanned out to as they run.\n`);
