@@ -845,7 +845,8 @@ export class Mailroom {
 
   /**
    * Pause a queue: no worker anywhere claims its jobs until it is resumed. Running jobs
-   * finish; enqueue and ingress keep accepting. Pausing a paused queue updates its reason.
+   * finish; enqueue and ingress keep accepting. Pausing a paused queue updates its reason
+   * when given one, and keeps the reason it has otherwise.
    * @returns true when this call paused it
    * @example await mr.pauseQueue('email', { reason: 'provider outage' });
    */

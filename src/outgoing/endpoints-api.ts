@@ -135,9 +135,16 @@ export class EndpointsApi {
     return found(updated, id);
   }
 
-  /** Stop delivering to an endpoint; messages published meanwhile are recorded `skipped`. */
-  async disable(id: string, reason = 'disabled by hand'): Promise<Endpoint> {
+  /** Stop delivering to an endpoint; messages published meanwhile are recorded `skipped`. Without a reason: "disabled by hand", or, when it is disabled already, the reason it has. */
+  async disable(id: string, reason?: string): Promise<Endpoint> {
     this.deps.assertOpen();
+    if (reason === undefined) {
+      // Disabled already: without a new reason it keeps the one it has (a 410, the failure
+      // streak, an operator's words) rather than a generic one.
+      const current = found(await this.deps.store.endpointGet({ id: String(id) }), id);
+      if (!current.enabled) return current;
+      reason = 'disabled by hand';
+    }
     const endpoint = found(await this.deps.store.endpointSetEnabled({ id: String(id), enabled: false, reason: checkText(reason, 'reason') }), id);
     this.deps.log.info({ endpointId: endpoint.id, reason }, 'endpoint disabled');
     return endpoint;

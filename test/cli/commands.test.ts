@@ -238,11 +238,12 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(typo.code).toBe(0);
     expect(typo.stderr).toContain('no job is in queue emial and no worker recorded a task that uses it');
     expect(await runJson(['queue', 'resume', 'emial', '--db', url])).toMatchObject({ changed: true });
+    // Paused again without a reason: the reason it had stays.
     expect((await runCommand(['queue', 'pause', 'email', '--db', url])).stdout).toBe('Queue email was paused already.\n');
     const listed = await runCommand(['queues', '--db', url]);
-    expect(listed.stdout).toMatch(/^email +1 +0 +0 +0 +\S+ +since \S+Z$/m);
+    expect(listed.stdout).toMatch(/^email +1 +0 +0 +0 +\S+ +since \S+Z: SMTP down$/m);
     expect(await runJson(['queues', '--db', url])).toEqual([
-      { queue: 'email', counts: { pending: 1, running: 0, done: 0, dead: 0 }, oldestPendingAgeMs: expect.any(Number), paused: { reason: null, pausedAt: expect.any(String) } },
+      { queue: 'email', counts: { pending: 1, running: 0, done: 0, dead: 0 }, oldestPendingAgeMs: expect.any(Number), paused: { reason: 'SMTP down', pausedAt: expect.any(String) } },
     ]);
     expect((await runCommand(['stats', '--db', url])).stdout).toContain('paused: email (mailroom queues says why)');
     expect((await mr.stats()).paused.map((p) => p.queue)).toEqual(['email']);

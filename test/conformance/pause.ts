@@ -29,11 +29,12 @@ export function pauseConformance(harness: StoreHarness): void {
       expect((await claim(elsewhere, { now: at(SECOND_MS) })).map((job) => job.id)).toEqual([email, later]);
     });
 
-    it('lists paused queues in stats with reason and time; pausing again keeps the time and takes the new reason', async () => {
+    it('lists paused queues in stats with reason and time; pausing again keeps the time and takes the new reason, or keeps the old without one', async () => {
       expect((await ctx.store.jobStats({ now: T0 })).paused).toEqual([]);
       expect(await ctx.store.queuePause({ queue: 'webhooks', now: T0 })).toBe(true);
       expect(await ctx.store.queuePause({ queue: 'email', reason: 'first', now: T0 })).toBe(true);
       expect(await ctx.store.queuePause({ queue: 'email', reason: 'second', now: at(SECOND_MS) })).toBe(false);
+      expect(await ctx.store.queuePause({ queue: 'email', now: at(SECOND_MS) })).toBe(false);
       expect((await ctx.store.jobStats({ now: at(SECOND_MS) })).paused).toEqual([
         { queue: 'email', reason: 'second', pausedAt: T0 },
         { queue: 'webhooks', reason: null, pausedAt: T0 },

@@ -202,6 +202,12 @@ describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
     const next = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
     expect(next.deliveries.map((d) => d.status)).toEqual(['skipped']);
     expect(target.received).toHaveLength(1);
+    // Disabling it again without a reason keeps the 410's; a new reason replaces it.
+    expect((await mr.endpoints.disable(endpoint.id)).disabledReason).toBe(disabled.disabledReason);
+    expect((await mr.endpoints.disable(endpoint.id, 'customer asked')).disabledReason).toBe('customer asked');
+    expect((await mr.endpoints.disable(endpoint.id)).disabledReason).toBe('customer asked');
+    await mr.endpoints.enable(endpoint.id);
+    expect((await mr.endpoints.disable(endpoint.id)).disabledReason).toBe('disabled by hand');
   });
 
   it.skipIf(!harness.isAvailable)('signs with both secrets during a rotation’s overlap, so a receiver holding either verifies', async () => {

@@ -2,12 +2,13 @@
 -- (job.sql's claimable fragment); these statements keep it.
 
 -- name: queuePause
--- Pauses a queue, or updates the reason of a pause already in force (its time is kept).
+-- Pauses a queue, or updates the reason of a pause already in force (its time is kept;
+-- a pause again without a reason keeps the one it had).
 -- Returns whether this call paused it (xmax = 0: the row was inserted, not updated).
 -- params: $1 queue, $2 reason, $3 now
 INSERT INTO mailroom_queue_pause (queue, reason, paused_at)
 VALUES ($1, $2, coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())))
-ON CONFLICT (queue) DO UPDATE SET reason = excluded.reason
+ON CONFLICT (queue) DO UPDATE SET reason = coalesce(excluded.reason, mailroom_queue_pause.reason)
 RETURNING (xmax = 0) AS is_new;
 
 -- name: queueResume
