@@ -148,9 +148,9 @@ export function parseIsoDate(text: string | undefined, flag: string): Date {
   return date;
 }
 
-/** `a,b , c` to `['a','b','c']`; empty items are refused. */
-export function parseList(text: string, flag: string): string[] {
+/** `a,b , c` to `['a','b','c']`; empty items are refused, in words with an example of the flag's own. */
+export function parseList(text: string, flag: string, example: string): string[] {
   const items = text.split(',').map((item) => item.trim());
-  if (items.some((item) => item === '')) throw new CliUsageError(`${flag} takes a comma-separated list such as default,email, not "${text}".`);
+  if (items.some((item) => item === '')) throw new CliUsageError(`${flag} takes a comma-separated list such as ${example}, not "${text}".`);
   return items;
 }

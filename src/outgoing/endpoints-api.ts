@@ -93,16 +93,17 @@ export class EndpointsApi {
     this.deps.assertOpen();
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('endpoints.add takes { tenant, url, … }');
     assertKnownOptions(options, ADD_KEYS, 'endpoints.add');
-    const secret = generateEndpointSecret();
-    const endpoint = await this.deps.store.endpointAdd({
+    // The checks that need no network first: a bad option is refused without a DNS lookup.
+    const checked = {
       tenant: checkText(options.tenant, 'tenant'),
-      url: await checkEndpointUrl(options.url, this.deps.settings.guard),
       description: checkOptionalText(options.description, 'description'),
       eventTypes: checkEventTypes(options.eventTypes),
       rateLimit: checkRateLimit(options.rateLimit),
       metadata: checkMetadata(options.metadata),
-      secret,
-    });
+    };
+    const url = await checkEndpointUrl(options.url, this.deps.settings.guard);
+    const secret = generateEndpointSecret();
+    const endpoint = await this.deps.store.endpointAdd({ ...checked, url, secret });
     this.deps.log.info({ endpointId: endpoint.id, tenant: endpoint.tenant }, 'endpoint added');
     this.deps.startDelivering();
     return { ...endpoint, secret };

@@ -35,7 +35,12 @@ export async function checkEndpointUrl(value: unknown, guard: SsrfGuard): Promis
 export function checkEventTypes(value: unknown): string[] | null {
   if (value === undefined || value === null) return null;
   if (!Array.isArray(value) || value.length === 0) throw new InvalidArgumentError('eventTypes must be a non-empty list of event types (omit it for every type)');
-  return value.map((type, index) => checkText(type, `eventTypes[${index}]`));
+  return value.map((type, index) => {
+    const text = checkText(type, `eventTypes[${index}]`);
+    // Types are matched exactly: a '*' would be a type no message has, and the endpoint would get nothing.
+    if (text === '*') throw new InvalidArgumentError('eventTypes lists exact event types, and "*" is none of them: omit eventTypes (null on update) for every type');
+    return text;
+  });
 }
 
 export function checkRateLimit(value: unknown): EndpointRateLimit | null {

@@ -59,6 +59,15 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     expect(await mr.endpoints.list({})).toEqual([]);
   });
 
+  it.skipIf(!harness.isAvailable)("refuses an event type '*': types match exactly, so the endpoint would receive nothing", async () => {
+    const mr = await open();
+    await expect(mr.endpoints.add({ tenant: 'acme', url: 'https://hooks.example.com/x', eventTypes: ['*'] })).rejects.toMatchObject({
+      code: 'MR_ERR_INVALID_ARGUMENT',
+      message: expect.stringContaining('omit eventTypes'),
+    });
+    expect(await mr.endpoints.list({})).toEqual([]);
+  });
+
   it.skipIf(!harness.isAvailable)('refuses a transaction without a callback, and a client that is not a connection, in the words of the call', async () => {
     const mr = await open();
     expect(() => mr.transaction(42 as never)).toThrow(expect.objectContaining({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining('transaction takes a callback') }));

@@ -106,6 +106,17 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     expect((await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd })).stdout).toMatch(/rate limit: +100 per 60000 ms/);
     const cleared = await runJson(['endpoints', 'update', added.id, '--db', url, '--rate-limit', 'none', '--metadata', 'null'], { cwd });
     expect(cleared).toMatchObject({ rateLimit: null, metadata: null });
+    // --events '*' is every type, as the list shows it: it clears a filter.
+    expect(await runJson(['endpoints', 'update', added.id, '--db', url, '--events', 'invoice.paid, invoice.failed'], { cwd })).toMatchObject({ eventTypes: ['invoice.paid', 'invoice.failed'] });
+    expect(await runJson(['endpoints', 'update', added.id, '--db', url, '--events', '*'], { cwd })).toMatchObject({ eventTypes: null });
+    const listedAll = await runCommand(['endpoints', 'list', '--db', url], { cwd });
+    expect(listedAll.stdout).toMatch(new RegExp(`^${added.id} .* \\* `, 'm'));
+    const gap = await runCommand(['endpoints', 'update', added.id, '--db', url, '--events', 'a,,b'], { cwd });
+    expect(gap.code).toBe(2);
+    expect(gap.stderr).toContain('--events takes a comma-separated list such as invoice.paid,invoice.failed, not "a,,b".');
+    const nothing = await runCommand(['endpoints', 'update', added.id, '--db', url], { cwd });
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain('needs something to change');
     for (const bad of [['--rate-limit', '100'], ['--rate-limit', '0/1m'], ['--metadata', '[1]'], ['--rate-limit', 'none']]) {
       const refused = await runCommand(['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', 'http://127.0.0.1:9/x', ...bad], { cwd });
       expect(refused.code, bad.join(' ')).toBe(2);

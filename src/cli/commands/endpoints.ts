@@ -19,7 +19,8 @@ export interface EndpointsCliOptions {
   readonly id?: string;
   readonly tenant?: string;
   readonly url?: string;
-  readonly eventTypes?: string[];
+  /** null: every type (`--events '*'`, which clears a filter on update). */
+  readonly eventTypes?: string[] | null;
   readonly description?: string;
   /** null clears it (update --rate-limit none). */
   readonly rateLimit?: EndpointRateLimit | null;
@@ -54,7 +55,7 @@ recover sends its failed and skipped deliveries since a time again (enable it fi
 Options:
   --tenant T        the customer's id
   --url URL         http(s) URL; refused if it resolves to a private or local address
-  --events a,b      event types it receives (default: every type)
+  --events a,b      event types it receives (default: every type; '*' sets every type again)
   --description D
   --rate-limit N/DUR  at most N deliveries started in any DUR, e.g. 100/1m (none: no limit)
   --metadata JSON   a JSON object kept with the endpoint (null: clear it)
@@ -100,7 +101,7 @@ Options:
       id: id === undefined ? undefined : parseJobId(id, 'ID', 'endpoint'),
       tenant: values.tenant,
       url: values.url,
-      eventTypes: values.events === undefined ? undefined : parseList(values.events, '--events'),
+      eventTypes: values.events === undefined ? undefined : parseEvents(values.events),
       description: values.description,
       rateLimit: values['rate-limit'] === undefined ? undefined : parseRateLimit(values['rate-limit'], action === 'update'),
       metadata: values.metadata === undefined ? undefined : parseMetadata(values.metadata, action === 'update'),
@@ -119,7 +120,7 @@ Options:
           const added = await mr.endpoints.add({
             tenant: options.tenant!,
             url: options.url!,
-            eventTypes: options.eventTypes,
+            eventTypes: options.eventTypes ?? undefined,
             description: options.description,
             rateLimit: options.rateLimit ?? undefined,
             metadata: options.metadata ?? undefined,
@@ -145,6 +146,10 @@ Options:
           return 0;
         }
         case 'update': {
+          const changes = [options.url, options.eventTypes, options.description, options.rateLimit, options.metadata];
+          if (changes.every((change) => change === undefined)) {
+            throw new CliUsageError('mailroom endpoints update needs something to change: --url, --events, --description, --rate-limit or --metadata.');
+          }
           const updated = await mr.endpoints.update(id, {
             url: options.url,
             eventTypes: options.eventTypes,
@@ -199,6 +204,12 @@ function parseSince(text: string): Date {
   const since = /^\d{4}-\d{2}-\d{2}/.test(text) ? parseIsoDate(text, '--since') : new Date(Date.now() - sinceDurationMs(text));
   if (since.getTime() > Date.now()) throw new CliUsageError(`--since ${text} is in the future; recover re-sends deliveries created since a past time.`);
   return since;
+}
+
+/** `--events a,b`, or `*` for every type (as `endpoints list` shows an endpoint without a filter). */
+function parseEvents(text: string): string[] | null {
+  if (text.trim() === '*') return null;
+  return parseList(text, '--events', 'invoice.paid,invoice.failed');
 }
 
 /** A duration back from now, refused in words that name both forms `--since` takes. */

@@ -78,7 +78,7 @@ Options:
       common,
       // An empty list is "every queue" to the worker, and unlike undefined it is not
       // replaced by the config file's worker.queues.
-      queues: values['all-queues'] ? [] : values.queues === undefined ? undefined : parseList(values.queues, '--queues'),
+      queues: values['all-queues'] ? [] : values.queues === undefined ? undefined : parseList(values.queues, '--queues', 'default,email'),
       concurrency: values.concurrency === undefined ? undefined : parseInteger(values.concurrency, '--concurrency', { min: 1, max: 10_000 }),
       prefetch: values.prefetch === undefined ? undefined : parseInteger(values.prefetch, '--prefetch', { min: 0, max: 100_000 }),
       pollMs,
