@@ -4,9 +4,9 @@
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../harness/http.js';
 
 /** The newest installed PostgreSQL's bin dir, or null. */
 export function findPostgresBin(): string | null {
@@ -30,17 +30,6 @@ export function findPostgresBinOrWarn(what: string): string | null {
     else console.warn(`${message} SKIPPED`);
   }
   return bin;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface ThrowawayCluster {

@@ -34,3 +34,15 @@ export async function startLoopbackServer(onRequest: (request: ReadRequest, res:
       }),
   };
 }
+
+/** A port nothing listens on now (the OS's pick, released): for a server that must be told its port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

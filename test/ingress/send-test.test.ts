@@ -13,6 +13,7 @@ import serve from '../../src/cli/commands/serve.js';
 import { Mailroom } from '../../src/mailroom.js';
 import { waitFor } from '../harness/wait.js';
 import { silentLog } from './ingress-kit.js';
+import { freePort } from '../harness/http.js';
 
 interface TestIo extends CliIo {
   readonly output: () => string;
@@ -75,6 +76,25 @@ describe('serve and send-test', () => {
         await mr.close();
       }
       expect(serveIo.output()).toContain('note task ran');
+    } finally {
+      serveIo.stop();
+      expect(await serving).toBe(0);
+    }
+  });
+
+  it("send-test without --url posts where serve listens with the same config: its server.port", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-send-port-'));
+    dirs.push(dir);
+    const port = await freePort();
+    writeFileSync(join(dir, 'mailroom.config.mjs'), `export default { server: { port: ${port} }, sources: {${PROVIDER_SOURCES} } };\n`);
+    const serveIo = testIo(dir);
+    const serving = serve.run(serve.parse(['--db', `sqlite:${join(dir, 'data', 'mailroom.db')}`, '--retention', 'off'], serveIo), serveIo);
+    await waitFor(() => serveIo.output().includes(`listening on http://127.0.0.1:${port}`), { timeoutMs: 10_000, description: 'serve on the configured port' });
+    try {
+      const io = testIo(dir);
+      expect(await sendTest.run(sendTest.parse(['--source', 'demo'], io), io)).toBe(0);
+      expect(io.output()).toContain(`POST http://127.0.0.1:${port}/hooks/demo`);
+      expect(io.output()).toMatch(/^202 /m);
     } finally {
       serveIo.stop();
       expect(await serving).toBe(0);

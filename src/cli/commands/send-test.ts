@@ -11,12 +11,23 @@ import { configureProvider } from '../../providers/index.js';
 import type { ProviderName } from '../../providers/index.js';
 import { writeJson } from '../output.js';
 import { terminalText } from '../../core/display-text.js';
+import type { MailroomConfig } from '../../config/define-config.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../server/mailroom-server.js';
 
 export interface SendTestCliOptions {
   readonly common: CommonOptions;
   readonly source: string;
   readonly url?: string;
   readonly eventType?: string;
+}
+
+/** Where `mailroom serve` listens with this config (a wildcard host is reached on loopback). */
+function configuredServer(config: MailroomConfig): string {
+  const port = config.server?.port ?? DEFAULT_PORT;
+  if (port === 0) throw new CliUsageError("The config's server.port is 0 (serve picks a port at start): pass --url with the one it printed.");
+  const host = config.server?.host ?? DEFAULT_HOST;
+  const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 /** Long enough for a server under load; a test event that takes longer says something is wrong. */
@@ -34,7 +45,8 @@ same delivery was already stored. Exits 1 unless the answer is 2xx.
 
 Options:
   --source NAME              the configured source to post to (required)
-  --url URL                  the server (default http://127.0.0.1:$PORT, PORT else 8080)
+  --url URL                  the server (default: PORT, then the config's server.host and
+                             server.port, as serve binds them; else http://127.0.0.1:8080)
   --type EVENT_TYPE          the event type to send (default: one the provider knows)
   --config PATH
   --json                     print the answer as JSON`,
@@ -48,11 +60,15 @@ Options:
     if (values.source === undefined || values.source.trim() === '') {
       throw new CliUsageError('--source NAME is required. Run `mailroom send-test --help`.');
     }
-    const url = values.url ?? `http://127.0.0.1:${io.env.PORT?.trim() || '8080'}`;
-    try {
-      new URL(url);
-    } catch {
-      throw new CliUsageError(`--url ${url} is not a URL (e.g. http://127.0.0.1:8080).`);
+    // Without --url, PORT says where serve listens (it takes PORT before the config too);
+    // else run() reads the config's server address.
+    const url = values.url ?? (io.env.PORT?.trim() ? `http://127.0.0.1:${io.env.PORT.trim()}` : undefined);
+    if (url !== undefined) {
+      try {
+        new URL(url);
+      } catch {
+        throw new CliUsageError(`--url ${url} is not a URL (e.g. http://127.0.0.1:8080).`);
+      }
     }
     return { common, source: values.source, url, eventType: values.type };
   },
@@ -73,7 +89,7 @@ Options:
       'user-agent': 'mailroom-send-test',
       ...provider.sign({ rawBody, now: new Date(), deliveryId: sample.deliveryId, eventType: sample.eventType }),
     };
-    const target = new URL(`hooks/${encodeURIComponent(options.source)}`, withTrailingSlash(options.url!)).href;
+    const target = new URL(`hooks/${encodeURIComponent(options.source)}`, withTrailingSlash(options.url ?? configuredServer(config))).href;
     let response: Response;
     try {
       response = await fetch(target, { method: 'POST', headers, body: rawBody, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
