@@ -330,6 +330,15 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     const missing = await runCommand(['event', '999999', '--db', url]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('mailroom event: No event with id 999999; run `mailroom events` to list ids.\n');
+    // A filter naming an event or batch that does not exist says so (exit 1), not an empty list;
+    // one that exists and matches nothing is an empty answer (exit 0).
+    for (const argv of [['jobs', '--event', '999999'], ['jobs', '--batch', '999999'], ['replay', '--event', '999999', '--reason', 'r'], ['retry', '--event', '999999']]) {
+      const refused = await runCommand([...argv, '--db', url]);
+      expect(refused.code, argv.join(' ')).toBe(1);
+      expect(refused.stderr, argv.join(' ')).toMatch(/No (event|batch) with id 999999/);
+    }
+    const empty = await runCommand(['jobs', '--event', binary.event.id, '--db', url]);
+    expect(empty.code).toBe(0);
   });
 
   it.runIf(harness.isAvailable)('job of a webhook job shows the event body it runs on, not a null payload', async () => {

@@ -8,6 +8,7 @@ import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { formatTime, indent, jobToJson, renderJobTable, writeJson, writeLines, renderFields } from '../output.js';
 import type { Batch, Job } from '../../core/types.js';
+import { noBatchMessage } from '../named-ids.js';
 
 export interface BatchOptions {
   readonly common: CommonOptions;
@@ -41,7 +42,7 @@ Options:
   async run(options, io) {
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const found = await mr.getBatch(options.id);
-      if (!found) throw new Error(`No batch with id ${options.id}; a child job shows its batch id in \`mailroom job ID\`.`);
+      if (!found) throw new Error(noBatchMessage(options.id));
       const deadChildren = found.dead > 0 ? await mr.listJobs({ batchId: found.id, status: 'dead', limit: MAX_DEAD_SHOWN }) : [];
       if (options.common.json) {
         writeJson(io.stdout, { ...batchToJson(found), deadChildren: deadChildren.map(jobToJson) });

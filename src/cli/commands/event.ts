@@ -8,6 +8,7 @@ import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { eventToJson, formatTime, indent, jobToJson, renderBody, renderJobTable, visibleHeaders, writeJson, writeLines, renderFields } from '../output.js';
 import type { InboundEvent, Job } from '../../core/types.js';
+import { noEventMessage } from '../named-ids.js';
 
 export interface EventCliOptions {
   readonly common: CommonOptions;
@@ -39,7 +40,7 @@ Options:
   async run(options, io) {
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const found = await mr.getEvent(options.id);
-      if (!found) throw new Error(`No event with id ${options.id}; run \`mailroom events\` to list ids.`);
+      if (!found) throw new Error(noEventMessage(options.id));
       const jobs = await mr.listJobs({ eventId: found.id, limit: MAX_JOBS_SHOWN });
       if (options.common.json) writeJson(io.stdout, { ...eventToJson(found), jobs: jobs.map(jobToJson) });
       else writeLines(io.stdout, renderEvent(found, jobs));

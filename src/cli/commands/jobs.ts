@@ -9,6 +9,7 @@ import { jobToJson, renderJobTable, writeJson, writeLines } from '../output.js';
 import { JOB_STATUSES } from '../../core/types.js';
 import type { JobStatus } from '../../core/types.js';
 import type { ListJobsOptions } from '../../mailroom.js';
+import { assertNamedIdsExist } from '../named-ids.js';
 
 export interface JobsOptions {
   readonly common: CommonOptions;
@@ -62,6 +63,7 @@ export function parseListFilter(values: Record<string, string | boolean | undefi
 export async function runList(options: JobsOptions, io: CliIo): Promise<number> {
   return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
     const jobs = await mr.listJobs(options.filter);
+    if (jobs.length === 0) await assertNamedIdsExist(mr, options.filter);
     if (options.common.json) {
       writeJson(io.stdout, { jobs: jobs.map(jobToJson) });
     } else {

@@ -9,6 +9,7 @@ import type { CliCommand } from '../command.js';
 import { writeJson, writeLines } from '../output.js';
 import { JobStateError } from '../../core/errors.js';
 import type { Mailroom, ReplayOptions, ReplayResult, ReplayTarget } from '../../mailroom.js';
+import { assertNamedIdsExist } from '../named-ids.js';
 
 export interface ReplayCliOptions {
   readonly common: CommonOptions;
@@ -99,6 +100,7 @@ Options:
         const done = await mr.replay({ ...options.target, status: 'done' }, { ...options.replay, force: true });
         result = { count: result.count + done.count, ids: [...result.ids, ...done.ids] };
       }
+      if (result.count === 0 && 'status' in options.target) await assertNamedIdsExist(mr, options.target);
       if (options.common.json) {
         writeJson(io.stdout, { count: result.count, ids: result.ids });
       } else if (result.count === 0) {

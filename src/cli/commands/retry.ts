@@ -9,6 +9,7 @@ import type { CliCommand } from '../command.js';
 import { writeJson, writeLines } from '../output.js';
 import { JobStateError } from '../../core/errors.js';
 import type { RetryNowFilter } from '../../mailroom.js';
+import { assertNamedIdsExist } from '../named-ids.js';
 
 export interface RetryCliOptions {
   readonly common: CommonOptions;
@@ -75,6 +76,7 @@ Options:
       const result = await mr.retryNow(options.target).catch((error: unknown) => {
         throw withCliAdvice(error);
       });
+      if (result.count === 0 && typeof options.target !== 'string') await assertNamedIdsExist(mr, options.target);
       if (options.common.json) {
         writeJson(io.stdout, { count: result.count, ids: result.ids });
       } else if (typeof options.target === 'string') {
