@@ -133,11 +133,17 @@ async function topHelp(): Promise<string> {
   return `${TOP_USAGE}\n\nCommands:\n${lines.join('\n')}`;
 }
 
+/**
+ * The library's refusals of a value the command line gave (a URL, a tenant, a store URL):
+ * the command line was wrong, as a CliUsageError says, though the library found it.
+ */
+const USAGE_CODES: ReadonlySet<unknown> = new Set<ErrorCode>(['MR_ERR_INVALID_ARGUMENT', 'MR_ERR_STORE_URL_INVALID']);
+
 /** One line on stderr (what went wrong and what to do), and the exit code. */
 function fail(io: CliIo, commandName: string | undefined, error: unknown): number {
   const prefix = commandName ? `mailroom ${commandName}: ` : 'mailroom: ';
   io.stderr.write(`${prefix}${terminalText(describeCliError(error))}\n`);
-  return error instanceof CliUsageError ? EXIT_USAGE : EXIT_FAILURE;
+  return error instanceof CliUsageError || USAGE_CODES.has((error as { code?: unknown })?.code) ? EXIT_USAGE : EXIT_FAILURE;
 }
 
 /** An error as one line: its message, plus a hint for codes whose message lacks one. */

@@ -41,7 +41,7 @@ describe('CLI failure messages', () => {
     writeFileSync(join(dir, 'notes.txt'), 'not a directory\n');
     const path = join(dir, 'notes.txt', 'data', 'mailroom.db');
     const result = await runCommand(['migrate', '--db', `sqlite:${path}`], { cwd: dir });
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2); // the --db given is wrong
     expect(result.stderr).not.toContain('EEXIST');
     expect(result.stderr).toBe(
       `mailroom migrate: The SQLite path ${path} is under ${join(dir, 'notes.txt')}, which is a file, not a directory; ` +

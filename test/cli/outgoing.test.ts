@@ -114,6 +114,13 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     const gap = await runCommand(['endpoints', 'update', added.id, '--db', url, '--events', 'a,,b'], { cwd });
     expect(gap.code).toBe(2);
     expect(gap.stderr).toContain('--events takes a comma-separated list such as invoice.paid,invoice.failed, not "a,,b".');
+    // Values the library refuses are the command line's mistakes too: exit 2.
+    for (const [tenant, target, says] of [['acme', 'notaurl', 'url must be'], ['', 'http://127.0.0.1:9/x', 'tenant must be']]) {
+      const refused = await runCommand(['endpoints', 'add', '--db', url, '--tenant', tenant!, '--url', target!], { cwd });
+      expect(refused.code, says).toBe(2);
+      expect(refused.stderr).toContain(says);
+    }
+    expect((await runCommand(['stats', '--db', 'mysql://x'], { cwd })).code).toBe(2);
     const nothing = await runCommand(['endpoints', 'update', added.id, '--db', url], { cwd });
     expect(nothing.code).toBe(2);
     expect(nothing.stderr).toContain('needs something to change');
