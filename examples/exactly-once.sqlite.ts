@@ -6,8 +6,9 @@
 import { Mailroom } from 'mailroom';
 
 const mr = await Mailroom.open({ db: 'sqlite:./data/shop.db' });
+// The application's table (set up afresh on every run).
 mr.transaction((tx) => {
-  tx.db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL); INSERT INTO orders VALUES (7, 'awaiting_payment');");
+  tx.db.exec("CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL); INSERT OR REPLACE INTO orders VALUES (7, 'awaiting_payment');");
 });
 
 mr.task('payment_succeeded', {

@@ -1,7 +1,8 @@
 // The README's outbox on PostgreSQL, run as written: jobs enqueued in Mailroom's own
 // transaction beside the application's write, and in the application's own node-postgres
 // transaction. Needs a server at PG_URL (test/examples.test.ts runs it when one answers);
-// it works in a fresh schema and drops it afterwards.
+// it works in a fresh schema and drops it afterwards. Your app imports `pg` itself, so it
+// needs `npm install pg` beside mailroom (whose dependency it is too, but not for you to import).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Mailroom } from 'mailroom';

@@ -4,9 +4,9 @@
 import { Mailroom } from 'mailroom';
 
 const mr = await Mailroom.open({ db: 'sqlite:./data/shop.db' });
-// The application's table, in the same database file as Mailroom's.
+// The application's table, in the same database file as Mailroom's (set up afresh on every run).
 mr.transaction((tx) => {
-  tx.db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL); INSERT INTO orders VALUES (7, 'new');");
+  tx.db.exec("CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL); INSERT OR REPLACE INTO orders VALUES (7, 'new');");
 });
 
 // SQLite: synchronous, on Mailroom's own connection (or pass your Database as `db`).

@@ -42,9 +42,12 @@ const published = await mr.transaction((tx) => {
 const worker = mr.work(); // any worker delivers: signed, retried, guarded
 await worker.drained(); // nothing left to run now: the delivery went (or waits for a retry)
 if (published.isDuplicate) console.log('invoice:7 was published by an earlier run; not sent again');
-else console.log('verified', received[0]?.type, received[0]?.data);
-const [delivery] = await mr.deliveries.list({ messageId: published.message.id });
-console.log('delivery', delivery?.status, 'after', delivery?.attempts, 'attempt');
+else {
+  console.log('verified', received[0]?.type, received[0]?.data);
+  // This endpoint's delivery (a message has one per endpoint that takes its type).
+  const delivery = (await mr.deliveries.list({ messageId: published.message.id })).find((d) => d.endpointId === endpoint.id);
+  console.log('delivery', delivery?.status, 'after', delivery?.attempts, 'attempt');
+}
 await mr.close(); // stops the worker and closes the store, so the program can exit
 server.close();
 
