@@ -90,6 +90,9 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(await ids('--source', 'stripe')).toEqual([fromStripe.jobs[0]!.id]);
     expect(await ids('--limit', '2')).toEqual([pending.id, smtp.id]);
     expect(await ids('--limit', '2', '--after', smtp.id)).toEqual([other.id, done.id]);
+    // --json says where the next page starts, as the table's footer does; null after the last.
+    expect((await runJson(['jobs', '--db', url, '--limit', '2'])).nextAfter).toBe(smtp.id);
+    expect((await runJson(['jobs', '--db', url, '--limit', '100'])).nextAfter).toBeNull();
     expect(await ids('--newest', '--limit', '1')).toEqual([fromStripe.jobs[0]!.id]);
 
     const table = await runCommand(['jobs', '--db', url, '--status', 'dead']);

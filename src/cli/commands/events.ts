@@ -59,12 +59,13 @@ Options:
   async run(options, io) {
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const found = await mr.listEvents(options.filter);
+      const limit = options.filter.limit ?? DEFAULT_LIMIT;
       if (options.common.json) {
-        writeJson(io.stdout, { events: found.map(eventSummaryToJson) });
+        // As jobs --json: nextAfter is the --after of the next page, null after the last.
+        writeJson(io.stdout, { events: found.map(eventSummaryToJson), nextAfter: found.length === limit ? found[found.length - 1]!.id : null });
         return 0;
       }
       writeLines(io.stdout, found.length === 0 ? '(no events match)' : renderEventTable(found));
-      const limit = options.filter.limit ?? DEFAULT_LIMIT;
       if (found.length === limit) writeLines(io.stdout, `(first ${limit}; next page: --after ${found[found.length - 1]!.id})`);
       return 0;
     });

@@ -64,11 +64,12 @@ export async function runList(options: JobsOptions, io: CliIo): Promise<number> 
   return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
     const jobs = await mr.listJobs(options.filter);
     if (jobs.length === 0) await assertNamedIdsExist(mr, options.filter);
+    const limit = options.filter.limit ?? DEFAULT_LIMIT;
     if (options.common.json) {
-      writeJson(io.stdout, { jobs: jobs.map(jobToJson) });
+      // A full page may have more after it: nextAfter is the --after of the next (null: this was the last).
+      writeJson(io.stdout, { jobs: jobs.map(jobToJson), nextAfter: jobs.length === limit ? jobs[jobs.length - 1]!.id : null });
     } else {
       writeLines(io.stdout, renderJobTable(jobs));
-      const limit = options.filter.limit ?? DEFAULT_LIMIT;
       if (jobs.length === limit) {
         writeLines(io.stdout, `(first ${limit}; next page: --after ${jobs[jobs.length - 1]!.id})`);
       }
