@@ -586,9 +586,6 @@ export class Mailroom {
       const result = this.store.transactionSync((tx) => {
         const value = fn({
           db: tx.db,
-          get client(): never {
-            throw new UnsupportedError('tx.client is the PostgreSQL transaction\'s connection; on SQLite the same transaction is tx.db, used synchronously');
-          },
           enqueue: (type: string, payload: unknown, options: EnqueueOptions = {}) =>
             traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })[0]!.job),
           enqueueBatch: (children: readonly EnqueueManyItem[], options: EnqueueBatchOptions) => {
@@ -609,9 +606,6 @@ export class Mailroom {
         .then(() => this.store.transaction!(async (tx) => {
           const value = await fn({
             client: tx.client,
-            get db(): never {
-              throw new UnsupportedError('tx.db is the SQLite database; on PostgreSQL the same transaction is tx.client (await its queries, and the callback)');
-            },
             enqueue: async (type: string, payload: unknown, options: EnqueueOptions = {}) => {
               this.directory.refreshLater(); // for the next enqueue: awaited here, it could wait for a pool connection these transactions hold
               return (await traceEnqueue('enqueue', [this.toInsert(type, payload, options)], (jobs) => tx.jobInsertMany({ jobs })))[0]!.job;

@@ -68,16 +68,6 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     expect(await mr.endpoints.list({})).toEqual([]);
   });
 
-  it.skipIf(!harness.isAvailable)("names the other store's handle when a transaction uses it: tx.db on PostgreSQL, tx.client on SQLite", async () => {
-    const mr = await open();
-    if (harness.name === 'sqlite') {
-      expect(() => mr.transaction((tx) => tx.client.query('SELECT 1'))).toThrow(expect.objectContaining({ code: 'MR_ERR_UNSUPPORTED', message: expect.stringContaining('tx.db') }));
-    } else {
-      await expect(mr.transaction(async (tx) => tx.db.exec('SELECT 1'))).rejects.toMatchObject({ code: 'MR_ERR_UNSUPPORTED', message: expect.stringContaining('tx.client') });
-    }
-    expect(await mr.listJobs({})).toEqual([]);
-  });
-
   it.skipIf(!harness.isAvailable)('refuses a transaction without a callback, and a client that is not a connection, in the words of the call', async () => {
     const mr = await open();
     expect(() => mr.transaction(42 as never)).toThrow(expect.objectContaining({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining('transaction takes a callback') }));
