@@ -43,11 +43,11 @@ export function formatDurationMs(ms: number): string {
 }
 
 /**
- * What a terminal would act on rather than show: C0 controls but tab and newline (ESC
- * starts colour, cursor and title sequences; CR rewrites a line), DEL, C1 controls, and
- * the bidirectional overrides that reorder what is read.
+ * What a terminal would act on rather than show: C0 controls but tab, newline and the CR
+ * of a CRLF (ESC starts colour, cursor and title sequences; a lone CR rewrites a line),
+ * DEL, C1 controls, and the bidirectional overrides that reorder what is read.
  */
-const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const TERMINAL_CONTROLS = /\r(?!\n)|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Text for a terminal with its controls written out (`\u001b`), for what came from outside

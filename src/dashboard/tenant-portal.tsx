@@ -215,7 +215,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
                 tenant: session.tenant,
                 url: attempt.url,
                 ...(attempt.description !== '' ? { description: attempt.description } : {}),
-                ...(attempt.eventTypes !== '' ? { eventTypes: eventTypesOf(attempt.eventTypes) } : {}),
+                ...(attempt.eventTypes !== '' && attempt.eventTypes.trim() !== '*' ? { eventTypes: eventTypesOf(attempt.eventTypes) } : {}), // '*': every type
               }),
             );
           } catch (error) {

@@ -187,8 +187,9 @@ export class EndpointsApi {
   }
 
   /**
-   * Send an endpoint's failed and skipped deliveries since a time again, each with a fresh
-   * deliver job (after the customer fixed their receiver and the endpoint is enabled).
+   * Send an endpoint's failed and skipped deliveries since a time again, each on its deliver
+   * job replayed (its history kept) or a new one, with a fresh budget (after the customer
+   * fixed their receiver and the endpoint is enabled).
    * @throws EndpointDisabledError while it is disabled
    */
   async recover(id: string, options: { since: Date }): Promise<RecoverResult> {

@@ -174,16 +174,18 @@ export interface RecoveryPlan {
 /**
  * A recovered delivery goes back on the job it had when that job is still there, so its
  * attempts so far (the failures that disabled the endpoint, say) and the new ones read as
- * one history; a job of its own only when it has none. One whose job is pending or
- * running already (a portal re-send in line) is left alone: a second job would send it
- * twice.
+ * one history; a job of its own only when it has none, or when its job is running only
+ * to finish (its attempt recorded). One whose job is pending, or running an attempt (a
+ * portal re-send in line), is left alone: a second job would send it twice.
  */
 export function planRecovery(rows: readonly Row[]): RecoveryPlan {
   const toReplay: Row[] = [];
   const toCreate: Row[] = [];
   const recovered: string[] = [];
   for (const row of rows) {
-    if (row.job_id === null || row.job_id === undefined) toCreate.push(row);
+    const isFinishing = row.job_status === 'running' && (row.attempt_recorded === true || row.attempt_recorded === 1);
+    // A job only finishing (its attempt recorded, its outcome not yet) sends nothing more: a new job, as for none.
+    if (row.job_id === null || row.job_id === undefined || isFinishing) toCreate.push(row);
     else if (row.job_status === 'dead' || row.job_status === 'done') toReplay.push(row);
     else continue;
     recovered.push(String(row.id));
@@ -191,7 +193,22 @@ export function planRecovery(rows: readonly Row[]): RecoveryPlan {
   return { toReplay, toCreate, recovered };
 }
 
-/** The replay record of a recovered delivery's job (a forced replay: a job that skipped it is done). */
-export function recoveryReplay(since: Date): { reason: string; by: string; force: true; includeCancelled: true } {
-  return { reason: `endpoint recovery of deliveries since ${since.toISOString()}`, by: 'recover', force: true, includeCancelled: true };
+/**
+ * The replay of a recovered delivery's job (forced: a job that skipped it is done), with the
+ * attempt budget a new deliver job gets now (the deliver settings may have changed since).
+ */
+export function recoveryReplay(since: Date, job: { readonly maxAttempts: number }): { reason: string; by: string; force: true; includeCancelled: true; maxAttempts: number } {
+  return { reason: `endpoint recovery of deliveries since ${since.toISOString()}`, by: 'recover', force: true, includeCancelled: true, maxAttempts: job.maxAttempts };
+}
+
+/**
+ * The plan as far as its replays went: a job that changed between the read and the replay
+ * (retention deleted it, another replay put it back in line) was not replayed, and its
+ * delivery is neither pointed at it nor reported; a later recovery finds it again.
+ */
+export function keepReplayed(plan: RecoveryPlan, replayedJobIds: ReadonlySet<string>): RecoveryPlan {
+  const toReplay = plan.toReplay.filter((row) => replayedJobIds.has(String(row.job_id)));
+  if (toReplay.length === plan.toReplay.length) return plan;
+  const kept = new Set([...toReplay, ...plan.toCreate].map((row) => String(row.id)));
+  return { toReplay, toCreate: plan.toCreate, recovered: plan.recovered.filter((id) => kept.has(id)) };
 }

@@ -391,6 +391,30 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect((await ctx.store.jobList({ type: 'deliver', limit: 100 })).length).toBe(3);
     });
 
+    it('recovers a delivery whose job recorded its last attempt and is only finishing, and leaves one whose re-send is in line', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const finishing = await ctx.store.messagePublish(publish({ now: T0 }));
+      const inLine = await ctx.store.messagePublish(publish({ now: T0 }));
+      const [first, second] = await claim(ctx.store, { types: ['deliver'], now: at(SECOND_MS) });
+      // Both answered 400 on their last attempt: the delivery's record commits before the job's outcome.
+      for (const job of [first!, second!]) {
+        const deliveryId = (job.payload as { deliveryId: string }).deliveryId;
+        await ctx.store.deliveryRecordMany({ records: [{ deliveryId, endpointId: ep.id, status: 'failed', attempt: 'failure' }], disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now: at(2 * SECOND_MS) });
+      }
+      // The second's job ends and is put back in line (a portal re-send), its delivery still reading failed.
+      await ctx.store.jobFinishMany({ finishes: asFailed([{ ...second!, error: 'answered 400', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }]), now: at(2 * SECOND_MS) });
+      await ctx.store.jobReplay({ ids: [second!.id], reason: 're-sent', by: 'portal', now: at(3 * SECOND_MS) });
+      expect((await ctx.store.deliveryList({ endpointId: ep.id })).map((d) => d.status)).toEqual(['failed', 'failed']);
+
+      const recovered = await ctx.store.deliveryRecover({ endpointId: ep.id, since: T0, job: publish().job, now: at(4 * SECOND_MS) });
+      expect(recovered).toEqual([finishing.deliveries[0]!.id]);
+      const [finishingAfter, inLineAfter] = await ctx.store.deliveryList({ endpointId: ep.id });
+      expect(finishingAfter).toMatchObject({ status: 'pending' });
+      expect(finishingAfter!.jobId).not.toBe(first!.id); // a new job: the running one sends nothing more
+      expect(inLineAfter).toMatchObject({ status: 'failed', jobId: inLine.deliveries[0]!.jobId });
+      expect((await ctx.store.jobList({ type: 'deliver', limit: 100 })).length).toBe(3);
+    });
+
     it('fails a delivery whose job dies without a recorded outcome (cancelled, lease lost on its last attempt), so no backlog counts it', async () => {
       const ep = await ctx.store.endpointAdd(endpoint());
       const cancelled = await ctx.store.messagePublish(publish({ now: T0 }));

@@ -237,6 +237,9 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     p.fix();
     await p.mr.publish('invoice.voided', { invoice: 'in_acme_2' }, { tenant: 'acme' });
     await waitFor(() => p.acme.receiver.received.some((r) => r.verifiedWith === secret), { timeoutMs: 10_000, description: 'a delivery signed with the shown secret' });
+    // '*' in the event types field is every type, as left empty.
+    expect((await post(p, cookie, 'add-endpoint', { url: `${p.acme.receiver.url}/third`, eventTypes: ' * ', csrf })).status).toBe(201);
+    expect((await p.mr.endpoints.list({ tenant: 'acme' }))[2]).toMatchObject({ eventTypes: null });
   });
 
   it.skipIf(!harness.isAvailable)('rotates the signing secret, shows the new one once, signs with both, and refuses a second rotation', async () => {

@@ -138,6 +138,8 @@ describe.each(storeHarnesses)('outgoing protection ($name)', (harness) => {
     await worker.drained();
     expect(second.deliveries.map((d) => d.status)).toEqual(['skipped']);
     await waitFor(async () => (await mr.deliveries.list({ endpointId: endpoint.id, status: 'skipped' })).length === 2);
+    // (A delivery's record commits just before its job's outcome: wait for the job that skipped it to be done.)
+    await waitFor(async () => (await mr.getJob(first.deliveries[0]!.jobId!))!.status === 'done', { description: 'the skipping job done' });
     expect(target.received).toHaveLength(requestsBefore);
     await expect(mr.endpoints.recover(endpoint.id, { since: new Date(0) })).rejects.toMatchObject({ code: 'MR_ERR_ENDPOINT_DISABLED' });
 

@@ -27,7 +27,7 @@ function configuredServer(config: MailroomConfig): string {
   if (port === 0) throw new CliUsageError("The config's server.port is 0 (serve picks a port at start): pass --url with the one it printed.");
   const host = config.server?.host ?? DEFAULT_HOST;
   const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+  return `http://${reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 /** Long enough for a server under load; a test event that takes longer says something is wrong. */

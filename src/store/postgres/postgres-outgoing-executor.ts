@@ -22,6 +22,7 @@ import {
   endpointStatsFromRows,
   healthFromRow,
   messageFromRow,
+  keepReplayed,
   planRecovery,
   recoveryReplay,
   secretsInForce,
@@ -310,8 +311,9 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     return this.runner.atomic(async (runner) => {
       const now = await this.clock(runner, params.now);
       const rows = await runner.run(this.stmt('deliveryRecoverable'), [params.endpointId, params.since]);
-      const { toReplay, toCreate, recovered } = planRecovery(rows);
-      await this.replayIn(runner, toReplay.map((row) => String(row.job_id)), { ...recoveryReplay(params.since), now });
+      const plan = planRecovery(rows);
+      const replayed = new Set(await this.replayIn(runner, plan.toReplay.map((row) => String(row.job_id)), { ...recoveryReplay(params.since, params.job), now }));
+      const { toReplay, toCreate, recovered } = keepReplayed(plan, replayed);
       if (toReplay.length > 0) await runner.run(this.stmt('deliverySetJob'), [toReplay.map((row) => row.id), toReplay.map((row) => row.job_id), now]);
       for (const row of toCreate) {
         await this.createDeliverJobs(runner, [{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, now);

@@ -19,6 +19,7 @@ import {
   endpointStatsFromRows,
   healthFromRow,
   messageFromRow,
+  keepReplayed,
   planRecovery,
   recoveryReplay,
   secretsInForce,
@@ -286,8 +287,9 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     return this.engine.write('ack', () => {
       const now = nowMs(params.now);
       const rows = this.engine.stmt('deliveryRecoverable').all({ endpointId: params.endpointId, since: params.since.getTime() }) as Row[];
-      const { toReplay, toCreate, recovered } = planRecovery(rows);
-      this.replaySync({ ids: toReplay.map((row) => String(row.job_id)), ...recoveryReplay(params.since), now: params.now });
+      const plan = planRecovery(rows);
+      const replayed = new Set(this.replaySync({ ids: plan.toReplay.map((row) => String(row.job_id)), ...recoveryReplay(params.since, params.job), now: params.now }));
+      const { toReplay, toCreate, recovered } = keepReplayed(plan, replayed);
       for (const row of toReplay) this.engine.stmt('deliverySetJob').run({ id: row.id, jobId: row.job_id, now });
       for (const row of toCreate) {
         this.createDeliverJobs([{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, params.now, now);

@@ -132,10 +132,14 @@ ORDER BY id LIMIT $2;
 -- name: deliveryRecoverable
 -- An endpoint's failed and skipped deliveries since a time (a pending one whose job died
 -- counts as failed), with the job each had, if it is still there (retention may have
--- deleted it).
+-- deleted it), and whether a running job has recorded its attempt already (it is only
+-- finishing: the delivery's record commits just before the job's outcome).
 -- params: $1 endpoint id, $2 since
-SELECT d.id, d.message_id, j.id AS job_id, j.status AS job_status FROM mailroom_delivery d
+SELECT d.id, d.message_id, j.id AS job_id, j.status AS job_status,
+       (j.status = 'running' AND d.updated_at >= j.started_at) AS attempt_recorded
+FROM mailroom_delivery d
 LEFT JOIN mailroom_job j ON j.id = d.job_id
 WHERE d.endpoint_id = $1 AND d.created_at >= $2
   AND (d.status IN ('failed', 'skipped') OR (d.status = 'pending' AND j.status = 'dead'))
-ORDER BY d.id;
+ORDER BY d.id
+FOR UPDATE OF d; -- a concurrent recovery waits, then finds these pending

@@ -65,8 +65,11 @@ ORDER BY id LIMIT @limit;
 -- name: deliveryRecoverable
 -- An endpoint's failed and skipped deliveries since a time (a pending one whose job died
 -- counts as failed), with the job each had, if it is still there (retention may have
--- deleted it).
-SELECT d.id, d.message_id, j.id AS job_id, j.status AS job_status FROM mailroom_delivery d
+-- deleted it), and whether a running job has recorded its attempt already (it is only
+-- finishing: the delivery's record commits just before the job's outcome).
+SELECT d.id, d.message_id, j.id AS job_id, j.status AS job_status,
+       (j.status = 'running' AND d.updated_at >= j.started_at) AS attempt_recorded
+FROM mailroom_delivery d
 LEFT JOIN mailroom_job j ON j.id = d.job_id
 WHERE d.endpoint_id = @endpointId AND d.created_at >= @since
   AND (d.status IN ('failed', 'skipped') OR (d.status = 'pending' AND j.status = 'dead'))
