@@ -19,9 +19,8 @@ import type { Worker, WorkerOptions } from '../worker/worker.js';
 import { stopGracefullyUnlessHurried } from './worker-process.js';
 import { warnAboutUnhandledTasks, warnAboutUnknownQueuesOf } from './unhandled-tasks.js';
 import type { StopOnOptions } from './worker-process.js';
+import { listenAddress } from './server-address.js';
 
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 8080;
 
 export interface MailroomServerOptions {
   /** An open Mailroom with its tasks registered; its opener closes it. */
@@ -101,7 +100,8 @@ export async function startMailroomServer(options: MailroomServerOptions): Promi
   ];
   const ingress = createIngressServer({ mr, config, metrics, logger: log, routes });
   // Listen first: a port that cannot be bound then leaves nothing started to stop.
-  const url = await ingress.listen(options.port ?? config.server?.port ?? DEFAULT_PORT, options.host ?? config.server?.host ?? DEFAULT_HOST);
+  const { host, port } = listenAddress(config, options);
+  const url = await ingress.listen(port, host);
   // Portal links made in this process point here, unless portal.baseUrl says where the public reaches it.
   mr.portal.servedAt(url);
   // `serve` always delivers outgoing webhooks (SPEC §7), so its worker always runs.

@@ -12,7 +12,7 @@ import type { ProviderName } from '../../providers/index.js';
 import { writeJson } from '../output.js';
 import { terminalText } from '../../core/display-text.js';
 import type { MailroomConfig } from '../../config/define-config.js';
-import { DEFAULT_HOST, DEFAULT_PORT } from '../../server/mailroom-server.js';
+import { listenAddress } from '../../server/server-address.js';
 
 export interface SendTestCliOptions {
   readonly common: CommonOptions;
@@ -23,9 +23,8 @@ export interface SendTestCliOptions {
 
 /** Where `mailroom serve` listens with this config (a wildcard host is reached on loopback). */
 function configuredServer(config: MailroomConfig): string {
-  const port = config.server?.port ?? DEFAULT_PORT;
+  const { host, port } = listenAddress(config);
   if (port === 0) throw new CliUsageError("The config's server.port is 0 (serve picks a port at start): pass --url with the one it printed.");
-  const host = config.server?.host ?? DEFAULT_HOST;
   const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
   return `http://${reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable}:${port}`;
 }

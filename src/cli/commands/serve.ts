@@ -10,7 +10,8 @@ import { openCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { workerOptions } from '../worker-options.js';
 import type { MailroomConfig } from '../../config/define-config.js';
-import { DEFAULT_HOST, DEFAULT_PORT, startMailroomServer } from '../../server/mailroom-server.js';
+import { startMailroomServer } from '../../server/mailroom-server.js';
+import { DEFAULT_HOST, DEFAULT_PORT, listenAddress } from '../../server/server-address.js';
 import type { MailroomServer } from '../../server/mailroom-server.js';
 
 export interface ServeCliOptions {
@@ -91,8 +92,7 @@ Options:
     const effective: MailroomConfig = config ?? {};
     let server: MailroomServer | null = null;
     try {
-      const host = options.host ?? effective.server?.host ?? DEFAULT_HOST;
-      const port = options.port ?? effective.server?.port ?? DEFAULT_PORT;
+      const { host, port } = listenAddress(effective, options);
       server = await startMailroomServer({
         mr,
         config: effective,
