@@ -6,6 +6,7 @@ import { breakerRetryAt } from '../core/circuit-breaker.js';
 import type { BreakerRow, BreakerSettings } from '../core/circuit-breaker.js';
 import type { BreakerState, Delivery, Endpoint, EndpointHealth, Message } from '../core/outgoing-types.js';
 import type { EndpointRotateSecretResult, EndpointStatsResult } from './outgoing-store.js';
+import { compareJobIds } from './claimed-job.js';
 import { jsonOf, optionalTimeOf, timeOf } from './rows.js';
 import type { Row } from './rows.js';
 
@@ -165,10 +166,8 @@ function msOf(value: unknown): number | null {
 export interface RecoveryPlan {
   /** Deliveries whose own job ended (dead, or done having skipped them): that job is replayed. */
   readonly toReplay: readonly Row[];
-  /** Deliveries without a job any more (skipped at publish, or deleted by retention): a new one. */
+  /** Deliveries without a job any more (skipped at publish, or deleted by retention), or whose job is only finishing: a new one. */
   readonly toCreate: readonly Row[];
-  /** Both, in delivery order: what recover reports. */
-  readonly recovered: string[];
 }
 
 /**
@@ -181,16 +180,13 @@ export interface RecoveryPlan {
 export function planRecovery(rows: readonly Row[]): RecoveryPlan {
   const toReplay: Row[] = [];
   const toCreate: Row[] = [];
-  const recovered: string[] = [];
   for (const row of rows) {
     const isFinishing = row.job_status === 'running' && (row.attempt_recorded === true || row.attempt_recorded === 1);
     // A job only finishing (its attempt recorded, its outcome not yet) sends nothing more: a new job, as for none.
     if (row.job_id === null || row.job_id === undefined || isFinishing) toCreate.push(row);
     else if (row.job_status === 'dead' || row.job_status === 'done') toReplay.push(row);
-    else continue;
-    recovered.push(String(row.id));
   }
-  return { toReplay, toCreate, recovered };
+  return { toReplay, toCreate };
 }
 
 /**
@@ -202,13 +198,12 @@ export function recoveryReplay(since: Date, job: { readonly maxAttempts: number 
 }
 
 /**
- * The plan as far as its replays went: a job that changed between the read and the replay
- * (retention deleted it, another replay put it back in line) was not replayed, and its
- * delivery is neither pointed at it nor reported; a later recovery finds it again.
+ * The plan as far as its replays went, and the deliveries recovered, in delivery order: a
+ * job that changed between the read and the replay (retention deleted it, another replay
+ * put it back in line) was not replayed, and its delivery is neither pointed at it nor
+ * reported; a later recovery finds it again.
  */
-export function keepReplayed(plan: RecoveryPlan, replayedJobIds: ReadonlySet<string>): RecoveryPlan {
-  const toReplay = plan.toReplay.filter((row) => replayedJobIds.has(String(row.job_id)));
-  if (toReplay.length === plan.toReplay.length) return plan;
-  const kept = new Set([...toReplay, ...plan.toCreate].map((row) => String(row.id)));
-  return { toReplay, toCreate: plan.toCreate, recovered: plan.recovered.filter((id) => kept.has(id)) };
+export function recoveredAfter(plan: RecoveryPlan, replayedJobIds: ReadonlySet<string>): { readonly replayed: readonly Row[]; readonly recovered: string[] } {
+  const replayed = plan.toReplay.filter((row) => replayedJobIds.has(String(row.job_id)));
+  return { replayed, recovered: [...replayed, ...plan.toCreate].map((row) => String(row.id)).sort(compareJobIds) };
 }

@@ -22,8 +22,8 @@ import {
   endpointStatsFromRows,
   healthFromRow,
   messageFromRow,
-  keepReplayed,
   planRecovery,
+  recoveredAfter,
   recoveryReplay,
   secretsInForce,
   rotationOf,
@@ -312,10 +312,10 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       const now = await this.clock(runner, params.now);
       const rows = await runner.run(this.stmt('deliveryRecoverable'), [params.endpointId, params.since]);
       const plan = planRecovery(rows);
-      const replayed = new Set(await this.replayIn(runner, plan.toReplay.map((row) => String(row.job_id)), { ...recoveryReplay(params.since, params.job), now }));
-      const { toReplay, toCreate, recovered } = keepReplayed(plan, replayed);
-      if (toReplay.length > 0) await runner.run(this.stmt('deliverySetJob'), [toReplay.map((row) => row.id), toReplay.map((row) => row.job_id), now]);
-      for (const row of toCreate) {
+      const replayedJobIds = new Set(await this.replayIn(runner, plan.toReplay.map((row) => String(row.job_id)), { ...recoveryReplay(params.since, params.job), now }));
+      const { replayed, recovered } = recoveredAfter(plan, replayedJobIds);
+      if (replayed.length > 0) await runner.run(this.stmt('deliverySetJob'), [replayed.map((row) => row.id), replayed.map((row) => row.job_id), now]);
+      for (const row of plan.toCreate) {
         await this.createDeliverJobs(runner, [{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, now);
       }
       return recovered;

@@ -19,8 +19,8 @@ import {
   endpointStatsFromRows,
   healthFromRow,
   messageFromRow,
-  keepReplayed,
   planRecovery,
+  recoveredAfter,
   recoveryReplay,
   secretsInForce,
   rotationOf,
@@ -288,10 +288,10 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
       const now = nowMs(params.now);
       const rows = this.engine.stmt('deliveryRecoverable').all({ endpointId: params.endpointId, since: params.since.getTime() }) as Row[];
       const plan = planRecovery(rows);
-      const replayed = new Set(this.replaySync({ ids: plan.toReplay.map((row) => String(row.job_id)), ...recoveryReplay(params.since, params.job), now: params.now }));
-      const { toReplay, toCreate, recovered } = keepReplayed(plan, replayed);
-      for (const row of toReplay) this.engine.stmt('deliverySetJob').run({ id: row.id, jobId: row.job_id, now });
-      for (const row of toCreate) {
+      const replayedJobIds = new Set(this.replaySync({ ids: plan.toReplay.map((row) => String(row.job_id)), ...recoveryReplay(params.since, params.job), now: params.now }));
+      const { replayed, recovered } = recoveredAfter(plan, replayedJobIds);
+      for (const row of replayed) this.engine.stmt('deliverySetJob').run({ id: row.id, jobId: row.job_id, now });
+      for (const row of plan.toCreate) {
         this.createDeliverJobs([{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, params.now, now);
       }
       return recovered;
