@@ -146,17 +146,11 @@ Options:
           return 0;
         }
         case 'update': {
-          const changes = [options.url, options.eventTypes, options.description, options.rateLimit, options.metadata];
-          if (changes.every((change) => change === undefined)) {
+          const changes = { url: options.url, eventTypes: options.eventTypes, description: options.description, rateLimit: options.rateLimit, metadata: options.metadata };
+          if (Object.values(changes).every((change) => change === undefined)) {
             throw new CliUsageError('mailroom endpoints update needs something to change: --url, --events, --description, --rate-limit or --metadata.');
           }
-          const updated = await mr.endpoints.update(id, {
-            url: options.url,
-            eventTypes: options.eventTypes,
-            description: options.description,
-            rateLimit: options.rateLimit,
-            metadata: options.metadata,
-          });
+          const updated = await mr.endpoints.update(id, changes);
           if (json) writeJson(io.stdout, endpointToJson(updated));
           else writeLines(io.stdout, `Updated endpoint ${updated.id}.`);
           return 0;

@@ -60,13 +60,14 @@ Options:
     return withCliMailroom(options.common, io, { migrate: false }, async ({ mr }) => {
       const found = await mr.listEvents(options.filter);
       const limit = options.filter.limit ?? DEFAULT_LIMIT;
+      // As jobs: the --after of the next page, null after the last.
+      const nextAfter = found.length === limit ? found[found.length - 1]!.id : null;
       if (options.common.json) {
-        // As jobs --json: nextAfter is the --after of the next page, null after the last.
-        writeJson(io.stdout, { events: found.map(eventSummaryToJson), nextAfter: found.length === limit ? found[found.length - 1]!.id : null });
+        writeJson(io.stdout, { events: found.map(eventSummaryToJson), nextAfter });
         return 0;
       }
       writeLines(io.stdout, found.length === 0 ? '(no events match)' : renderEventTable(found));
-      if (found.length === limit) writeLines(io.stdout, `(first ${limit}; next page: --after ${found[found.length - 1]!.id})`);
+      if (nextAfter !== null) writeLines(io.stdout, `(first ${limit}; next page: --after ${nextAfter})`);
       return 0;
     });
   },

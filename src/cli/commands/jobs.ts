@@ -65,14 +65,13 @@ export async function runList(options: JobsOptions, io: CliIo): Promise<number> 
     const jobs = await mr.listJobs(options.filter);
     if (jobs.length === 0) await assertNamedIdsExist(mr, options.filter);
     const limit = options.filter.limit ?? DEFAULT_LIMIT;
+    // A full page may have more after it: the --after of the next (null: this was the last).
+    const nextAfter = jobs.length === limit ? jobs[jobs.length - 1]!.id : null;
     if (options.common.json) {
-      // A full page may have more after it: nextAfter is the --after of the next (null: this was the last).
-      writeJson(io.stdout, { jobs: jobs.map(jobToJson), nextAfter: jobs.length === limit ? jobs[jobs.length - 1]!.id : null });
+      writeJson(io.stdout, { jobs: jobs.map(jobToJson), nextAfter });
     } else {
       writeLines(io.stdout, renderJobTable(jobs));
-      if (jobs.length === limit) {
-        writeLines(io.stdout, `(first ${limit}; next page: --after ${jobs[jobs.length - 1]!.id})`);
-      }
+      if (nextAfter !== null) writeLines(io.stdout, `(first ${limit}; next page: --after ${nextAfter})`);
     }
     return 0;
   });
