@@ -190,11 +190,12 @@ describe('SQLite WAL checkpoints', () => {
       expect(checkpoints.count).toBe(before);
     }
     expect(checkpoints.count).toBeGreaterThanOrEqual(5);
-    // Small commits stretch the interval toward its top (128): not a checkpoint every 8.
-    expect(checkpoints.count).toBeLessThanOrEqual(30);
+    // Small commits stretch the interval toward its top, doubling each time: not a
+    // checkpoint every 8.
+    expect(checkpoints.count).toBeLessThanOrEqual(10);
     const walBytes = statSync(`${store.database.name}-wal`).size;
     // About five pages a commit: without the store's checkpoints the WAL reaches the
-    // backstop (4,000 pages, 16 MB); with them it stays near 128 commits' worth.
+    // backstop (16,384 pages, 64 MB); with them it stays near a checkpoint's 4,096 pages.
     expect(walBytes).toBeLessThan((backstopPages * WAL_PAGE_BYTES) / 2);
     expect((await store.jobList({ type: 'test_job', limit: 2000 })).length).toBe(1000);
   });
@@ -203,18 +204,18 @@ describe('SQLite WAL checkpoints', () => {
     const store = await openStore({ synchronous: 'normal' });
     const checkpoints = countCheckpoints(store);
     // Commits of 200 jobs with 1 KB payloads, about 60 WAL pages each (a worker's claims and
-    // outcomes of hundreds of jobs are that size). Every 128 commits would be ~7,700 pages.
+    // outcomes of hundreds of jobs are that size). Every 1,024 commits would be ~60,000 pages.
     const payload = { text: 'x'.repeat(1_000) };
     for (let i = 0; i < 200; i++) {
       await new Promise((resolve) => setImmediate(resolve));
       await store.jobInsertMany({ jobs: Array.from({ length: 200 }, () => jobInsert({ payload })) });
     }
-    expect(checkpoints.count).toBeGreaterThanOrEqual(20);
+    expect(checkpoints.count).toBeGreaterThanOrEqual(4);
     // The first interval is short and the rest are sized by what the last checkpoint found:
-    // each copies about 512 pages (2 MB), none near the 4,000-page backstop (with a fixed
-    // 128 commits, the backstop's checkpoints inside the commits, and a 16 MB WAL).
-    expect(Math.max(...checkpoints.frames)).toBeLessThan(2_000);
-    expect(statSync(`${store.database.name}-wal`).size).toBeLessThan(2_000 * WAL_PAGE_BYTES);
+    // each copies about 4,096 pages (16 MB), none near the 16,384-page backstop (with a
+    // fixed interval, the backstop's checkpoints inside the commits, and a 64 MB WAL).
+    expect(Math.max(...checkpoints.frames)).toBeLessThan(8_000);
+    expect(statSync(`${store.database.name}-wal`).size).toBeLessThan(8_000 * WAL_PAGE_BYTES);
     expect(await store.jobList({ type: 'test_job', limit: 1 })).toHaveLength(1);
   });
 
@@ -228,7 +229,7 @@ describe('SQLite WAL checkpoints', () => {
     const reader = new Database(store.database.name, { readonly: true });
     opened.push(reader);
     const read = reader.prepare('SELECT count(*) FROM mailroom_job');
-    for (let i = 0; i < 1000; i++) {
+    for (let i = 0; i < 3000; i++) {
       reader.exec('BEGIN');
       read.get();
       await new Promise((resolve) => setImmediate(resolve));
@@ -236,9 +237,10 @@ describe('SQLite WAL checkpoints', () => {
       reader.exec('COMMIT');
     }
     // Taking the whole WAL for new frames each time would cut the interval to its floor
-    // (4 commits: ~250 checkpoints); the frames it grew by keep it as without a reader.
-    expect(Math.max(...checkpoints.frames)).toBeGreaterThan(2_000);
-    expect(checkpoints.count).toBeLessThanOrEqual(30);
+    // (4 commits: hundreds of checkpoints once the WAL passes 4,096 pages); the frames it
+    // grew by keep it as without a reader.
+    expect(Math.max(...checkpoints.frames)).toBeGreaterThan(6_000);
+    expect(checkpoints.count).toBeLessThanOrEqual(12);
   });
 
   it('checkpoints inside a commit when a caller that never lets the event loop turn has starved the scheduled one', async () => {
