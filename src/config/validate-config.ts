@@ -209,6 +209,10 @@ function validateTask(raw: unknown, key: string, baseDir: string): TaskConfig {
       throw new ConfigError(`${key}.url`, 'is not a valid URL');
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${key}.url`, 'must be an http:// or https:// URL');
+    // fetch refuses such a URL at every attempt, and its error would carry the password.
+    if (parsed.username !== '' || parsed.password !== '') {
+      throw new ConfigError(`${key}.url`, 'must not hold a user name or password; send credentials as a header: headers: { authorization: `Basic …` }');
+    }
     const forward: ForwardTaskConfig = { kind, url, ...policy };
     if (task.secret !== undefined) {
       const secret = readString(task.secret, `${key}.secret`);

@@ -57,3 +57,18 @@ const TERMINAL_CONTROLS = /\r(?!\n)|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007
 export function terminalText(text: string): string {
   return text.replace(TERMINAL_CONTROLS, (control) => `\\u${control.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/**
+ * A URL as errors and logs show it: scheme, host and path, without a user name,
+ * password or query (a forward URL may carry a token in any of them); `?…` says a query
+ * was left out. Text that does not parse as a URL is shown as `(invalid URL)`.
+ */
+export function urlWithoutSecrets(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '(invalid URL)';
+  }
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search === '' ? '' : '?…'}`;
+}

@@ -12,6 +12,7 @@ import { isSecretName } from '../core/secret-names.js';
 import { signStandardWebhook } from '../providers/standard-webhooks-scheme.js';
 import { standardWebhooksKey } from '../providers/standard.js';
 import { traceHttpCall } from '../tracing.js';
+import { urlWithoutSecrets } from '../core/display-text.js';
 import { classifyResponse } from './classify-response.js';
 import { excerptOf } from './response-excerpt.js';
 
@@ -58,6 +59,8 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
     ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
     ...(config.queue !== undefined ? { queue: config.queue } : {}),
     async run(payload: unknown, ctx: TaskContext) {
+      // The URL as errors show it: they reach the job's history, logs and the dashboard.
+      const shownUrl = urlWithoutSecrets(config.url);
       const { body, headers } = buildRequest(payload, ctx, config, signingKey);
       const timeout = AbortSignal.timeout(requestTimeoutMs);
       const signal = anySignal([ctx.signal, timeout]);
@@ -70,10 +73,12 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
         const bytes = new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength);
         response = await traceHttpCall('POST', config.url, headers, () => doFetch(config.url, { method: 'POST', body: bytes, headers, signal, redirect: 'manual' }));
       } catch (error) {
-        ctx.setDetails({ durationMs: tookMs(), error: timeout.aborted ? 'timeout' : networkMessage(error) });
+        // fetch's own messages may quote the URL whole.
+        const reason = networkMessage(error).split(config.url).join(shownUrl);
+        ctx.setDetails({ durationMs: tookMs(), error: timeout.aborted ? 'timeout' : reason });
         if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
-        if (timeout.aborted) throw new Error(`forward to ${config.url} timed out after ${requestTimeoutMs} ms`);
-        throw new Error(`forward to ${config.url} failed: ${networkMessage(error)}`, { cause: error });
+        if (timeout.aborted) throw new Error(`forward to ${shownUrl} timed out after ${requestTimeoutMs} ms`);
+        throw new Error(`forward to ${shownUrl} failed: ${reason}`);
       }
       const excerpt = await readExcerpt(response);
       const retryAfter = response.headers.get('retry-after');
@@ -86,7 +91,7 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
         ...(excerpt ? { excerpt } : {}),
       });
       const verdict = classifyResponse(response.status, retryAfter);
-      const what = `forward to ${config.url} answered ${response.status}${excerpt ? `: ${excerpt}` : ''}`;
+      const what = `forward to ${shownUrl} answered ${response.status}${excerpt ? `: ${excerpt}` : ''}`;
       if (verdict.kind === 'done') {
         ctx.log.debug({ jobId: ctx.job.id, status: response.status }, 'event forwarded');
         return;

@@ -80,6 +80,17 @@ describe('config validation', () => {
     expect(configErrorKey(raw)).toBe(key);
   });
 
+  it('refuses a forward URL with a user name or password, without showing the password', () => {
+    let thrown: unknown;
+    try {
+      validateConfig({ tasks: { f: { kind: 'forward', url: 'http://app:PASSWORD123@127.0.0.1:3000/hook' } } });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(String((thrown as Error).message)).toMatch(/tasks\.f\.url.*user name or password.*authorization/);
+    expect(String((thrown as Error).message)).not.toContain('PASSWORD123');
+  });
+
   it('accepts unset source secrets when they are not required, keeps none, and still checks provider and options', () => {
     const raw = { sources: { stripe: { provider: 'stripe', secrets: [undefined], tasks: ['fulfil'] } } };
     const config = validateConfig(raw, { requireSourceSecrets: false });

@@ -130,6 +130,22 @@ describe('forward task', () => {
     expect(String((error as Error).message)).toContain('ECONNREFUSED');
   });
 
+  it('shows the URL without its query in errors and attempt details, which reach logs and the dashboard', async () => {
+    receiver = await startReceiver();
+    const url = `${receiver.url}?token=URLTOKEN123`;
+    receiver.respond = () => ({ status: 500, body: 'down' });
+    const answered = await runForward({ url });
+    expect(String((answered as Error).message)).toBe(`forward to ${receiver.url}?… answered 500: down`);
+    await receiver.close();
+    const task = createForwardTask({ kind: 'forward', url });
+    const ctx = taskContext({ event: storedEvent() });
+    const refused = (await Promise.resolve(task.run(null, ctx)).catch((error: unknown) => error)) as Error;
+    expect(refused.message).toContain('ECONNREFUSED');
+    for (const shown of [refused.message, JSON.stringify(ctx.recordedDetails), String(refused.cause ?? '')]) {
+      expect(shown).not.toContain('URLTOKEN123');
+    }
+  });
+
   it('times out a hanging receiver per request, as a transient failure', async () => {
     receiver = await startReceiver();
     receiver.respond = () => ({ status: 200, hang: true });
