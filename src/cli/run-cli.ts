@@ -4,7 +4,7 @@
 
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { hasCode, MailroomError } from '../core/errors.js';
+import { ConfigError, hasCode, MailroomError } from '../core/errors.js';
 import type { ErrorCode } from '../core/errors.js';
 import { CliUsageError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './args.js';
 import type { CliCommand, CliIo } from './command.js';
@@ -146,12 +146,22 @@ function fail(io: CliIo, commandName: string | undefined, error: unknown): numbe
   return error instanceof CliUsageError || USAGE_CODES.has((error as { code?: unknown })?.code) ? EXIT_USAGE : EXIT_FAILURE;
 }
 
+/**
+ * The hint for a config error whose value came from an environment variable (its key
+ * names one: MAILROOM_DASHBOARD_TOKEN, MAILROOM_PORTAL_SECRET): not the config file's.
+ */
+function configErrorFromEnvironment(error: unknown): string | undefined {
+  if (!(error instanceof ConfigError)) return undefined;
+  const variable = /^[A-Z][A-Z0-9]*_[A-Z0-9_]+\b/.exec(error.key)?.[0];
+  return variable === undefined ? undefined : `fix ${variable} in the environment`;
+}
+
 /** An error as one line: its message, plus a hint for codes whose message lacks one. */
 export function describeCliError(error: unknown): string {
   let message = error instanceof Error ? error.message : String(error);
   if (error instanceof MailroomError || hasCode(error, 'MR_ERR_STORE_UNAVAILABLE')) {
     const code = (error as MailroomError).code;
-    const hint = HINTS[code];
+    const hint = configErrorFromEnvironment(error) ?? HINTS[code];
     if (hint && !message.includes(hint)) message = `${message.replace(/[.\s]+$/, '')}; ${hint}.`;
   } else if (error instanceof Error && !(error instanceof CliUsageError)) {
     const code = (error as { code?: unknown }).code;

@@ -604,5 +604,8 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(short.stderr).toContain('MAILROOM_PORTAL_SECRET: must be a string of at least 32 characters');
     expect(short.stderr).not.toContain('portal.secret');
     expect(short.stderr).not.toContain('too-short-1234');
+    // The advice is about the variable, not a config file that does not hold it.
+    expect(short.stderr).toContain('fix MAILROOM_PORTAL_SECRET in the environment');
+    expect(short.stderr).not.toContain('config file');
   });
 });
