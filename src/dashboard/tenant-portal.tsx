@@ -32,7 +32,7 @@ import { idCursor, optionalField, parseTime, requiredField } from './form-fields
 import { cookiesOf } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
 import { PORTAL_BASE, portalHref, PortalDeliveryPage, PortalEndpointPage, PortalErrorPage, PortalHomePage, PortalSecretPage } from './views/portal.js';
-import type { AddAttempt, PortalDeliveryStatus } from './views/portal.js';
+import type { AddAttempt } from './views/portal.js';
 
 /** The portal session cookie; its path keeps it to /portal. */
 export const PORTAL_COOKIE = 'mailroom_portal';
@@ -182,9 +182,6 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
       }
       const delivery = await deliveryOf(mr, endpoint, match[2]);
       const job = delivery.jobId === null ? null : await mr.getJob(delivery.jobId);
-      // A failed delivery a re-send put back in line still reads `failed` until its next attempt is recorded.
-      const status: PortalDeliveryStatus =
-        delivery.status === 'failed' && job !== null && (job.status === 'pending' || job.status === 'running') ? 'resending' : delivery.status;
       sendView(
         request.res,
         200,
@@ -192,7 +189,6 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           tenant={session.tenant}
           endpoint={endpoint}
           delivery={delivery}
-          status={status}
           attempts={job?.attemptsLog ?? []}
           resends={job?.replays ?? []}
           notice={notice}
@@ -271,14 +267,18 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
         case 'resend': {
           const endpoint = await ownEndpoint(session, required(form, 'endpoint'));
           const delivery = await deliveryOf(mr, endpoint, required(form, 'id'));
+          // A re-send puts the delivery back to pending with its job (a second click, another tab).
+          if (delivery.status === 'pending') {
+            throw new MailroomError('MR_ERR_JOB_STATE', `Delivery ${delivery.id} is already being re-sent.`, { httpStatus: 409 });
+          }
           if (delivery.status !== 'failed' || delivery.jobId === null) {
             throw new InvalidArgumentError(`Delivery ${delivery.id} is ${delivery.status}; only a failed delivery can be re-sent.`);
           }
           // Its deliver job, dead, goes back to pending with a fresh budget and its history kept (SPEC §3 replay).
           await mr.replay({ id: delivery.jobId }, { reason: 're-sent from the tenant portal', by: 'portal' }).catch((error: unknown) => {
-            // Pending or running: a re-send (a second click, another tab) already put it back
-            // in line, and the delivery reads `failed` until its next attempt is recorded.
-            // The operator's wording (a job id, "use retryNow") means nothing to a tenant.
+            // Pending or running: a re-send (a second click, another tab) put it back in line
+            // between the read above and this replay. The operator's wording (a job id,
+            // "use retryNow") means nothing to a tenant.
             if (error instanceof JobStateError && (error.status === 'pending' || error.status === 'running')) {
               throw new MailroomError(error.code, `Delivery ${delivery.id} is already being re-sent.`, { httpStatus: 409, cause: error });
             }

@@ -9,7 +9,7 @@ import { DEFAULT_BREAKER_SETTINGS } from '../../src/core/circuit-breaker.js';
 import type { EndpointAddParams, MessagePublishParams } from '../../src/store/outgoing-store.js';
 import type { StoreExecutor } from '../../src/store/store.js';
 import type { StoreHarness } from '../harness/store-harness.js';
-import { asFailed } from '../harness/finishes.js';
+import { asDone, asFailed } from '../harness/finishes.js';
 import { DAY_MS, MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, rawSql, rejectionOf, useStore } from './context.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -401,17 +401,17 @@ export function outgoingConformance(harness: StoreHarness): void {
         const deliveryId = (job.payload as { deliveryId: string }).deliveryId;
         await ctx.store.deliveryRecordMany({ records: [{ deliveryId, endpointId: ep.id, status: 'failed', attempt: 'failure' }], disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now: at(2 * SECOND_MS) });
       }
-      // The second's job ends and is put back in line (a portal re-send), its delivery still reading failed.
+      // The second's job ends and is put back in line (a portal re-send): its delivery is pending again.
       await ctx.store.jobFinishMany({ finishes: asFailed([{ ...second!, error: 'answered 400', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }]), now: at(2 * SECOND_MS) });
       await ctx.store.jobReplay({ ids: [second!.id], reason: 're-sent', by: 'portal', now: at(3 * SECOND_MS) });
-      expect((await ctx.store.deliveryList({ endpointId: ep.id })).map((d) => d.status)).toEqual(['failed', 'failed']);
+      expect((await ctx.store.deliveryList({ endpointId: ep.id })).map((d) => d.status)).toEqual(['failed', 'pending']);
 
       const recovered = await ctx.store.deliveryRecover({ endpointId: ep.id, since: T0, job: publish().job, now: at(4 * SECOND_MS) });
       expect(recovered).toEqual([finishing.deliveries[0]!.id]);
       const [finishingAfter, inLineAfter] = await ctx.store.deliveryList({ endpointId: ep.id });
       expect(finishingAfter).toMatchObject({ status: 'pending' });
       expect(finishingAfter!.jobId).not.toBe(first!.id); // a new job: the running one sends nothing more
-      expect(inLineAfter).toMatchObject({ status: 'failed', jobId: inLine.deliveries[0]!.jobId });
+      expect(inLineAfter).toMatchObject({ status: 'pending', jobId: inLine.deliveries[0]!.jobId });
       expect((await ctx.store.jobList({ type: 'deliver', limit: 100 })).length).toBe(3);
     });
 
@@ -435,6 +435,41 @@ export function outgoingConformance(harness: StoreHarness): void {
       // Recover puts both back on their own jobs: pending again, and counted.
       expect(await ctx.store.deliveryRecover({ endpointId: ep.id, since: T0, job: publish().job, now: at(2 * MINUTE_MS) })).toHaveLength(2);
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 3 });
+    });
+
+    it('puts a replayed deliver job\'s delivery back to pending, counted in the backlog, and touches none for another job', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const failed = await ctx.store.messagePublish(publish({ now: T0 }));
+      const skipped = await ctx.store.messagePublish(publish({ now: T0 }));
+      const [first, second] = await claim(ctx.store, { types: ['deliver'], now: at(SECOND_MS) });
+      expect([first!.id, second!.id]).toEqual([failed.deliveries[0]!.jobId, skipped.deliveries[0]!.jobId]);
+      // One answered 400 on its last attempt (dead); the other found its endpoint disabled (done, skipped).
+      await ctx.store.deliveryRecordMany({
+        records: [
+          { deliveryId: failed.deliveries[0]!.id, endpointId: ep.id, status: 'failed', attempt: 'failure' },
+          { deliveryId: skipped.deliveries[0]!.id, endpointId: ep.id, status: 'skipped', attempt: null },
+        ],
+        disableAfterMs: FIVE_DAYS_MS,
+        breaker: BREAKER,
+        now: at(2 * SECOND_MS),
+      });
+      await ctx.store.jobFinishMany({
+        finishes: [
+          ...asFailed([{ ...first!, error: 'answered 400', outcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }]),
+          ...asDone([{ id: second!.id, leaseToken: second!.leaseToken! }]),
+        ],
+        now: at(2 * SECOND_MS),
+      });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 0 });
+      const other = (await ctx.store.jobInsertMany({ jobs: [jobInsert({ type: 'send_email' })], now: at(2 * SECOND_MS) }))[0]!.job;
+
+      // A re-send (dead, replayed) and a forced replay (done): both wait again, and so do their deliveries.
+      expect(await ctx.store.jobReplay({ ids: [first!.id, other.id], reason: 're-sent', by: 'portal', now: at(3 * SECOND_MS) })).toEqual([first!.id]);
+      expect(await ctx.store.jobReplay({ ids: [second!.id], force: true, reason: 'again', by: 'cli', now: at(3 * SECOND_MS) })).toEqual([second!.id]);
+      const statuses = Object.fromEntries((await ctx.store.deliveryList({ endpointId: ep.id })).map((d) => [d.id, d.status]));
+      expect(statuses).toEqual({ [failed.deliveries[0]!.id]: 'pending', [skipped.deliveries[0]!.id]: 'pending' });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 2 });
+      expect((await ctx.store.endpointStats({ topN: 1 })).backlog).toBe(2);
     });
 
     it('settles, on upgrade to migration 0013, deliveries left pending by jobs that had ended, and counts the rest as the backlog', async () => {

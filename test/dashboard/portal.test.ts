@@ -354,6 +354,10 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     await p.mr.pauseQueue((await p.mr.getJob(failed!.jobId!))!.queue);
     const form = { endpoint: p.acme.endpoint.id, id: p.acme.failedDeliveryId, csrf };
     expect((await post(p, cookie, 'resend', form)).status).toBe(303);
+    // Back in line, it reads pending and counts in the endpoint's backlog, here and in the lists.
+    expect((await p.mr.deliveries.list({ endpointId: p.acme.endpoint.id }))[0]).toMatchObject({ id: p.acme.failedDeliveryId, status: 'pending' });
+    expect((await p.mr.endpoints.health(p.acme.endpoint.id))!.backlog).toBe(1);
+    expect((await page(p, cookie, `/portal/endpoints/${p.acme.endpoint.id}`)).text).toMatch(/delivery-pending">pending/);
     const again = await post(p, cookie, 'resend', form);
     expect(again.status).toBe(409);
     expect(again.text).toContain(`Delivery ${p.acme.failedDeliveryId} is already being re-sent.`);

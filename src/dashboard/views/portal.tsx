@@ -248,10 +248,8 @@ export function PortalEndpointPage(props: {
   );
 }
 
-/** A delivery's status as the portal words it; `resending` is a failed one a re-send put back in line. */
-export type PortalDeliveryStatus = Delivery['status'] | 'resending';
 
-function DeliveryStatusBadge(props: { readonly status: PortalDeliveryStatus }) {
+function DeliveryStatusBadge(props: { readonly status: Delivery['status'] }) {
   return <span class={`status delivery-${props.status}`}>{props.status}</span>;
 }
 
@@ -259,7 +257,6 @@ export function PortalDeliveryPage(props: {
   readonly tenant: string;
   readonly endpoint: Endpoint;
   readonly delivery: Delivery;
-  readonly status: PortalDeliveryStatus;
   readonly attempts: readonly Attempt[];
   /** Re-sends of this delivery (its job's replays), marked where they fall among the attempts. */
   readonly resends: readonly Replay[];
@@ -284,7 +281,7 @@ export function PortalDeliveryPage(props: {
     <PortalLayout title={`Delivery ${delivery.id}`} tenant={props.tenant}>
       <h1>
         {`Delivery ${delivery.id} `}
-        <DeliveryStatusBadge status={props.status} />
+        <DeliveryStatusBadge status={delivery.status} />
       </h1>
       {props.notice ? <p class="notice">{props.notice}</p> : null}
       <table class="facts">
@@ -313,7 +310,7 @@ export function PortalDeliveryPage(props: {
           </tr>
         </tbody>
       </table>
-      {props.status === 'failed' ? (
+      {delivery.status === 'failed' ? (
         <div class="actions">
           <ActionForm action="resend" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ endpoint: endpoint.id, id: delivery.id }}>
             <button type="submit">Re-send</button>

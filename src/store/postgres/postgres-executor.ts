@@ -376,6 +376,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
         params.reason,
         params.by,
       ]);
+      await runner.run(this.stmt('deliveryResumeReplayed'), [rows.map((row) => row.id), params.now ?? null]);
     }
     return rows.map((row) => String(row.id));
   }

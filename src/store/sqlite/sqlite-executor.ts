@@ -450,6 +450,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
       if (!row) continue;
       counts.move(row.queue, before.status, 'pending', row.batch_id);
       this.engine.stmt('jobReplay.record').run({ jobId: id, now, reason: params.reason, by: params.by });
+      this.engine.stmt('deliveryResumeReplayed').run({ jobId: id, now });
       replayed.push(String(id));
     }
     this.applyCounts(counts, now);

@@ -47,6 +47,18 @@ UPDATE mailroom_delivery d SET job_id = u.job_id, status = 'pending', updated_at
 FROM unnest($1::bigint[], $2::bigint[]) AS u(id, job_id)
 WHERE d.id = u.id;
 
+-- name: deliveryResumeReplayed
+-- Replayed deliver jobs (a re-send from the portal, a replay from the dashboard or the
+-- CLI) wait again, so their deliveries are pending again, counted in the backlog: the
+-- mirror of the mailroom_job_delivery_settle trigger (migration 0013). job_id guards a
+-- delivery that a recover gave a newer job; other job types match no row.
+-- params: $1 job_ids, $2 now
+WITH clock AS (SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+UPDATE mailroom_delivery d SET status = 'pending', updated_at = clock.now
+FROM mailroom_job j, clock
+WHERE j.id = ANY($1::bigint[]) AND j.type = 'deliver'
+  AND d.id = (j.payload::json ->> 'deliveryId')::bigint AND d.job_id = j.id AND d.status <> 'pending';
+
 -- name: deliveryRecord
 -- A batch's deliveries' statuses after their attempts, and the health rows of the
 -- endpoints they count for, locked, for the breaker and counters that follow

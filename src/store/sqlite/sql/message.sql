@@ -42,6 +42,14 @@ UPDATE mailroom_delivery SET status = 'failed', updated_at = @now
 WHERE status = 'pending' AND job_id = @jobId
   AND id = (SELECT CAST(json_extract(j.payload, '$.deliveryId') AS INTEGER) FROM mailroom_job j WHERE j.id = @jobId AND j.type = 'deliver');
 
+-- name: deliveryResumeReplayed
+-- A replayed deliver job (a re-send from the portal, a replay from the dashboard or the
+-- CLI) waits again, so its delivery is pending again, counted in the backlog: the mirror
+-- of deliverySettleDeadJob. Run for every replayed job; other types match no row.
+UPDATE mailroom_delivery SET status = 'pending', updated_at = @now
+WHERE status <> 'pending' AND job_id = @jobId
+  AND id = (SELECT CAST(json_extract(j.payload, '$.deliveryId') AS INTEGER) FROM mailroom_job j WHERE j.id = @jobId AND j.type = 'deliver');
+
 -- name: deliveryRecord
 -- The delivery's status after an attempt.
 UPDATE mailroom_delivery SET status = @status, updated_at = @now WHERE id = @id;
