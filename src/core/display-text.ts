@@ -51,7 +51,8 @@ const TERMINAL_CONTROLS = /\r(?!\n)|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007
 
 /**
  * Text for a terminal with its controls written out (`\u001b`), for what came from outside
- * (a receiver's answer, a webhook's body, a handler's error): shown, never obeyed.
+ * (a receiver's answer, a webhook's body, a handler's error): shown, never obeyed. The
+ * dashboard's and the portal's pages go through it too.
  * @example terminalText('bad \u001b[2J') === 'bad \\u001b[2J'
  */
 export function terminalText(text: string): string {
@@ -71,4 +72,9 @@ export function urlWithoutSecrets(url: string): string {
     return '(invalid URL)';
   }
   return `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search === '' ? '' : '?…'}`;
+}
+
+/** A time as the dashboard and the portal show it: UTC to the second, `2026-12-06 19:19:02Z`. */
+export function displayTime(at: Date): string {
+  return at.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
 }

@@ -1,5 +1,5 @@
 // The static files of the package the dashboard's and the portal's pages load (one
-// stylesheet, one script), read once and served under each surface's own prefix, so a
+// stylesheet, one script, the tab's icon), read once and served under each surface's own prefix, so a
 // portal page never needs a path under /dashboard. No data, so no credentials asked.
 
 import { readFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import type { Route } from '../ingress/route-table.js';
 const ASSETS: Readonly<Record<string, { readonly type: string; readonly body: Buffer }>> = {
   'dashboard.css': { type: 'text/css; charset=utf-8', body: readAsset('dashboard.css') },
   'dashboard.js': { type: 'text/javascript; charset=utf-8', body: readAsset('dashboard.js') },
+  'icon.svg': { type: 'image/svg+xml', body: readAsset('icon.svg') },
 };
 
 /** GET `${base}/assets/:name` for the files above; any other name is a 404. */

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { VNode } from 'preact';
 import { renderToString } from 'preact-render-to-string';
+import { terminalText } from '../core/display-text.js';
 import { CsrfError, MailroomError } from '../core/errors.js';
 import { httpErrorFromError, sendHttpError } from '../ingress/http-errors.js';
 import type { HttpError } from '../ingress/http-errors.js';
@@ -49,7 +50,10 @@ export function sendView(
   view: VNode,
   options: { readonly fragment?: boolean; readonly startedAt?: number; readonly headers?: Readonly<Record<string, string>> } = {},
 ): void {
-  const html = `${options.fragment ? '' : '<!DOCTYPE html>'}${renderToString(view)}`;
+  // Controls in stored text (an ESC sequence in a receiver's answer or a handler's error)
+  // are written out as the CLI writes them (`\u001b`): escaped HTML still carries them as
+  // raw bytes, shown as boxes and stray `[31m`, and bidi overrides reorder what is read.
+  const html = `${options.fragment ? '' : '<!DOCTYPE html>'}${terminalText(renderToString(view))}`;
   const timing = options.startedAt === undefined ? {} : { 'server-timing': `app;dur=${(performance.now() - options.startedAt).toFixed(1)}` };
   res.writeHead(status, { ...PAGE_HEADERS, 'content-length': Buffer.byteLength(html), ...timing, ...options.headers });
   finishResponse(res, html);

@@ -19,6 +19,7 @@ import {
   UnauthorizedError,
   UrlBlockedError,
 } from '../core/errors.js';
+import { displayTime } from '../core/display-text.js';
 import type { Endpoint } from '../core/outgoing-types.js';
 import { sendJson } from '../ingress/http-errors.js';
 import type { Route } from '../ingress/route-table.js';
@@ -327,7 +328,7 @@ function forTenant<E>(error: E): E | MailroomError {
     });
   }
   if (error instanceof RotationInProgressError) {
-    return new MailroomError(error.code, `The secret before your last rotation still signs until ${error.overlapUntil.toISOString()}; rotate again after that time.`, {
+    return new MailroomError(error.code, `The secret before your last rotation still signs until ${displayTime(error.overlapUntil)}; rotate again after that time.`, {
       httpStatus: error.httpStatus,
       cause: error,
     });

@@ -1,5 +1,5 @@
 // The issue's budget for client assets: everything the dashboard's pages load is served
-// by the server itself (no CDN) and, stylesheet and script together, weighs under 200 KB.
+// by the server itself (no CDN) and, stylesheet, script and icon together, weighs under 200 KB.
 // The assets are files of the package, the same on either store: one store is enough.
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ const ASSET_BUDGET_BYTES = 200 * 1024;
 describe('dashboard assets', () => {
   afterEach(async () => closeTestMailrooms(sqliteHarness));
 
-  it('loads only local stylesheets and scripts, together under 200 KB as served', () =>
+  it('loads only local stylesheets, scripts and its icon, together under 200 KB as served', () =>
     withDashboard(sqliteHarness, async (d) => {
       const bearer = { authorization: `Bearer ${TOKEN}`, accept: 'text/html' };
       const pages = ['/dashboard/login', '/dashboard', '/dashboard/jobs', `/dashboard/jobs/${d.deadJobId}`, '/dashboard/events', '/dashboard/endpoints'];
@@ -29,12 +29,15 @@ describe('dashboard assets', () => {
           assets.add(url);
         }
       }
-      expect([...assets].sort()).toEqual(['/dashboard/assets/dashboard.css', '/dashboard/assets/dashboard.js']);
+      // The tab's icon is named by every page: without it browsers ask for /favicon.ico,
+      // get a 404 and log it on every page.
+      expect([...assets].sort()).toEqual(['/dashboard/assets/dashboard.css', '/dashboard/assets/dashboard.js', '/dashboard/assets/icon.svg']);
       let totalBytes = 0;
       for (const url of assets) {
         const asset = await send(d.url, url, { method: 'GET', headers: {} });
         expect(asset.status, url).toBe(200);
-        expect(asset.headers['content-type'], url).toMatch(url.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
+        const type = url.endsWith('.css') ? /^text\/css/ : url.endsWith('.svg') ? /^image\/svg\+xml/ : /^text\/javascript/;
+        expect(asset.headers['content-type'], url).toMatch(type);
         const bytes = Buffer.byteLength(asset.text);
         expect(Number(asset.headers['content-length']), url).toBe(bytes);
         expect(bytes, url).toBeGreaterThan(0);

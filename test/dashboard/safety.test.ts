@@ -167,6 +167,16 @@ describe.each(storeHarnesses)('dashboard safety on $name', (harness) => {
       const olderPage = await send(d.url, `/dashboard/events/${older.event.id}`, { method: 'GET', headers: bearer });
       expect(olderPage.text).toContain('x-internal-token');
       expect(olderPage.text).not.toContain(SECRET_HEADER_VALUE);
+      // Terminal controls and bidi overrides in stored text are written out, as the CLI does.
+      const controls = await d.mr.store.eventInsertWithJobs({
+        event: { source: 'shop', deliveryId: 'evt_controls', type: 'order.\u001b[31mpaid\u202e', headers: { 'x-note': 'a\u001b]0;title\u0007b' }, rawBody: Buffer.from('{}') },
+        jobs: [],
+      });
+      const controlsPage = await send(d.url, `/dashboard/events/${controls.event.id}`, { method: 'GET', headers: bearer });
+      expect(controlsPage.status).toBe(200);
+      expect(controlsPage.text).toContain('order.\\u001b[31mpaid\\u202e');
+      expect(controlsPage.text).toContain('a\\u001b]0;title\\u0007b');
+      expect(controlsPage.text).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u202a-\u202e]/);
       const event = await send(d.url, `/dashboard/events/${d.eventId}`, { method: 'GET', headers: bearer });
       expect(event.text).not.toContain(BODY_MARKUP);
       expect(event.text).toContain('&lt;img src=x onerror=alert(1)>');

@@ -3,6 +3,7 @@
 // markup shows as text.
 
 import type { ComponentChildren } from 'preact';
+import { displayTime } from '../../core/display-text.js';
 import type { JobStatus } from '../../core/types.js';
 
 /** Where the dashboard is mounted; every link is built from it. */
@@ -50,7 +51,7 @@ export function StatusBadge(props: { readonly status: JobStatus; readonly deadRe
 export function Time(props: { readonly at: Date | null | undefined }) {
   if (!props.at) return <span class="muted">-</span>;
   const iso = props.at.toISOString();
-  return <time datetime={iso} title={iso}>{iso.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z')}</time>;
+  return <time datetime={iso} title={iso}>{displayTime(props.at)}</time>;
 }
 
 /** Text cut to `max` characters, the whole of it on hover. */

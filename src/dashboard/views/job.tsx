@@ -2,7 +2,7 @@
 // with secrets hidden), what it returned, its progress and its batch's, every attempt with
 // its error, stack, duration and details, the replays, and the actions its status allows.
 
-import { formatDurationMs } from '../../core/display-text.js';
+import { displayTime, formatDurationMs } from '../../core/display-text.js';
 import type { Attempt, Batch, InboundEvent, JobDetail, Replay } from '../../core/types.js';
 import { ActionForm, Clip, href, Json, Pre, StatusBadge, Time } from './components.js';
 import { EventHeaders } from './event.js';
@@ -52,7 +52,7 @@ export function JobPage(props: {
               {`: ${props.batch.done + props.batch.dead} of ${props.batch.total} ended (${props.batch.done} done, ${props.batch.dead} dead)`}
             </Fact>
           ) : null}
-          {job.status === 'running' ? <Fact name="Running on">{`${job.leaseOwner ?? '-'}, lease until ${job.leaseExpiresAt?.toISOString() ?? '-'}`}</Fact> : null}
+          {job.status === 'running' ? <Fact name="Running on">{`${job.leaseOwner ?? '-'}, lease until ${job.leaseExpiresAt ? displayTime(job.leaseExpiresAt) : '-'}`}</Fact> : null}
           <Fact name="Last error">
             <span class="error-text">{job.lastError ?? '-'}</span>
           </Fact>

@@ -55,6 +55,8 @@ export function PageHead(props: { readonly title: string; readonly base: string 
       <meta name="referrer" content="same-origin" />
       <title>{`${props.title} · Mailroom`}</title>
       <link rel="stylesheet" href={`${props.base}/assets/dashboard.css`} />
+      {/* Said here, or every browser asks for /favicon.ico and logs its 404. */}
+      <link rel="icon" type="image/svg+xml" href={`${props.base}/assets/icon.svg`} />
       <script src={`${props.base}/assets/dashboard.js`} defer />
     </head>
   );
