@@ -1,7 +1,11 @@
 // What a job fanned out from a webhook gets as its payload: the stored event's body,
-// parsed. One rule for the handler (executor) and for the job's limit key at ingest.
+// parsed. One rule for the handler (executor), the job's limit key and group at ingest.
 
-/** JSON bodies (or bodies without a content type) parse to values; anything else is handed over as text. */
+/**
+ * JSON bodies (or bodies without a content type) parse to values, and so does the JSON a
+ * form-encoded body carries in its `payload` field (GitHub's form content type, Slack's
+ * interactions); anything else is handed over as text.
+ */
 export function parseEventBody(rawBody: Buffer, contentTypeHeader: string | undefined): unknown {
   const text = rawBody.toString('utf8');
   const contentType = (contentTypeHeader ?? '').toLowerCase();
@@ -12,5 +16,22 @@ export function parseEventBody(rawBody: Buffer, contentTypeHeader: string | unde
       return text;
     }
   }
+  if (contentType.startsWith('application/x-www-form-urlencoded')) return jsonOfFormPayload(text) ?? text;
   return text;
+}
+
+/**
+ * The JSON value in the `payload` field of a form-encoded body that has that field only,
+ * or undefined (another form, or a `payload` that is not JSON).
+ * @example jsonOfFormPayload('payload=%7B%22ref%22%3A%22main%22%7D') // { ref: 'main' }
+ */
+export function jsonOfFormPayload(text: string): unknown {
+  const form = new URLSearchParams(text);
+  const values = form.getAll('payload');
+  if (values.length !== 1 || [...form.keys()].length !== 1) return undefined;
+  try {
+    return JSON.parse(values[0]!);
+  } catch {
+    return undefined;
+  }
 }

@@ -19,6 +19,7 @@ import type { BodyBudget, BodyReservation } from './body-budget.js';
 import { readBody, RequestAbortedError } from './read-body.js';
 import type { Route } from './route-table.js';
 import type { FanOutRule, IngressSource } from './sources.js';
+import { jsonOfFormPayload } from '../core/event-body.js';
 import { isSecretName } from '../core/secret-names.js';
 
 export interface HooksRouteDeps {
@@ -162,7 +163,8 @@ async function acceptBody({ req, res, source, deps, refuse }: HookRequest, reser
 
 /**
  * The parsed body when something needs it (a JSON content type, which must parse, or a
- * group path), else undefined. Non-JSON bodies (form-encoded, binary) are stored as they are.
+ * group path), else undefined. Non-JSON bodies (form-encoded, binary) are stored as they are;
+ * for a group path, a form-encoded body's `payload` field is read as the JSON it holds.
  * `parsedBody` is the provider's parse of the same bytes, if it made one: used, not redone.
  * @throws BodyMalformedError when the content type says JSON and the body is not UTF-8 or does not parse.
  */
@@ -184,6 +186,8 @@ function parseBody(headers: RequestHeaders, rawBody: Buffer, rules: readonly Fan
   }
   if (!rules.some((rule) => rule.groupPath !== null)) return undefined;
   if (parsedBody !== undefined) return parsedBody;
+  // GitHub's form content type: the event's JSON in a `payload` field, as the handler gets it.
+  if (mime === 'application/x-www-form-urlencoded') return jsonOfFormPayload(rawBody.toString('utf8'));
   try {
     return JSON.parse(rawBody.toString('utf8'));
   } catch {

@@ -35,6 +35,7 @@ const config: MailroomConfig = {
       tasks: ['record', { task: 'by_customer', events: ['invoice.paid'], group: '$.data.object.customer' }],
     },
     github: { provider: 'github', secrets: [SECRETS.github], tasks: ['record', { task: 'deploy', events: ['push'] }] },
+    githubForm: { provider: 'github', secrets: [SECRETS.github], tasks: [{ task: 'by_repo', group: '$.repository.full_name' }] },
     standard: { provider: 'standard', secrets: ['whsec_b2xkLXNlY3JldC1iZWZvcmUtcm90YXRpb24=', SECRETS.standard], tasks: ['record'] },
     polar: { provider: 'polar', secrets: [SECRETS.polar], tasks: ['record'] },
     shopify: { provider: 'shopify', secrets: [SECRETS.shopify], tasks: ['record'] },
@@ -332,6 +333,21 @@ describe.each(storeHarnesses)('webhook ingress on $name', (harness) => {
     expect(response.status).toBe(202);
     const event = await mr.store.eventGet({ id: response.json.id });
     expect(Buffer.compare(event!.rawBody, form)).toBe(0);
+  });
+
+  it.skipIf(!harness.isAvailable)("reads a group from GitHub's form content type, the JSON in its payload field", async () => {
+    const { mr, url } = await setup();
+    const event = { ref: 'refs/heads/main', repository: { full_name: 'octo/repo' } };
+    const form = Buffer.from(new URLSearchParams({ payload: JSON.stringify(event) }).toString(), 'utf8');
+    const response = await postHook(url, 'githubForm', form, {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-hub-signature-256': await octokitSign(SECRETS.github, form.toString('utf8')),
+      'x-github-delivery': 'd-form',
+      'x-github-event': 'push',
+    });
+    expect(response.status).toBe(202);
+    expect((await mr.listJobs({ eventId: response.json.id })).map((job) => [job.type, job.group])).toEqual([['by_repo', 'octo/repo']]);
+    expect(Buffer.compare((await mr.store.eventGet({ id: response.json.id }))!.rawBody, form)).toBe(0);
   });
 
   it.skipIf(!harness.isAvailable)('accepts a body exactly at the source limit', async () => {
