@@ -439,6 +439,20 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(await runJson(['replay', '--db', url, '--id', done.id, '--force'])).toEqual({ count: 1, ids: [done.id] });
   });
 
+  it.runIf(harness.isAvailable)('replay --event of an event whose jobs all succeeded says --force runs them again', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const push = await mr.store.eventInsertWithJobs({
+      event: { source: 'github', deliveryId: 'd-done', type: 'push', headers: {}, rawBody: Buffer.from('{"ref":"main"}') },
+      jobs: [jobInsert({ type: 'deploy_done' })],
+    });
+    const [claimed] = await mr.store.jobClaim({ workerId: 'w-1', types: ['deploy_done'], queues: null, limit: 1, leaseMs: 60_000 });
+    await mr.store.jobFinishMany({ finishes: asDone([claimed!]) });
+    const told = await runCommand(['replay', '--db', url, '--event', push.event.id, '--reason', 're-run']);
+    expect(told.code).toBe(0);
+    expect(told.stdout).toBe(`Event ${push.event.id} has no dead jobs, and 1 done one; nothing replayed. Add --force to run it again (side effects repeat).\n`);
+    expect(await runJson(['replay', '--db', url, '--event', push.event.id, '--force'])).toEqual({ count: 1, ids: [claimed!.id] });
+  });
+
   it.runIf(harness.isAvailable)('retry runs a waiting job now by id or by filter, attempts untouched, and sends dead ones to replay', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const waiting = await insertJob(mr.store, { type: 'forward', attempts: 2, retryDelayMs: 3_600_000, error: 'Error: connect ECONNREFUSED' });

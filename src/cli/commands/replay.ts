@@ -106,11 +106,16 @@ Options:
       } else if (result.count === 0) {
         // A filter leaves cancelled jobs out, while `mailroom dead` lists them: say so when that is why.
         const cancelled = 'status' in options.target && !options.replay.includeCancelled ? await cancelledMatching(mr, options.target) : 0;
+        // "Re-run the whole webhook" of an event whose jobs all succeeded needs --force: say so.
+        const eventId = 'status' in options.target ? options.target.eventId : undefined;
+        const done = eventId !== undefined && !options.alsoDone ? (await mr.listJobs({ status: 'done', eventId, limit: 1_000 })).length : 0;
         writeLines(
           io.stdout,
           cancelled > 0
             ? `No jobs matched but ${cancelled} cancelled one${cancelled === 1 ? '' : 's'}, which a filter leaves out; nothing replayed. Add --include-cancelled to replay ${cancelled === 1 ? 'it' : 'them'}.`
-            : 'No jobs matched; nothing replayed. (List dead jobs: mailroom dead)',
+            : done > 0
+              ? `Event ${eventId} has no dead jobs, and ${done} done one${done === 1 ? '' : 's'}; nothing replayed. Add --force to run ${done === 1 ? 'it' : 'them'} again (side effects repeat).`
+              : 'No jobs matched; nothing replayed. (List dead jobs: mailroom dead)',
         );
       } else {
         const shown = result.ids.length > 20 ? `${result.ids.slice(0, 20).join(', ')}, …` : result.ids.join(', ');
