@@ -159,6 +159,19 @@ export function renderFields(fields: ReadonlyArray<readonly [string, string]>): 
   return fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
 }
 
+/** Characters of a body or payload a terminal is shown; --json gives the whole of it. */
+export const SHOWN_BODY_CHARS = 64 * 1024;
+
+/**
+ * A body or payload for the terminal: at most SHOWN_BODY_CHARS of it, and then a line
+ * saying how much was left out (a 1 MiB event would scroll everything else away).
+ */
+export function boundedBlock(text: string): string {
+  if (text.length <= SHOWN_BODY_CHARS) return indent(text);
+  const shown = SHOWN_BODY_CHARS.toLocaleString('en');
+  return `${indent(text.slice(0, SHOWN_BODY_CHARS))}\n  … the first ${shown} of ${text.length.toLocaleString('en')} characters; --json gives all of it`;
+}
+
 export function indent(text: string): string {
   return text
     .split('\n')

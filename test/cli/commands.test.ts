@@ -267,6 +267,22 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(human.stdout).toMatch(/^status {6}dead \(cancelled: customer left\)$/m);
   });
 
+  it.runIf(harness.isAvailable)('event and job show the first 64 KiB of a large body and say the rest is in --json', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const text = 'x'.repeat(300_000);
+    const stored = await mr.store.eventInsertWithJobs({
+      event: { source: 'shop', deliveryId: 'w-big', type: 'big', headers: { 'content-type': 'text/plain' }, rawBody: Buffer.from(text) },
+      jobs: [jobInsert({ type: 'fulfil' })],
+    });
+    for (const argv of [['event', stored.event.id], ['job', stored.jobs[0]!.id]]) {
+      const human = await runCommand([...argv, '--db', url]);
+      expect(human.code).toBe(0);
+      expect(human.stdout.length).toBeLessThan(70_000);
+      expect(human.stdout).toContain('… the first 65,536 of 300,000 characters; --json gives all of it');
+    }
+    expect((await runJson(['event', stored.event.id, '--db', url])).body).toHaveLength(300_000);
+  });
+
   it.runIf(harness.isAvailable)('events lists stored webhooks newest first with their job counts, a filtered ping among them', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const push = await mr.store.eventInsertWithJobs({

@@ -6,7 +6,7 @@ import { CliUsageError, parseCommandArgs, parseJobId } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { eventToJson, formatTime, indent, jobToJson, renderBody, renderJobTable, visibleHeaders, writeJson, writeLines, renderFields } from '../output.js';
+import { boundedBlock, eventToJson, formatTime, indent, jobToJson, renderBody, renderJobTable, visibleHeaders, writeJson, writeLines, renderFields } from '../output.js';
 import type { InboundEvent, Job } from '../../core/types.js';
 import { noEventMessage } from '../named-ids.js';
 
@@ -62,7 +62,7 @@ function renderEvent(stored: InboundEvent, jobs: readonly Job[]): string {
   const headers = Object.entries(visibleHeaders(stored.headers));
   const nameWidth = Math.max(0, ...headers.map(([name]) => name.length));
   lines.push('', `headers (${headers.length}):`, ...headers.map(([name, value]) => `  ${name.padEnd(nameWidth)}  ${value}`));
-  lines.push('', 'body:', indent(renderBody(stored.rawBody)));
+  lines.push('', 'body:', boundedBlock(renderBody(stored.rawBody)));
   lines.push('', `jobs (${jobs.length}):`);
   lines.push(jobs.length === 0 ? `  none: no task of source ${stored.source} takes events of type ${stored.type ?? '(none)'}` : indent(renderJobTable(jobs)));
   return lines.join('\n');

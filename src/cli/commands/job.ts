@@ -5,7 +5,7 @@ import { CliUsageError, parseCommandArgs, parseJobId } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { eventToJson, formatDurationMs, formatTime, indent, jobDetailToJson, renderBody, renderTable, writeJson, writeLines, renderFields } from '../output.js';
+import { boundedBlock, eventToJson, formatDurationMs, formatTime, indent, jobDetailToJson, renderBody, renderTable, writeJson, writeLines, renderFields } from '../output.js';
 import { JobNotFoundError } from '../../core/errors.js';
 import type { Attempt, InboundEvent, JobDetail, Replay } from '../../core/types.js';
 
@@ -72,9 +72,9 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     ...(detail.progress ? ([['progress', `${Math.round(detail.progress.fraction * 100)}%${detail.progress.note ? ` ${detail.progress.note}` : ''}`]] as Array<[string, string]>) : []),
   ];
   const lines = renderFields(fields);
-  if (event) lines.push('', `payload: the body of event ${event.id} (${[event.source, event.type].filter(Boolean).join(' ')}):`, indent(renderBody(event.rawBody)));
+  if (event) lines.push('', `payload: the body of event ${event.id} (${[event.source, event.type].filter(Boolean).join(' ')}):`, boundedBlock(renderBody(event.rawBody)));
   else if (detail.eventId !== null) lines.push('', `payload: the body of event ${detail.eventId}, which is no longer stored`);
-  else lines.push('', 'payload:', indent(JSON.stringify(detail.payload, null, 2)));
+  else lines.push('', 'payload:', boundedBlock(JSON.stringify(detail.payload, null, 2)));
   if (detail.result !== null) lines.push('', 'result:', indent(JSON.stringify(detail.result, null, 2)));
   lines.push('', `attempts (${detail.attemptsLog.length}):`, ...renderAttempts(detail));
   // The newest failure's stack: older ones are usually the same throw (all of them: --json).
