@@ -37,6 +37,7 @@ afterEach(() => {
 const PROVIDER_SOURCES = `
     stripe: { provider: 'stripe', secrets: ['whsec_5f0e1d2c3b4a69788796a5b4c3d2e1f0'], tasks: ['note'] },
     github: { provider: 'github', secrets: ['gh-secret'], tasks: ['note'] },
+    ghpush: { provider: 'github', secrets: ['gh-secret'], tasks: [{ task: 'note', events: ['push'] }] },
     demo: { provider: 'standard', secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'], tasks: ['note'] },
     polar: { provider: 'polar', secrets: ['polar_whs_abc'], tasks: ['note'] },
     shopify: { provider: 'shopify', secrets: ['shp-secret'], tasks: ['note'] },
@@ -59,11 +60,13 @@ describe('serve and send-test', () => {
     expect(serveIo.output()).toContain(`${url}/healthz`);
 
     try {
-      for (const source of ['stripe', 'github', 'demo', 'polar', 'shopify', 'slack', 'hmac', 'open']) {
+      for (const source of ['stripe', 'github', 'ghpush', 'demo', 'polar', 'shopify', 'slack', 'hmac', 'open']) {
         const io = testIo(dir);
         const code = await sendTest.run(sendTest.parse(['--source', source, '--url', url], io), io);
         expect(io.output(), source).toMatch(/^202 \{"id":"\d+","duplicate":false\}$/m);
         expect(code).toBe(0);
+        // A source whose every task filters by type gets one of its types: a push, not a ping.
+        if (source === 'ghpush') expect(io.output()).toContain('(github, event type push,');
       }
       const jsonIo = testIo(dir);
       await sendTest.run(sendTest.parse(['--source', 'demo', '--url', url, '--json'], jsonIo), jsonIo);
@@ -71,7 +74,7 @@ describe('serve and send-test', () => {
 
       const mr = await Mailroom.open({ db, logger: silentLog, migrate: false });
       try {
-        await waitFor(async () => (await mr.stats()).byStatus.done === 9, { timeoutMs: 10_000, description: 'all nine note jobs to be done' });
+        await waitFor(async () => (await mr.stats()).byStatus.done === 10, { timeoutMs: 10_000, description: 'all ten note jobs to be done' });
       } finally {
         await mr.close();
       }

@@ -11,7 +11,7 @@ import { configureProvider } from '../../providers/index.js';
 import type { ProviderName } from '../../providers/index.js';
 import { writeJson } from '../output.js';
 import { terminalText } from '../../core/display-text.js';
-import type { MailroomConfig } from '../../config/define-config.js';
+import type { MailroomConfig, SourceConfig } from '../../config/define-config.js';
 import { listenAddress } from '../../server/server-address.js';
 
 export interface SendTestCliOptions {
@@ -46,7 +46,9 @@ Options:
   --source NAME              the configured source to post to (required)
   --url URL                  the server (default: PORT, then the config's server.host and
                              server.port, as serve binds them; else http://127.0.0.1:8080)
-  --type EVENT_TYPE          the event type to send (default: one the provider knows)
+  --type EVENT_TYPE          the event type to send (default: when every task of the
+                             source filters by type, the first one they take; else
+                             one the provider knows)
   --config PATH
   --json                     print the answer as JSON`,
 
@@ -81,7 +83,7 @@ Options:
       throw new Error(`No source "${options.source}" in the config${known.length > 0 ? `; configured: ${known.join(', ')}` : ''}.`);
     }
     const provider = configureProvider(sourceConfig, `sources.${options.source}`);
-    const sample = sampleEvent(provider.name, options.eventType);
+    const sample = sampleEvent(provider.name, options.eventType ?? typeEveryTaskTakes(sourceConfig));
     const rawBody = Buffer.from(JSON.stringify(sample.body), 'utf8');
     const headers = {
       'content-type': 'application/json',
@@ -116,6 +118,17 @@ Options:
     return response.ok ? 0 : 1;
   },
 };
+
+/**
+ * With no --type, when every task of the source filters by event type: the first type
+ * they take (a GitHub source of `events: ['push']` gets a push, not a ping that would fan
+ * out to nothing). Otherwise undefined: the provider's own sample type.
+ */
+function typeEveryTaskTakes(source: SourceConfig): string | undefined {
+  const rules = source.tasks ?? [];
+  const filters = rules.map((rule) => (typeof rule === 'string' ? undefined : rule.events?.[0]));
+  return filters.length > 0 && filters.every((type) => type !== undefined) ? filters[0] : undefined;
+}
 
 interface SampleEvent {
   readonly body: unknown;
