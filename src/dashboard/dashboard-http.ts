@@ -50,13 +50,44 @@ export function sendView(
   view: VNode,
   options: { readonly fragment?: boolean; readonly startedAt?: number; readonly headers?: Readonly<Record<string, string>> } = {},
 ): void {
-  // Controls in stored text (an ESC sequence in a receiver's answer or a handler's error)
-  // are written out as the CLI writes them (`\u001b`): escaped HTML still carries them as
-  // raw bytes, shown as boxes and stray `[31m`, and bidi overrides reorder what is read.
-  const html = `${options.fragment ? '' : '<!DOCTYPE html>'}${terminalText(renderToString(view))}`;
+  const html = `${options.fragment ? '' : '<!DOCTYPE html>'}${controlsWrittenOutInText(renderToString(view))}`;
   const timing = options.startedAt === undefined ? {} : { 'server-timing': `app;dur=${(performance.now() - options.startedAt).toFixed(1)}` };
   res.writeHead(status, { ...PAGE_HEADERS, 'content-length': Buffer.byteLength(html), ...timing, ...options.headers });
   finishResponse(res, html);
+}
+
+/**
+ * Controls in stored text (an ESC sequence in a receiver's answer or a handler's error)
+ * written out as the CLI writes them (`\u001b`) in the page's text: escaped HTML still
+ * carries them as raw bytes, shown as boxes and stray `[31m`, and bidi overrides reorder
+ * what is read. Inside tags nothing changes: a form field's value (a queue to resume, a
+ * filter to replay) must post back the text as stored. The renderer escapes `<` in text
+ * and `"` in attribute values, so a `<` starts a tag and a `"` inside one a value.
+ */
+export function controlsWrittenOutInText(html: string): string {
+  let out = '';
+  let at = 0;
+  while (at < html.length) {
+    const tagStart = html.indexOf('<', at);
+    if (tagStart === -1) return out + terminalText(html.slice(at));
+    out += terminalText(html.slice(at, tagStart));
+    let cursor = tagStart + 1;
+    for (;;) {
+      const close = html.indexOf('>', cursor);
+      const quote = html.indexOf('"', cursor);
+      if (close === -1) return out + html.slice(tagStart);
+      if (quote === -1 || close < quote) {
+        cursor = close + 1;
+        break;
+      }
+      const quoteEnd = html.indexOf('"', quote + 1);
+      if (quoteEnd === -1) return out + html.slice(tagStart);
+      cursor = quoteEnd + 1;
+    }
+    out += html.slice(tagStart, cursor);
+    at = cursor;
+  }
+  return out;
 }
 
 /** 303 See Other to `location` (a path on this server), with any cookies to set. */
