@@ -269,7 +269,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           const endpoint = await ownEndpoint(session, required(form, 'endpoint'));
           const delivery = await deliveryOf(mr, endpoint, required(form, 'id'));
           // A re-send puts the delivery back to pending with its job (a second click, another tab).
-          if (delivery.status === 'pending') {
+          if (delivery.status === 'pending' && delivery.jobId !== null && ((await mr.getJob(delivery.jobId))?.replays.length ?? 0) > 0) {
             throw new MailroomError('MR_ERR_JOB_STATE', `Delivery ${delivery.id} is already being re-sent.`, { httpStatus: 409 });
           }
           if (delivery.status !== 'failed' || delivery.jobId === null) {
@@ -328,7 +328,7 @@ function forTenant<E>(error: E): E | MailroomError {
     });
   }
   if (error instanceof RotationInProgressError) {
-    return new MailroomError(error.code, `The secret before your last rotation still signs until ${displayTime(error.overlapUntil)}; rotate again after that time.`, {
+    return new MailroomError(error.code, `The secret before your last rotation still signs until ${displayTime(new Date(Math.ceil(error.overlapUntil.getTime() / 1_000) * 1_000))}; rotate again after that time.`, {
       httpStatus: error.httpStatus,
       cause: error,
     });

@@ -361,6 +361,11 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     const again = await post(p, cookie, 'resend', form);
     expect(again.status).toBe(409);
     expect(again.text).toContain(`Delivery ${p.acme.failedDeliveryId} is already being re-sent.`);
+    // A delivery on its first run is not being re-sent, and only a failed one can be.
+    const fresh = await p.mr.publish('invoice.paid', { n: 1 }, { tenant: 'acme' });
+    const firstRun = await post(p, cookie, 'resend', { ...form, id: fresh.deliveries[0]!.id });
+    expect(firstRun.status).toBe(400);
+    expect(firstRun.text).toContain(`Delivery ${fresh.deliveries[0]!.id} is pending; only a failed delivery can be re-sent.`);
     expect(again.text).not.toMatch(/retryNow|Job \d+/);
   });
 
