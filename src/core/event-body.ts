@@ -16,7 +16,10 @@ export function parseEventBody(rawBody: Buffer, contentTypeHeader: string | unde
       return text;
     }
   }
-  if (contentType.startsWith('application/x-www-form-urlencoded')) return jsonOfFormPayload(text) ?? text;
+  if (contentType.startsWith('application/x-www-form-urlencoded')) {
+    const fromForm = jsonOfFormPayload(text);
+    return fromForm === undefined ? text : fromForm;
+  }
   return text;
 }
 

@@ -16,6 +16,7 @@ describe('parseEventBody', () => {
   it("gives the JSON in a form-encoded body's payload field (GitHub's form content type)", () => {
     const event = { ref: 'refs/heads/main', repository: { full_name: 'octo/repo' } };
     expect(parseEventBody(form({ payload: JSON.stringify(event) }), 'application/x-www-form-urlencoded')).toEqual(event);
+    expect(parseEventBody(form({ payload: 'null' }), 'application/x-www-form-urlencoded')).toBeNull();
   });
 
   it('hands any other form over as text: more fields, or a payload that is not JSON', () => {
