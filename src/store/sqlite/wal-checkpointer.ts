@@ -32,8 +32,8 @@
 // 340 ms (8 ms each, at most 13), and deliveries/s rose by about 6 % (docs/benchmarks.md).
 // The costs: the loop's longest block under such a load grows to about 13 ms, once every
 // few hundred ms; the WAL file to about 16 MB; and with synchronous=NORMAL a power cut
-// loses up to that many pages of commits (acknowledgements commit with FULL by default
-// and are not among them). Moving the copy to a thread of its own (tried) did not raise
+// loses up to that many pages of commits, up to 1,024 one-job commits where it was 128
+// (acknowledgements commit with FULL by default and are not among them). Moving the copy to a thread of its own (tried) did not raise
 // deliveries/s at either size.
 //
 // Only for a database the store opened itself: on a handle the application shares
@@ -62,9 +62,12 @@ const BACKSTOP_AUTOCHECKPOINT_PAGES = 16_384;
  * caller that enqueues in a chain of microtasks never lets the event loop turn, and under
  * synchronous=NORMAL everything since the last checkpoint is lost to a power cut (the
  * power-loss test's first enqueuer lost every enqueue since it started, up to the
- * backstop). This bounds that window to four intervals' commits.
+ * backstop). This bounds that window to four intervals' commits, and to one interval and
+ * STARVED_GRACE_COMMITS once intervals are long: four of the longest (4,096 one-job
+ * commits) would reach the backstop first.
  */
 const STARVED_INTERVALS = 4;
+const STARVED_GRACE_COMMITS = 256;
 
 /** What `PRAGMA wal_checkpoint` answers: frames in the WAL, and how many of them are now in the database. */
 interface CheckpointResult {
@@ -91,7 +94,9 @@ export class WalCheckpointer {
   /** Called after each commit of the store's own write transactions. */
   afterCommit(): void {
     if (this.isStopped) return;
-    if (++this.commits >= STARVED_INTERVALS * this.interval) {
+    ++this.commits;
+    const starvedAfter = this.interval + Math.min((STARVED_INTERVALS - 1) * this.interval, STARVED_GRACE_COMMITS);
+    if (this.scheduled !== null && this.commits >= starvedAfter) {
       // The scheduled one never got its turn: the event loop is starved. Now, in this caller.
       this.checkpoint();
       return;
