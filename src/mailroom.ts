@@ -854,7 +854,9 @@ export class Mailroom {
     this.assertOpen();
     assertQueueName(queue);
     assertKnownOptions(options, PAUSE_OPTION_KEYS, 'pauseQueue');
-    return this.store.queuePause({ queue, reason: options.reason ?? null });
+    const paused = await this.store.queuePause({ queue, reason: options.reason ?? null });
+    for (const worker of this.workers) worker.notePause(queue, true);
+    return paused;
   }
 
   /** Resume a paused queue; its waiting jobs become claimable at once. @returns true when it was paused */
@@ -862,6 +864,7 @@ export class Mailroom {
     this.assertOpen();
     assertQueueName(queue);
     const wasPaused = await this.store.queueResume({ queue });
+    for (const worker of this.workers) worker.notePause(queue, false);
     if (wasPaused) this.wakeWorkers();
     return wasPaused;
   }

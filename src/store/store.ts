@@ -509,6 +509,8 @@ export interface StoreExecutor extends OutgoingExecutor {
   queuePause(params: QueuePauseParams): Promise<boolean>;
   /** Resume a paused queue (and wake its workers). True when it was paused. */
   queueResume(params: QueueResumeParams): Promise<boolean>;
+  /** Every paused queue, by name: for a worker that holds claimed jobs it has not started. */
+  queuePausedList(): Promise<PausedQueue[]>;
   /** Record task types as a starting worker registered them; a newer record replaces an older one. */
   taskRecord(params: TaskRecordParams): Promise<void>;
   /** Every recorded task type, by name. */

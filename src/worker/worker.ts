@@ -31,6 +31,7 @@ import type { LeaseGoneReason } from './lease-keeper.js';
 import { Producer } from './producer.js';
 import { ChangeSignal } from './change-signal.js';
 import { YieldPacer } from './yield-pacer.js';
+import { PausedQueues } from './paused-queues.js';
 import { PrefetchWindow } from './prefetch-window.js';
 import { ChurnMap, ChurnSet } from './churn-map.js';
 import { holdsSlot } from '../store/limits.js';
@@ -149,6 +150,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly pollMs: number;
   /** Claimed jobs held beyond the running ones: the user's number, or adapted to the completion rate. */
   private readonly prefetchWindow: PrefetchWindow;
+  /** Paused queues, so that jobs claimed before a pause are handed back, not started. */
+  private readonly pausedQueues: PausedQueues;
 
   private readonly store: Store;
   private readonly registry: TaskRegistry;
@@ -216,6 +219,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.completer = new Completer(this.store, this.log);
     this.progress = new ProgressWriter(this.store, this.log);
     this.leaseKeeper = new LeaseKeeper(this.store, this.leaseMs, (jobId, reason) => this.onLeaseGone(jobId, reason), this.log);
+    this.pausedQueues = new PausedQueues(
+      () => this.store.queuePausedList(),
+      () => this.buffer.length > 0,
+      () => this.handBackPaused(),
+      this.log,
+    );
     this.producer = new Producer(
       {
         store: this.store,
@@ -258,12 +267,22 @@ export class Worker extends EventEmitter<WorkerEvents> {
       onError: (error) => this.reportStoreError(error),
     });
     this.producer.start();
+    this.pausedQueues.start();
     return this;
   }
 
   /** Poke the claim loop: a job may have become available (in-process enqueue, NOTIFY). */
   wake(): void {
     this.producer.wake();
+  }
+
+  /**
+   * A queue this process paused or resumed (Mailroom.pauseQueue): jobs of it claimed before
+   * the pause are handed back now rather than at this worker's next read of the pauses.
+   * @internal
+   */
+  notePause(queue: string, isPaused: boolean): void {
+    this.pausedQueues.set(queue, isPaused);
   }
 
   /** Types this worker can run: every registered handler, at claim time. */
@@ -404,8 +423,23 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // A job that waited past its lease deadline (a long handler ahead of it, a blocked
       // event loop) may already be someone else's: never start it.
       if (this.leaseKeeper.isPastDeadline(job.id)) this.dropExpired(job);
+      else if (this.pausedQueues.has(job.queue)) this.handBackPaused([job]);
       else this.run(job);
     }
+  }
+
+  /**
+   * Claimed before its queue was paused and not started: back to pending, uncharged (SPEC
+   * §3: no worker claims from a paused queue; what it had claimed does not start either).
+   */
+  private handBackPaused(found: ClaimedJob[] = []): void {
+    if (this.isStopping) return;
+    for (let i = this.buffer.length - 1; i >= 0; i--) {
+      if (this.pausedQueues.has(this.buffer[i]!.queue)) found.push(...this.buffer.splice(i, 1));
+    }
+    if (found.length === 0) return;
+    this.log.info({ jobs: found.length, queues: [...new Set(found.map((job) => job.queue))] }, 'queue paused: handing back jobs claimed before the pause');
+    void this.handBack(found);
   }
 
   /** A buffered job whose lease deadline passed: handed back (fenced: a no-op if it was taken). */
@@ -717,6 +751,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async doStop(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
     this.isStopping = true;
+    this.pausedQueues.stop();
     // A sweep in flight is not waited for: it writes nothing this worker holds.
     void this.rescueTask?.stop();
     await this.producer.stop();

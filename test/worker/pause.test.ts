@@ -1,8 +1,12 @@
 // A paused queue across processes: a worker in another process claims nothing from it
-// (while it goes on claiming from other queues), and resume lets it drain. Run on every
-// store.
+// (while it goes on claiming from other queues), and resume lets it drain; a worker that
+// claimed jobs ahead of what it runs (its prefetch) before the pause starts none of them.
+// Run on every store.
 
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Mailroom } from '../../src/mailroom.js';
+import type { ClaimedJob, Job } from '../../src/core/types.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { killAllWorkers, spawnWorker } from '../harness/processes.js';
@@ -35,4 +39,53 @@ describe.each(storeHarnesses)('paused queue with a worker process on $name', (ha
     );
     expect((await mr.stats()).paused).toEqual([]);
   });
+
+  // One slow job runs, five more wait claimed in the worker's prefetch; then the queue is
+  // paused, by this process or by another one (seen at the worker's next read of the pauses).
+  for (const pausedBy of ['this process', 'another process'] as const) {
+    it.runIf(harness.isAvailable)(`starts none of the jobs it claimed before a pause by ${pausedBy}, and hands them back uncharged`, async () => {
+      const { mr, url } = await openTestMailroom(harness);
+      const started: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      mr.task('slow_send', { queue: 'email', run: async (_payload, ctx) => {
+        started.push(ctx.job.id);
+        await gate;
+      } });
+      const jobs: Job[] = [];
+      for (let i = 0; i < 6; i++) jobs.push(await mr.enqueue('slow_send', { i }));
+      const worker = mr.work({ concurrency: 1, prefetch: 5, pollMs: 50 });
+      const claimed: string[] = [];
+      worker.on('claimed', (batch: ClaimedJob[]) => claimed.push(...batch.map((job) => job.id)));
+      await waitFor(() => started.length === 1 && claimed.length === 6, { timeoutMs: 10_000, description: 'one job running, five claimed behind it' });
+
+      if (pausedBy === 'this process') {
+        await mr.pauseQueue('email', { reason: 'provider down' });
+      } else {
+        const other = await Mailroom.open({ db: url, logger: pino({ level: 'silent' }), migrate: false });
+        try {
+          await other.pauseQueue('email', { reason: 'provider down' });
+        } finally {
+          await other.close();
+        }
+      }
+      const waiting = jobs.filter((job) => job.id !== started[0]);
+      await waitFor(async () => (await Promise.all(waiting.map((job) => mr.getJob(job.id)))).every((job) => job?.status === 'pending'), {
+        timeoutMs: 10_000,
+        description: 'the five claimed jobs to be handed back',
+      });
+      release();
+      await waitFor(async () => (await mr.getJob(started[0]!))?.status === 'done', { timeoutMs: 10_000, description: 'the running job to finish' });
+      expect(started).toHaveLength(1);
+      for (const job of waiting) expect(await mr.getJob(job.id)).toMatchObject({ status: 'pending', attempts: 0 });
+
+      await mr.resumeQueue('email');
+      await waitFor(async () => (await Promise.all(jobs.map((job) => mr.getJob(job.id)))).every((job) => job?.status === 'done'), {
+        timeoutMs: 10_000,
+        description: 'the resumed queue to drain',
+      });
+      expect(started.sort()).toEqual(jobs.map((job) => job.id).sort());
+      for (const job of jobs) expect((await mr.getJob(job.id))!.attempts).toBe(1);
+    });
+  }
 });

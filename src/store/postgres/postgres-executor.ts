@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
-import type { Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
+import type { Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, PausedQueue, StatusCounts } from '../../core/types.js';
 import { LimitBudget, limitedClaimSize, limitsOf, longestWindowMs } from '../limits.js';
 import type { Candidate, TypeLimits } from '../limits.js';
 import {
@@ -467,6 +467,10 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
 
   async queueResume(params: QueueResumeParams): Promise<boolean> {
     return (await this.runner.run(this.stmt('queueResume'), [params.queue, channelName(this.schema)])).length > 0;
+  }
+
+  async queuePausedList(): Promise<PausedQueue[]> {
+    return (await this.runner.run(this.stmt('queuePaused'))).map(pausedQueueFromRow);
   }
 
   // ---- task directory ----

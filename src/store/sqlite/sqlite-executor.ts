@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
-import type { Attempt, Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, StatusCounts } from '../../core/types.js';
+import type { Attempt, Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, PausedQueue, StatusCounts } from '../../core/types.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimOrderKeys } from '../claimed-job.js';
 import { claimedRowFromArray, leaseColumnsMatch } from './claimed-rows.js';
@@ -565,6 +565,10 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
   async queueResume(params: QueueResumeParams): Promise<boolean> {
     return this.engine.write('ack', () => this.engine.stmt('queueResume').get({ queue: params.queue }) !== undefined);
+  }
+
+  async queuePausedList(): Promise<PausedQueue[]> {
+    return this.engine.read(() => (this.engine.stmt('queuePaused').all() as Row[]).map(pausedQueueFromRow));
   }
 
   // ---- task directory ----
