@@ -39,6 +39,10 @@ export function pauseConformance(harness: StoreHarness): void {
         { queue: 'email', reason: 'second', pausedAt: T0 },
         { queue: 'webhooks', reason: null, pausedAt: T0 },
       ]);
+      // The list a worker reads for the jobs it holds: the same rows, without the counts.
+      expect(await ctx.store.queuePausedList()).toEqual((await ctx.store.jobStats({ now: at(SECOND_MS) })).paused);
+      expect(await ctx.store.queueResume({ queue: 'email' })).toBe(true);
+      expect((await ctx.store.queuePausedList()).map((row) => row.queue)).toEqual(['webhooks']);
     });
 
     it('lets a job that was running when its queue was paused finish', async () => {
