@@ -382,6 +382,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Jobs the claim loop just claimed: their leases are held from the claim's send time. */
   private accept(jobs: ClaimedJob[], claimSentAtMs: number): void {
     this.leaseKeeper.hold(jobs, claimSentAtMs);
+    for (const job of jobs) this.pausedQueues.claimedFrom(job.queue, claimSentAtMs);
     this.buffer.push(...jobs);
     this.emit('claimed', jobs);
     this.startBuffered();

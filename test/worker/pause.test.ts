@@ -88,4 +88,28 @@ describe.each(storeHarnesses)('paused queue with a worker process on $name', (ha
       for (const job of jobs) expect((await mr.getJob(job.id))!.attempts).toBe(1);
     });
   }
+
+  it.runIf(harness.isAvailable)('takes a claim of a queue it knew paused as the news of a resume elsewhere, not as jobs to hand back', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    mr.task('quick_send', { queue: 'email', run: async () => undefined });
+    const worker = mr.work({ concurrency: 2, pollMs: 50 });
+    const handedBack: string[] = [];
+    worker.on('handedBack', (ids: string[]) => handedBack.push(...ids));
+    await mr.pauseQueue('email');
+    const jobs: Job[] = [];
+    for (let i = 0; i < 50; i++) jobs.push(await mr.enqueue('quick_send', { i }));
+    const other = await Mailroom.open({ db: url, logger: pino({ level: 'silent' }), migrate: false });
+    try {
+      await other.resumeQueue('email');
+    } finally {
+      await other.close();
+    }
+    await waitFor(async () => (await Promise.all(jobs.map((job) => mr.getJob(job.id)))).every((job) => job?.status === 'done'), {
+      timeoutMs: 10_000,
+      description: 'the queue resumed elsewhere to drain',
+    });
+    // Its first claim after the resume told it; a worker that waited for its next read of
+    // the pauses handed the jobs back and claimed them again for up to a second.
+    expect(handedBack).toEqual([]);
+  });
 });
