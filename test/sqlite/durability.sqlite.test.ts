@@ -248,11 +248,11 @@ describe('SQLite WAL checkpoints', () => {
     const checkpoints = countCheckpoints(store);
     // A chain of awaited enqueues: microtasks only, so a checkpoint left for the next turn
     // of the event loop cannot run until the chain ends. Counted before anything yields.
-    for (let i = 0; i < 1_200; i++) await enqueueOne(store);
+    for (let i = 0; i < 5_000; i++) await enqueueOne(store);
     expect(checkpoints.count).toBeGreaterThanOrEqual(2);
   });
 
-  it('bounds a starved caller by a grace of commits once the intervals have grown long', async () => {
+  it('bounds a starved caller to about two intervals once the intervals have grown long', async () => {
     const store = await openStore({ synchronous: 'normal' });
     const checkpoints = countCheckpoints(store);
     // One-job commits, one per turn, stretch the interval toward its top (~800 commits).
@@ -262,8 +262,8 @@ describe('SQLite WAL checkpoints', () => {
     }
     const before = checkpoints.count;
     // Then a chain that never lets the event loop turn: four such intervals would be past
-    // SQLite's backstop; the store checkpoints within one interval and 256 commits.
-    for (let i = 0; i < 1_400; i++) await enqueueOne(store);
+    // SQLite's backstop; the store checkpoints after one more interval and 50 ms.
+    for (let i = 0; i < 3_000; i++) await enqueueOne(store);
     expect(checkpoints.count).toBeGreaterThan(before);
     // It found the chain's frames: SQLite's backstop had not started the WAL over first.
     expect(checkpoints.frames.at(-1)!).toBeGreaterThan(1_000);

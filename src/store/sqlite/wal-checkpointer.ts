@@ -9,8 +9,8 @@
 // its answer. SQLite's own checkpoint stays on at a higher threshold as a backstop for large
 // transactions (batches of thousands of jobs), where a few ms inside the commit do not
 // matter. A caller that commits in a chain of microtasks without ever letting the event
-// loop turn gets the checkpoint inside its commit once the scheduled one has waited four
-// intervals.
+// loop turn gets the checkpoint inside its commit once the scheduled one has waited an
+// interval's commits and STARVED_MS.
 //
 // How many commits make a checkpoint follows how big the commits are. A checkpoint copies
 // and fsyncs every page written since the last one, on the event loop, so its length is
@@ -29,12 +29,13 @@
 // each checkpoint also costs two fsyncs. In the outgoing bench row (10,000 messages
 // published, their 30,000 deliveries drained), checkpoints of ~512 pages were 353 in all
 // and took 843 ms of the event loop (2.5 ms each, at most 6.6); of ~4,096 pages, 49 and
-// 340 ms (8 ms each, at most 13), and deliveries/s rose by about 6 % (docs/benchmarks.md).
+// 340 ms (8 ms each, at most 13).
 // The costs: the loop's longest block under such a load grows to about 13 ms, once every
 // few hundred ms; the WAL file to about 16 MB; and with synchronous=NORMAL a power cut
 // loses up to that many pages of commits, up to 1,024 one-job commits where it was 128
-// (acknowledgements commit with FULL by default and are not among them). Moving the copy to a thread of its own (tried) did not raise
-// deliveries/s at either size.
+// (acknowledgements commit with FULL by default and are not among them). Moving the copy
+// to a thread of its own (tried) did not raise deliveries/s at either size. The outgoing
+// row's deliveries/s rose by about 9 % (docs/benchmarks.md).
 //
 // Only for a database the store opened itself: on a handle the application shares
 // (the outbox), its own commits are not counted here and must keep SQLite's default.
@@ -58,16 +59,17 @@ const MAX_INTERVAL = 1_024;
 /** SQLite's own checkpoint, for what the commit count misses (big transactions). */
 const BACKSTOP_AUTOCHECKPOINT_PAGES = 16_384;
 /**
- * Intervals after which a checkpoint still waiting for its turn runs inside the commit: a
- * caller that enqueues in a chain of microtasks never lets the event loop turn, and under
- * synchronous=NORMAL everything since the last checkpoint is lost to a power cut (the
- * power-loss test's first enqueuer lost every enqueue since it started, up to the
- * backstop). This bounds that window to four intervals' commits, and to one interval and
- * STARVED_GRACE_COMMITS once intervals are long: four of the longest (4,096 one-job
- * commits) would reach the backstop first.
+ * A scheduled checkpoint that has waited this long for its turn, with an interval's commits
+ * made since, runs inside the next commit: the event loop is starved. A caller that
+ * enqueues in a chain of microtasks never lets it turn, and under synchronous=NORMAL
+ * everything since the last checkpoint is lost to a power cut (the power-loss test's
+ * first enqueuer lost every enqueue since it started, up to the backstop). Counting
+ * commits alone cannot tell that from a turn that is merely busy (hundreds of callers
+ * committing in one turn); time alone would let a fast chain run past the backstop. This
+ * bounds the window to about two intervals (~8,000 pages), and a busy turn shorter than
+ * STARVED_MS never gets the checkpoint inside a caller.
  */
-const STARVED_INTERVALS = 4;
-const STARVED_GRACE_COMMITS = 256;
+const STARVED_MS = 50;
 
 /** What `PRAGMA wal_checkpoint` answers: frames in the WAL, and how many of them are now in the database. */
 interface CheckpointResult {
@@ -85,6 +87,9 @@ export class WalCheckpointer {
   /** Commits since the last checkpoint that measured something (a busy one does not). */
   private unmeasuredCommits = 0;
   private scheduled: NodeJS.Immediate | null = null;
+  /** When the scheduled checkpoint was asked for (performance.now()), and at which commit count. */
+  private scheduledAtMs = 0;
+  private scheduledAtCommit = 0;
   private isStopped = false;
 
   constructor(private readonly db: Database.Database) {
@@ -95,14 +100,18 @@ export class WalCheckpointer {
   afterCommit(): void {
     if (this.isStopped) return;
     ++this.commits;
-    const starvedAfter = this.interval + Math.min((STARVED_INTERVALS - 1) * this.interval, STARVED_GRACE_COMMITS);
-    if (this.scheduled !== null && this.commits >= starvedAfter) {
-      // The scheduled one never got its turn: the event loop is starved. Now, in this caller.
-      this.checkpoint();
+    if (this.scheduled !== null) {
+      const waitedOut = this.commits - this.scheduledAtCommit >= this.interval && performance.now() - this.scheduledAtMs >= STARVED_MS;
+      if (waitedOut) {
+        // The scheduled one never got its turn: the event loop is starved. Now, in this caller.
+        this.checkpoint();
+      }
       return;
     }
-    if (this.commits < this.interval || this.scheduled !== null) return;
+    if (this.commits < this.interval) return;
     this.scheduled = setImmediate(() => this.checkpoint());
+    this.scheduledAtMs = performance.now();
+    this.scheduledAtCommit = this.commits;
   }
 
   /** No checkpoints after this (the store is closing its handle). */
