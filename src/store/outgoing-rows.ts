@@ -198,12 +198,13 @@ export function recoveryReplay(since: Date, job: { readonly maxAttempts: number 
 }
 
 /**
- * The plan as far as its replays went, and the deliveries recovered, in delivery order: a
- * job that changed between the read and the replay (retention deleted it, another replay
- * put it back in line) was not replayed, and its delivery is neither pointed at it nor
- * reported; a later recovery finds it again.
+ * The deliveries recovered, in delivery order: those whose job the replay moved (the
+ * replay puts a deliver job's delivery back to pending itself) and those given a new job.
+ * A job that changed between the read and the replay (retention deleted it, another
+ * replay put it back in line) was not replayed, and its delivery is not reported; a later
+ * recovery finds it again.
  */
-export function recoveredAfter(plan: RecoveryPlan, replayedJobIds: ReadonlySet<string>): { readonly replayed: readonly Row[]; readonly recovered: string[] } {
+export function recoveredAfter(plan: RecoveryPlan, replayedJobIds: ReadonlySet<string>): string[] {
   const replayed = plan.toReplay.filter((row) => replayedJobIds.has(String(row.job_id)));
-  return { replayed, recovered: [...replayed, ...plan.toCreate].map((row) => String(row.id)).sort(compareJobIds) };
+  return [...replayed, ...plan.toCreate].map((row) => String(row.id)).sort(compareJobIds);
 }

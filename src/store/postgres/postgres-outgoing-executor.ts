@@ -313,8 +313,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       const rows = await runner.run(this.stmt('deliveryRecoverable'), [params.endpointId, params.since]);
       const plan = planRecovery(rows);
       const replayedJobIds = new Set(await this.replayIn(runner, plan.toReplay.map((row) => String(row.job_id)), { ...recoveryReplay(params.since, params.job), now }));
-      const { replayed, recovered } = recoveredAfter(plan, replayedJobIds);
-      if (replayed.length > 0) await runner.run(this.stmt('deliverySetJob'), [replayed.map((row) => row.id), replayed.map((row) => row.job_id), now]);
+      const recovered = recoveredAfter(plan, replayedJobIds);
       for (const row of plan.toCreate) {
         await this.createDeliverJobs(runner, [{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, now);
       }

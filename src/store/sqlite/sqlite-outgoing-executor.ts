@@ -289,8 +289,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
       const rows = this.engine.stmt('deliveryRecoverable').all({ endpointId: params.endpointId, since: params.since.getTime() }) as Row[];
       const plan = planRecovery(rows);
       const replayedJobIds = new Set(this.replaySync({ ids: plan.toReplay.map((row) => String(row.job_id)), ...recoveryReplay(params.since, params.job), now: params.now }));
-      const { replayed, recovered } = recoveredAfter(plan, replayedJobIds);
-      for (const row of replayed) this.engine.stmt('deliverySetJob').run({ id: row.id, jobId: row.job_id, now });
+      const recovered = recoveredAfter(plan, replayedJobIds);
       for (const row of plan.toCreate) {
         this.createDeliverJobs([{ deliveryId: String(row.id), endpointId: params.endpointId }], String(row.message_id), params.job, params.now, now);
       }
