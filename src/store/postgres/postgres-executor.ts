@@ -454,8 +454,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     const oldestDuePendingAt: Record<string, Date> = {};
     const rows = await this.runner.run(this.stmt('jobStats.oldestPending'), [params.now ?? null]);
     for (const row of rows) if (row.queue !== null) oldestDuePendingAt[row.queue] = row.oldest;
-    const paused = (await this.runner.run(this.stmt('queuePaused'))).map(pausedQueueFromRow);
-    return { byQueue, oldestDuePendingAt, now: rows[0]!.now, paused };
+    return { byQueue, oldestDuePendingAt, now: rows[0]!.now, paused: await this.queuePausedList() };
   }
 
   // ---- queues ----

@@ -550,7 +550,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
       for (const row of this.engine.stmt('jobStats.oldestPending').all({ now }) as Row[]) {
         oldestDuePendingAt[row.queue] = new Date(row.oldest);
       }
-      return { byQueue, oldestDuePendingAt, now: new Date(now), paused: (this.engine.stmt('queuePaused').all() as Row[]).map(pausedQueueFromRow) };
+      return { byQueue, oldestDuePendingAt, now: new Date(now), paused: this.pausedSync() };
     });
   }
 
@@ -568,7 +568,12 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   }
 
   async queuePausedList(): Promise<PausedQueue[]> {
-    return this.engine.read(() => (this.engine.stmt('queuePaused').all() as Row[]).map(pausedQueueFromRow));
+    return this.engine.read(() => this.pausedSync());
+  }
+
+  /** Every paused queue (stats() reads it inside its own read transaction). */
+  private pausedSync(): PausedQueue[] {
+    return (this.engine.stmt('queuePaused').all() as Row[]).map(pausedQueueFromRow);
   }
 
   // ---- task directory ----
