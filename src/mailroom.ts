@@ -894,7 +894,7 @@ export class Mailroom {
     if (typeof type !== 'string' || type.trim() === '') throw new InvalidArgumentError('job type must be a non-empty string');
     assertKnownOptions(options, ENQUEUE_OPTION_KEYS, () => `enqueue of "${type}"`);
     const task = this.registry.get(type);
-    // A type this process did not register: what its worker recorded (queue, keyed).
+    // A type this process did not register: what its worker recorded (queue, keyed, maxAttempts).
     const recorded = task ? undefined : this.directory.get(type);
     let payloadJson: string | undefined;
     try {
@@ -905,7 +905,7 @@ export class Mailroom {
     if (payloadJson === undefined) throw new InvalidArgumentError(`payload of "${type}" is not JSON-serialisable`);
     const priority = options.priority ?? 0;
     if (!Number.isInteger(priority)) throw new InvalidArgumentError('priority must be an integer');
-    const maxAttempts = options.maxAttempts ?? task?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    const maxAttempts = options.maxAttempts ?? task?.maxAttempts ?? recorded?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     assertPositiveInteger(maxAttempts, 'maxAttempts');
     if (options.runAt !== undefined && (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))) {
       throw new InvalidArgumentError('runAt must be a valid Date');
@@ -971,7 +971,7 @@ export class Mailroom {
   private recordTasks(): void {
     const tasks = this.taskTypes().map((type) => {
       const task = this.registry.get(type)!;
-      return { type, queue: task.queue ?? DEFAULT_QUEUE, keyed: task.keyed };
+      return { type, queue: task.queue ?? DEFAULT_QUEUE, keyed: task.keyed, maxAttempts: task.maxAttempts ?? null };
     });
     // Each mr.work() and each mr.task() beside running workers asks; a process that starts
     // several workers (serve starts two) writes the same rows once.

@@ -1,7 +1,7 @@
-// What this process knows of task types it did not register: the queue and keyed flag the
-// last worker to start recorded in the store (migration 0015). Enqueue builds jobs
-// synchronously (a SQLite transaction's tx.enqueue must), so it reads a snapshot, and
-// reads the store again first when the snapshot is older than REFRESH_MS: on SQLite
+// What this process knows of task types it did not register: the queue, keyed flag and
+// maxAttempts the last worker to start recorded in the store (migrations 0015, 0016).
+// Enqueue builds jobs synchronously (a SQLite transaction's tx.enqueue must), so it reads
+// a snapshot, and reads the store again first when the snapshot is older than REFRESH_MS: on SQLite
 // synchronously, on PostgreSQL awaited before any transaction is open. Only inside a
 // PostgreSQL transaction is the read left for the next enqueue (awaiting it there could
 // wait for a pool connection that the transactions themselves hold).

@@ -193,9 +193,15 @@ export function pausedQueueFromRow(row: Row): PausedQueue {
   return { queue: row.queue, reason: row.reason ?? null, pausedAt: timeOf(row.paused_at) };
 }
 
-/** A task directory row (SQLite keeps keyed as 0/1, PostgreSQL as a boolean). */
+/** A task directory row (SQLite keeps keyed as 0/1, PostgreSQL as a boolean; a schema before 0016 has no max_attempts). */
 export function storedTaskFromRow(row: Row): StoredTask {
-  return { type: row.type, queue: row.queue, keyed: row.keyed === true || row.keyed === 1, recordedAt: timeOf(row.recorded_at) };
+  return {
+    type: row.type,
+    queue: row.queue,
+    keyed: row.keyed === true || row.keyed === 1,
+    maxAttempts: row.max_attempts ?? null,
+    recordedAt: timeOf(row.recorded_at),
+  };
 }
 
 /** One hour unless told; never more than a day, so the read stays a short index range. */

@@ -332,6 +332,8 @@ export interface TaskRecord {
   readonly queue: string;
   /** Its per-key limits need a limit key computed from the payload at enqueue. */
   readonly keyed: boolean;
+  /** The task's maxAttempts, stamped on each job at enqueue; null: the default (5). */
+  readonly maxAttempts: number | null;
 }
 
 export interface StoredTask extends TaskRecord {

@@ -1,5 +1,5 @@
-// The task directory: what a starting worker records of its task types (queue, and
-// whether its per-key limits need a key computed at enqueue), read by processes that
+// The task directory: what a starting worker records of its task types (queue, whether
+// its per-key limits need a key computed at enqueue, maxAttempts), read by processes that
 // enqueue a type they did not register. Stored, so another connection sees it; a newer
 // record of a type replaces the older one.
 
@@ -15,17 +15,17 @@ export function taskDirectoryConformance(harness: StoreHarness): void {
       expect(await ctx.store.taskList()).toEqual([]);
       await ctx.store.taskRecord({
         tasks: [
-          { type: 'send_email', queue: 'email', keyed: true },
-          { type: 'build_report', queue: 'default', keyed: false },
+          { type: 'send_email', queue: 'email', keyed: true, maxAttempts: 10 },
+          { type: 'build_report', queue: 'default', keyed: false, maxAttempts: null },
         ],
         now: T0,
       });
-      await ctx.store.taskRecord({ tasks: [{ type: 'send_email', queue: 'email-v2', keyed: false }], now: at(SECOND_MS) });
+      await ctx.store.taskRecord({ tasks: [{ type: 'send_email', queue: 'email-v2', keyed: false, maxAttempts: 2 }], now: at(SECOND_MS) });
       await ctx.store.taskRecord({ tasks: [], now: at(SECOND_MS) });
       const elsewhere = await ctx.opened.openAnother();
       expect(await elsewhere.taskList()).toEqual([
-        { type: 'build_report', queue: 'default', keyed: false, recordedAt: T0 },
-        { type: 'send_email', queue: 'email-v2', keyed: false, recordedAt: at(SECOND_MS) },
+        { type: 'build_report', queue: 'default', keyed: false, maxAttempts: null, recordedAt: T0 },
+        { type: 'send_email', queue: 'email-v2', keyed: false, maxAttempts: 2, recordedAt: at(SECOND_MS) },
       ]);
     });
   });

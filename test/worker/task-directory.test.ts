@@ -1,6 +1,7 @@
 // A process that enqueues a type it did not register (a web process beside separate
 // workers, the CLI without --config) gets what the type's worker recorded when it started:
-// the task's queue, so pausing that queue holds the job; and, for a task with per-key
+// the task's queue, so pausing that queue holds the job; its maxAttempts, stamped on the
+// job as the worker's own enqueue would; and, for a task with per-key
 // limits, a refusal instead of a job without a key (which would share one key with every
 // other). Webhook ingress stores such a job without a key and warns once per type.
 
@@ -12,6 +13,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TASK_DIRECTORY_REFRESH_MS } from '../../src/core/task-directory.js';
 import { Mailroom } from '../../src/mailroom.js';
+import { openStore } from '../../src/store/open-store.js';
 import { jsonLines, logSink } from '../harness/log-sink.js';
 import type { LogSink } from '../harness/log-sink.js';
 import { storeHarnesses } from '../harness/stores.js';
@@ -19,6 +21,7 @@ import { waitFor } from '../harness/wait.js';
 
 const emailTask = {
   queue: 'email',
+  maxAttempts: 12,
   limits: { key: (p: unknown) => (p as { provider: string }).provider, perKey: { concurrency: 1 } },
   run: async () => undefined,
 };
@@ -35,7 +38,7 @@ describe.each(storeHarnesses)('task directory on $name', (harness) => {
     const { store, url, query } = await harness.open();
     const worker = await Mailroom.open({ store, logger: pino({ level: 'silent' }) });
     opened.push(worker);
-    worker.task('send_email', emailTask).task('build_report', { queue: 'reports', run: async () => undefined });
+    worker.task('send_email', emailTask).task('build_report', { queue: 'reports', maxAttempts: 2, run: async () => undefined });
     await worker.pauseQueue('email'); // nothing here should run; the test reads what was stored
     await worker.pauseQueue('reports');
     worker.work({ pollMs: 60_000 });
@@ -54,8 +57,8 @@ describe.each(storeHarnesses)('task directory on $name', (harness) => {
   it.skipIf(!harness.isAvailable)("sends a type it did not register to the queue its worker recorded, so the queue's pause holds it", async () => {
     const { worker, url } = await openWorkerProcess();
     expect(await worker.store.taskList()).toEqual([
-      { type: 'build_report', queue: 'reports', keyed: false, recordedAt: expect.any(Date) },
-      { type: 'send_email', queue: 'email', keyed: true, recordedAt: expect.any(Date) },
+      { type: 'build_report', queue: 'reports', keyed: false, maxAttempts: 2, recordedAt: expect.any(Date) },
+      { type: 'send_email', queue: 'email', keyed: true, maxAttempts: 12, recordedAt: expect.any(Date) },
     ]);
     const web = await openWebProcess(url);
     const report = await web.enqueue('build_report', { month: '2026-11' });
@@ -66,6 +69,24 @@ describe.each(storeHarnesses)('task directory on $name', (harness) => {
     const [batchChild] = (await web.enqueueBatch([{ type: 'build_report', payload: {} }], { then: { type: 'build_report', payload: {} } })).jobs;
     expect(batchChild!.queue).toBe('reports');
     expect((await web.stats()).byQueue.reports).toMatchObject({ pending: 2 });
+  });
+
+  it.skipIf(!harness.isAvailable)("gives a type it did not register the attempt budget its worker declared, not the default's 5", async () => {
+    const { url } = await openWorkerProcess();
+    const web = await openWebProcess(url);
+    const report = await web.enqueue('build_report', {});
+    expect(report.maxAttempts).toBe(2);
+    expect((await web.getJob(report.id))!.maxAttempts).toBe(2);
+    // An explicit budget still wins; a type no worker recorded, or one recorded without a budget, gets the default.
+    expect((await web.enqueue('build_report', {}, { maxAttempts: 7 })).maxAttempts).toBe(7);
+    expect((await web.enqueue('unknown_type', {})).maxAttempts).toBe(5);
+    await web.enqueueBatch([{ type: 'build_report', payload: { child: true } }], { then: { type: 'build_report', payload: { then: true } } });
+    const inTransaction = harness.name === 'sqlite'
+      ? (web.transaction((tx) => tx.enqueue('build_report', {})) as { maxAttempts: number })
+      : ((await web.transaction(async (tx) => tx.enqueue('build_report', {}))) as { maxAttempts: number });
+    expect(inTransaction.maxAttempts).toBe(2);
+    const stored = (await web.listJobs({})).map((job) => [job.type, job.maxAttempts]);
+    expect(stored.sort()).toEqual([...Array(3).fill(['build_report', 2]), ['build_report', 7], ['unknown_type', 5]].sort());
   });
 
   it.skipIf(!harness.isAvailable)('refuses to enqueue a type with per-key limits it cannot key, and stores nothing; registering the task here keys it', async () => {
@@ -169,6 +190,28 @@ describe('task directory on a shared SQLite Database', () => {
       vi.useRealTimers();
       await mr.close();
       db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('task directory on a schema before its maxAttempts column', () => {
+  it('is still read by a process opened without migrating: the queue applies, the budget is the default', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-td-'));
+    const path = join(dir, 'app.db');
+    const store = await openStore({ db: `sqlite:${path}` });
+    await store.migrate({ toVersion: 15 });
+    await store.close();
+    const db = new Database(path);
+    // What a worker of the release before 0016 records.
+    db.prepare("INSERT INTO mailroom_task (type, queue, keyed, recorded_at) VALUES ('build_report', 'reports', 0, 0)").run();
+    db.close();
+    const web = await Mailroom.open({ db: `sqlite:${path}`, migrate: false, logger: pino({ level: 'silent' }) });
+    try {
+      const job = await web.enqueue('build_report', {});
+      expect([job.queue, job.maxAttempts]).toEqual(['reports', 5]);
+    } finally {
+      await web.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -477,7 +477,13 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
   async taskRecord(params: TaskRecordParams): Promise<void> {
     if (params.tasks.length === 0) return;
     const { tasks } = params;
-    await this.runner.run(this.stmt('taskRecord'), [tasks.map((t) => t.type), tasks.map((t) => t.queue), tasks.map((t) => t.keyed), params.now ?? null]);
+    await this.runner.run(this.stmt('taskRecord'), [
+      tasks.map((t) => t.type),
+      tasks.map((t) => t.queue),
+      tasks.map((t) => t.keyed),
+      tasks.map((t) => t.maxAttempts),
+      params.now ?? null,
+    ]);
   }
 
   async taskList(): Promise<StoredTask[]> {

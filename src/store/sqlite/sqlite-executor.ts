@@ -583,7 +583,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     const now = nowMs(params.now);
     await this.engine.write('ack', () => {
       const record = this.engine.stmt('taskRecord');
-      for (const task of params.tasks) record.run({ type: task.type, queue: task.queue, keyed: task.keyed ? 1 : 0, now });
+      for (const task of params.tasks) record.run({ type: task.type, queue: task.queue, keyed: task.keyed ? 1 : 0, maxAttempts: task.maxAttempts, now });
     });
   }
 
