@@ -19,6 +19,7 @@ import {
   UnauthorizedError,
   UrlBlockedError,
 } from '../core/errors.js';
+import { disabledBy, endpointForTenant, PORTAL_REASON } from '../core/disable-reasons.js';
 import { displayTime } from '../core/display-text.js';
 import type { Endpoint } from '../core/outgoing-types.js';
 import { sendJson } from '../ingress/http-errors.js';
@@ -102,7 +103,10 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
     sendError(req, res, forTenant(error), log, (answer) => <PortalErrorPage status={answer.status} message={answer.message} tenant={session?.tenant ?? null} />);
   }
 
-  /** The session tenant's endpoint, or the same 404 whether it is another tenant's or nobody's. */
+  /**
+   * The session tenant's endpoint, or the same 404 whether it is another tenant's or
+   * nobody's. With an operator's disable reason as it is: show it through endpointForTenant.
+   */
   async function ownEndpoint(session: PortalSession, id: string): Promise<Endpoint> {
     const endpoint = /^\d{1,19}$/.test(id) ? await mr.endpoints.get(id) : null;
     if (endpoint === null || endpoint.tenant !== session.tenant) throw new EndpointNotFoundError(id.slice(0, 40));
@@ -124,7 +128,9 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
 
   async function showHome(request: PortalRequest, status: number, refused: AddAttempt | null): Promise<void> {
     const { session } = request;
-    const { rows, nextAfter } = await endpointRowsPage(mr, { tenant: session.tenant, after: idCursor(request.query) }, PAGE_SIZE);
+    const page = await endpointRowsPage(mr, { tenant: session.tenant, after: idCursor(request.query) }, PAGE_SIZE);
+    const rows = page.rows.map((row) => ({ ...row, endpoint: endpointForTenant(row.endpoint) }));
+    const { nextAfter } = page;
     sendView(
       request.res,
       status,
@@ -176,7 +182,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
         sendView(
           request.res,
           200,
-          <PortalEndpointPage tenant={session.tenant} endpoint={endpoint} health={health} deliveries={page} nextAfter={nextAfter} notice={notice} recoverSince={new Date(now() - RECOVER_DEFAULT_MS).toISOString().slice(0, 16)} csrfToken={session.csrfToken} />,
+          <PortalEndpointPage tenant={session.tenant} endpoint={endpointForTenant(endpoint)} health={health} deliveries={page} nextAfter={nextAfter} notice={notice} recoverSince={new Date(now() - RECOVER_DEFAULT_MS).toISOString().slice(0, 16)} csrfToken={session.csrfToken} />,
           { startedAt: request.startedAt },
         );
         return;
@@ -188,7 +194,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
         200,
         <PortalDeliveryPage
           tenant={session.tenant}
-          endpoint={endpoint}
+          endpoint={endpointForTenant(endpoint)}
           delivery={delivery}
           attempts={job?.attemptsLog ?? []}
           resends={job?.replays ?? []}
@@ -223,7 +229,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           }
           if ('repeatOf' in submitted) {
             // The same form again: the endpoint its first sending added, without the secret.
-            acted(request, portalHref(`/endpoints/${submitted.repeatOf}`, { done: 'already-added' }), { endpoint: await ownEndpoint(session, submitted.repeatOf) });
+            acted(request, portalHref(`/endpoints/${submitted.repeatOf}`, { done: 'already-added' }), { endpoint: endpointForTenant(await ownEndpoint(session, submitted.repeatOf)) });
             return;
           }
           const added = submitted.created;
@@ -234,12 +240,17 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
         }
         case 'disable': {
           const endpoint = await ownEndpoint(session, required(form, 'id'));
-          const disabled = await mr.endpoints.disable(endpoint.id, 'disabled by the tenant in the portal');
-          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'disabled' }), disabled);
+          // Disabled already (a second click, or by the operator): kept as it is, so the
+          // tenant's reason never replaces the operator's and with it the right to enable.
+          const disabled = endpoint.enabled ? await mr.endpoints.disable(endpoint.id, PORTAL_REASON) : endpoint;
+          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'disabled' }), endpointForTenant(disabled));
           return;
         }
         case 'enable': {
           const endpoint = await ownEndpoint(session, required(form, 'id'));
+          if (disabledBy(endpoint) === 'operator') {
+            throw new MailroomError('MR_ERR_ENDPOINT_DISABLED', `Endpoint ${endpoint.id} was disabled by your provider; ask them to enable it again.`, { httpStatus: 403 });
+          }
           const enabled = await mr.endpoints.enable(endpoint.id);
           acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'enabled' }), enabled);
           return;

@@ -9,7 +9,8 @@ import { recordOutcome } from '../core/circuit-breaker.js';
 import { compareJobIds } from './claimed-job.js';
 import type { BreakerRow } from '../core/circuit-breaker.js';
 import type { Row } from './rows.js';
-import { breakerFromRow, countersAfter, countersFromRow, streakReason } from './outgoing-rows.js';
+import { streakReason } from '../core/disable-reasons.js';
+import { breakerFromRow, countersAfter, countersFromRow } from './outgoing-rows.js';
 import type { HealthCounters } from './outgoing-rows.js';
 import type { DeliveryRecord, DeliveryRecordManyParams } from './outgoing-store.js';
 

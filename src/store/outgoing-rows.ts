@@ -153,11 +153,6 @@ export function endpointStatsFromRows(counts: readonly Row[], top: readonly Row[
   return result;
 }
 
-/** The reason an endpoint is disabled after a failure streak. */
-export function streakReason(failingSinceMs: number): string {
-  return `failing without a success since ${new Date(failingSinceMs).toISOString()}`;
-}
-
 function msOf(value: unknown): number | null {
   return value === null || value === undefined ? null : timeOf(value).getTime();
 }

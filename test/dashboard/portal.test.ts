@@ -7,6 +7,7 @@
 
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { GONE_REASON } from '../../src/core/disable-reasons.js';
 import { PortalApi } from '../../src/portal/portal-api.js';
 import { PortalSigner } from '../../src/portal/portal-signer.js';
 import { logSink } from '../harness/log-sink.js';
@@ -202,6 +203,35 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect(disabled.enabled).toBe(false);
     expect(disabled.disabledReason).toBe('disabled by the tenant in the portal');
     expect((await page(p, cookie, `/portal/endpoints/${id}`)).text).toContain('Enable');
+    expect((await post(p, cookie, 'enable', { id, csrf })).status).toBe(303);
+    expect((await p.mr.endpoints.get(id))!.enabled).toBe(true);
+  });
+
+  it.skipIf(!harness.isAvailable)("keeps an endpoint the operator disabled disabled, and the operator's reason to the operator", async () => {
+    const p = await serve();
+    const cookie = await enter(await p.mr.portal.link('acme'));
+    const csrf = await csrfOf(p, cookie);
+    const id = p.acme.endpoint.id;
+    const operatorReason = 'invoice 4411 unpaid, ask Bob before enabling';
+    await p.mr.endpoints.disable(id, operatorReason);
+    for (const path of ['/portal', `/portal/endpoints/${id}`, `/portal/endpoints/${id}/deliveries/${p.acme.failedDeliveryId}`]) {
+      const shown = (await page(p, cookie, path)).text;
+      expect(shown, path).not.toContain('4411');
+      expect(shown, path).not.toContain('/portal/actions/enable');
+      if (!path.includes('deliveries')) expect(shown, path).toContain('disabled by your provider');
+    }
+    const enable = await post(p, cookie, 'enable', { id, csrf });
+    expect(enable.status).toBe(403);
+    expect(enable.text).toContain('ask them to enable it again');
+    // Disabling it again from the portal changes nothing: the tenant's reason would carry the right to enable.
+    const disable = await send(p.url, '/portal/actions/disable', { headers: { ...FORM, accept: 'application/json', cookie }, body: new URLSearchParams({ id, csrf }).toString() });
+    expect(disable.status).toBe(200);
+    expect(JSON.parse(disable.text)).toMatchObject({ id, enabled: false, disabledReason: 'disabled by your provider' });
+    expect(await p.mr.endpoints.get(id)).toMatchObject({ enabled: false, disabledReason: operatorReason });
+
+    // What the deliveries disabled (a 410 from the tenant's receiver) the tenant may enable, seeing why.
+    await p.mr.endpoints.disable(id, GONE_REASON);
+    expect((await page(p, cookie, `/portal/endpoints/${id}`)).text).toContain(GONE_REASON);
     expect((await post(p, cookie, 'enable', { id, csrf })).status).toBe(303);
     expect((await p.mr.endpoints.get(id))!.enabled).toBe(true);
   });

@@ -13,6 +13,7 @@ import type { MailroomError } from '../../core/errors.js';
 import type { TaskDefinition } from '../../core/task-registry.js';
 import type { DeliveryStatus } from '../../core/outgoing-types.js';
 import type { Logger } from '../../log.js';
+import { GONE_REASON } from '../../core/disable-reasons.js';
 import type { StoreExecutor } from '../../store/store.js';
 import { traceHttpCall } from '../../tracing.js';
 import type { DeliveryRecord, DeliveryRecordResult, DeliveryStart } from '../../store/outgoing-store.js';
@@ -169,7 +170,7 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
           return { status: response.status };
         }
         if (response.status === 410) {
-          await record({ status: 'failed', attempt: 'failure', disableReason: 'the endpoint answered 410 Gone' });
+          await record({ status: 'failed', attempt: 'failure', disableReason: GONE_REASON });
           throw new Permanent(what);
         }
         if (verdict.kind === 'permanent') {
