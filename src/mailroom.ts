@@ -345,6 +345,8 @@ export class Mailroom {
   private recordedTasks: string | null = null;
   /** Types ingress stored jobs for without the limit key their task needs (warned once each). */
   private readonly keylessTypes = new Set<string>();
+  /** Types enqueued here that neither this process nor any worker's record knew (warned once each). */
+  private readonly unknownTypes = new Set<string>();
   private readonly workers = new Set<Worker>();
   /** Periodic store work of this process: cron slots, retention, each worker's rescue sweep. */
   private readonly maintenance: MaintenanceRunner;
@@ -914,6 +916,7 @@ export class Mailroom {
     if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('delayMs must be a number >= 0');
     const queue = options.queue ?? task?.queue ?? recorded?.queue ?? DEFAULT_QUEUE;
     if (recorded?.keyed) this.withoutLimitKey(type, source.isIngress === true);
+    if (!task && !recorded && options.queue === undefined) this.unknownType(type);
     assertQueueName(queue);
     for (const [name, value] of [['key', options.key], ['group', options.group]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`${name} must be a non-empty string`);
@@ -964,6 +967,20 @@ export class Mailroom {
     this.log.warn(
       { type },
       'webhook jobs of this type are stored without a limit key: its worker has per-key limits, but this process has not registered the task; they share one key until it does',
+    );
+  }
+
+  /**
+   * A type neither registered here nor recorded by any worker: its jobs go to the default
+   * queue with the default budget, where a worker serving only its task's queue never
+   * sees them. Said once per type; the directory is read again within half a second.
+   */
+  private unknownType(type: string): void {
+    if (this.unknownTypes.has(type)) return;
+    this.unknownTypes.add(type);
+    this.log.warn(
+      { type, queue: DEFAULT_QUEUE },
+      "no worker has recorded this job type and this process did not register it: its jobs go to the default queue with the default attempts until one does; register the task here (mr.task) if its worker serves another queue",
     );
   }
 

@@ -13,6 +13,12 @@ export const TASK_DIRECTORY_MIGRATION = 15;
 
 /** How old a snapshot may be before an enqueue reads the store again. */
 export const TASK_DIRECTORY_REFRESH_MS = 5_000;
+/**
+ * The same once an enqueue asked for a type the snapshot lacks: a web process started
+ * before its workers learns their record within this, not after 5 s of sending their
+ * jobs to the default queue, where a worker of another queue never sees them.
+ */
+export const TASK_DIRECTORY_MISSING_REFRESH_MS = 500;
 
 interface TaskDirectorySource {
   taskList(): Promise<StoredTask[]>;
@@ -22,6 +28,8 @@ export class TaskDirectory {
   private snapshot = new Map<string, StoredTask>();
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | null = null;
+  /** An enqueue asked for a type this snapshot lacks: it goes stale sooner. */
+  private wasAskedForMissing = false;
 
   constructor(
     private readonly source: TaskDirectorySource,
@@ -30,7 +38,9 @@ export class TaskDirectory {
 
   /** The type as recorded when the snapshot was taken; undefined when no worker recorded it. */
   get(type: string): StoredTask | undefined {
-    return this.snapshot.get(type);
+    const task = this.snapshot.get(type);
+    if (task === undefined) this.wasAskedForMissing = true;
+    return task;
   }
 
   /** Read the store again now. A failed read keeps the old snapshot and waits a full interval before the next try. */
@@ -79,17 +89,19 @@ export class TaskDirectory {
   }
 
   private isStale(): boolean {
-    return Date.now() - this.loadedAt >= TASK_DIRECTORY_REFRESH_MS;
+    return Date.now() - this.loadedAt >= (this.wasAskedForMissing ? TASK_DIRECTORY_MISSING_REFRESH_MS : TASK_DIRECTORY_REFRESH_MS);
   }
 
   private take(tasks: readonly StoredTask[]): void {
     this.snapshot = new Map(tasks.map((task) => [task.type, task]));
     this.loadedAt = Date.now();
+    this.wasAskedForMissing = false;
   }
 
   /** A store that is down, or a schema before 0015, is then not asked again on every enqueue. */
   private failed(error: unknown): void {
     this.loadedAt = Date.now();
+    this.wasAskedForMissing = false;
     this.onError(error);
   }
 }

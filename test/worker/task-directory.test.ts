@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TASK_DIRECTORY_REFRESH_MS } from '../../src/core/task-directory.js';
+import { TASK_DIRECTORY_MISSING_REFRESH_MS, TASK_DIRECTORY_REFRESH_MS } from '../../src/core/task-directory.js';
 import { Mailroom } from '../../src/mailroom.js';
 import { openStore } from '../../src/store/open-store.js';
 import { jsonLines, logSink } from '../harness/log-sink.js';
@@ -140,6 +140,33 @@ describe.each(storeHarnesses)('task directory on $name', (harness) => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it.skipIf(!harness.isAvailable)('warns once that a type nobody recorded goes to the default queue, and reads the record again within half a second, not five', async () => {
+    const { store, url } = await harness.open();
+    const log = logSink();
+    const web = await openWebProcess(url, log); // the web process starts first, as on a deploy
+    expect((await web.enqueue('build_report', {})).queue).toBe('default');
+    expect((await web.enqueue('build_report', {})).queue).toBe('default');
+    const warnings = () => jsonLines(log.text()).filter((line) => line.level === 40 && line.type === 'build_report');
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]!.msg).toContain('default queue');
+    expect((await web.enqueue('build_report', {}, { queue: 'reports' })).queue).toBe('reports'); // a queue given: nothing to warn of
+    const worker = await Mailroom.open({ store, logger: pino({ level: 'silent' }) });
+    opened.push(worker);
+    worker.task('build_report', { queue: 'reports', maxAttempts: 3, run: async () => undefined });
+    await worker.pauseQueue('reports');
+    worker.work({ pollMs: 60_000 });
+    await waitFor(async () => (await worker.store.taskList()).length === 1, { timeoutMs: 10_000, description: 'the worker recorded its task' });
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + TASK_DIRECTORY_MISSING_REFRESH_MS);
+      const job = await web.enqueue('build_report', {});
+      expect([job.queue, job.maxAttempts]).toEqual(['reports', 3]);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(warnings()).toHaveLength(1);
   });
 
   it.skipIf(!harness.isAvailable)('stores a webhook job it cannot key in the recorded queue, without a key, and warns once per type', async () => {
