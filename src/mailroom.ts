@@ -104,9 +104,9 @@ export interface EnqueueOptions {
   readonly priority?: number;
   /** @default the task's queue, else 'default' */
   readonly queue?: string;
-  /** Run no earlier than this. */
+  /** Run no earlier than this (not with delayMs). */
   readonly runAt?: Date;
-  /** Run no earlier than this many ms from now (store clock). */
+  /** Run no earlier than this many ms from now (store clock; not with runAt). */
   readonly delayMs?: number;
   /** @default the task's maxAttempts, else 5 */
   readonly maxAttempts?: number;
@@ -910,8 +910,10 @@ export class Mailroom {
     const maxAttempts = options.maxAttempts ?? task?.maxAttempts ?? recorded?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     assertPositiveInteger(maxAttempts, 'maxAttempts');
     if (options.runAt !== undefined && (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))) {
-      throw new InvalidArgumentError('runAt must be a valid Date');
+      throw new InvalidArgumentError(typeof options.runAt === 'string' ? 'runAt must be a Date, not a string: pass new Date(text)' : 'runAt must be a valid Date');
     }
+    // Both would leave one silently ignored (the store takes runAt).
+    if (options.runAt !== undefined && options.delayMs !== undefined) throw new InvalidArgumentError('give runAt or delayMs, not both');
     const delayMs = options.delayMs ?? 0;
     if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('delayMs must be a number >= 0');
     const queue = options.queue ?? task?.queue ?? recorded?.queue ?? DEFAULT_QUEUE;

@@ -59,6 +59,20 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     expect(await mr.endpoints.list({})).toEqual([]);
   });
 
+  it.skipIf(!harness.isAvailable)('refuses runAt with delayMs (one would be ignored) and a runAt given as text, and stores nothing', async () => {
+    const mr = await open();
+    const inAnHour = new Date(Date.now() + 3_600_000);
+    await expect(mr.enqueue('send_email', {}, { runAt: inAnHour, delayMs: 5_000 })).rejects.toMatchObject({
+      code: 'MR_ERR_INVALID_ARGUMENT',
+      message: 'give runAt or delayMs, not both',
+    });
+    await expect(mr.enqueueMany([{ type: 'send_email', payload: {}, options: { runAt: inAnHour, delayMs: 0 } }])).rejects.toMatchObject({ code: 'MR_ERR_INVALID_ARGUMENT' });
+    await expect(mr.enqueue('send_email', {}, { runAt: inAnHour.toISOString() as never })).rejects.toMatchObject({
+      message: expect.stringContaining('not a string: pass new Date(text)'),
+    });
+    expect(await mr.listJobs({})).toEqual([]);
+  });
+
   it.skipIf(!harness.isAvailable)("refuses an event type '*': types match exactly, so the endpoint would receive nothing", async () => {
     const mr = await open();
     await expect(mr.endpoints.add({ tenant: 'acme', url: 'https://hooks.example.com/x', eventTypes: ['*'] })).rejects.toMatchObject({
