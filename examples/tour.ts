@@ -36,6 +36,7 @@ console.log(await mr.stats()); // { byStatus: { pending, running, done, dead }, 
 
 await worker.stop({ timeoutMs: 10_000 }); // graceful: finish, or hand back uncharged
 await mr.close();
+// The library installs no signal handlers: call worker.stop() on SIGTERM (docs/operating.md §7).
 
 // The welcome email waits out its minute: retryNow by filter leaves jobs only delayed.
 // Output:
