@@ -982,7 +982,7 @@ export class Mailroom {
     this.unknownTypes.add(type);
     this.log.warn(
       { type, queue: DEFAULT_QUEUE },
-      "no worker has recorded this job type and this process did not register it: its jobs go to the default queue with the default attempts until one does; register the task here (mr.task) if its worker serves another queue",
+      "no worker has recorded this job type and this process did not register it: its jobs go to the default queue with the default attempts until one does; register the task in this process too (mr.task, or the CLI's --config) if its worker serves another queue, and check the type's spelling",
     );
   }
 

@@ -71,6 +71,15 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect((await mr.getJob(id))!.payload).toEqual({});
   });
 
+  it.runIf(harness.isAvailable)('enqueue of a type whose worker recorded per-key limits says to pass --config, and stores nothing', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    await mr.store.taskRecord({ tasks: [{ type: 'send_email', queue: 'email', keyed: true, maxAttempts: null }] });
+    const result = await runCommand(['enqueue', 'send_email', '--db', url, '--payload', '{"provider":"postmark"}']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('mailroom enqueue: Task "send_email" has per-key limits (a worker recorded them), so its job needs a limit key computed by the task\'s definition: pass --config with the config that defines the task.\n');
+    expect(await mr.listJobs({})).toEqual([]);
+  });
+
   it.runIf(harness.isAvailable)('jobs filters by status, type, source and error text, and pages with --limit/--after', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const pending = await insertJob(mr.store, { type: 'send_email', queue: 'outbox' });

@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { LimitKeyUnknownError, MailroomError } from '../../core/errors.js';
 import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger, parseIsoDate } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
@@ -86,15 +87,25 @@ Example:
     // a fresh database would take the job somewhere no worker ever looks.
     // The task's policy (queue, attempts) applies as in code, so its module is loaded.
     return withCliMailroom(options.common, io, { migrate: false, registerTasks: true }, async ({ mr }) => {
-      const job = await mr.enqueue(options.type, options.payload as never, {
-        key: options.key,
-        group: options.group,
-        priority: options.priority,
-        queue: options.queue,
-        delayMs: options.delayMs,
-        runAt: options.runAt,
-        maxAttempts: options.maxAttempts,
-      });
+      const job = await mr
+        .enqueue(options.type, options.payload as never, {
+          key: options.key,
+          group: options.group,
+          priority: options.priority,
+          queue: options.queue,
+          delayMs: options.delayMs,
+          runAt: options.runAt,
+          maxAttempts: options.maxAttempts,
+        })
+        .catch((error: unknown) => {
+          // The library's advice (mr.task) means nothing here: the CLI registers tasks from a config.
+          if (!(error instanceof LimitKeyUnknownError)) throw error;
+          throw new MailroomError(
+            error.code,
+            `Task "${options.type}" has per-key limits (a worker recorded them), so its job needs a limit key computed by the task's definition: pass --config with the config that defines the task.`,
+            { cause: error },
+          );
+        });
       if (options.common.json) writeJson(io.stdout, jobToJson(job));
       else if (job.status !== 'pending' && job.status !== 'running') {
         // A new job is always pending: this is the key's earlier job, returned as it is.
