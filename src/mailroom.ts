@@ -63,7 +63,11 @@ export interface MailroomOptions {
   readonly schema?: string;
   /** A pino logger; by default one is created (level from MAILROOM_LOG_LEVEL, else info). */
   readonly logger?: Logger;
-  /** SQLite: how long a write retries a lock held by another process before failing. @default 5000 */
+  /**
+   * How long a write waits for a lock held by another connection before it fails with
+   * StoreUnavailableError (ingress: 503). SQLite: every write. PostgreSQL: ingress's write
+   * (other statements wait as PostgreSQL waits). @default 5000
+   */
   readonly lockDeadlineMs?: number;
   /** Use this store instead of opening one from `db` (tests, custom wiring). */
   readonly store?: Store;

@@ -39,5 +39,5 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   // Each store is loaded when it is opened: SQLite-only users never load the PostgreSQL
   // driver, and a PostgreSQL worker does not load better-sqlite3 and the SQLite store.
   const { PostgresStore } = await import('./postgres/postgres-store.js');
-  return PostgresStore.open({ url: parsed.url, schema: parsed.schema ?? options.schema, poolSize: options.poolSize });
+  return PostgresStore.open({ url: parsed.url, schema: parsed.schema ?? options.schema, poolSize: options.poolSize, lockDeadlineMs: options.lockDeadlineMs });
 }

@@ -80,12 +80,17 @@ import { PostgresOutgoingExecutor } from './postgres-outgoing-executor.js';
 const PURGE_BATCH_LIMIT = 1_000;
 const DEFAULT_RESCUE_LIMIT = 1_000;
 
+/** As SQLite's write engine: how long an acknowledgement waits for a lock held elsewhere. */
+const DEFAULT_LOCK_DEADLINE_MS = 5_000;
+
 export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreExecutor {
   protected readonly sql: SqlBlocks;
 
   constructor(
     protected readonly runner: QueryRunner,
     protected readonly schema: string,
+    /** How long ingress waits for a lock held elsewhere before it fails (503), not hangs. */
+    private readonly lockDeadlineMs: number = DEFAULT_LOCK_DEADLINE_MS,
   ) {
     super();
     this.sql = schemaSql(schema);
@@ -494,6 +499,9 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
 
   async eventInsertWithJobs(params: EventInsertWithJobsParams): Promise<EventInsertWithJobsResult> {
     const { event } = params;
+    // Bounded like SQLite's lock wait: a table lock held elsewhere (a manual LOCK, a long
+    // ALTER) would otherwise hold each webhook, and a pool connection with it, until the
+    // sender gave up; now the sender gets 503 + Retry-After and nothing is written.
     return this.runner.atomic(async (runner) => {
       const [row] = await runner.run(this.stmt('eventInsertWithJobs'), [
         event.source,
@@ -512,7 +520,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
       }
       const inserted = await this.insertJobs(runner, params.jobs, params.now, { id: String(row.id), source: event.source });
       return { event: eventFromRow(row), jobs: inserted.map((result) => result.job), isDuplicate: false };
-    });
+    }, { lockTimeoutMs: this.lockDeadlineMs });
   }
 
   async eventList(params: EventListParams): Promise<EventSummary[]> {

@@ -51,6 +51,8 @@ export interface PostgresStoreOptions {
   readonly schema?: string;
   /** Connections in the pool (the LISTEN connection is extra). @default 10 */
   readonly poolSize?: number;
+  /** How long an ingress write waits for a lock held by another session before failing (503). @default 5000 */
+  readonly lockDeadlineMs?: number;
 }
 
 /** 10: enough for a worker's claim, heartbeat and completion traffic plus ingress, small next to max_connections (100 by default). */
@@ -119,7 +121,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
     };
     const pool = createPool({ ...connection, max: poolSize });
     const runner = new PoolRunner(pool);
-    super(runner, schema);
+    super(runner, schema, options.lockDeadlineMs);
     // Worker bookkeeping (claim, heartbeat, outcome, rescue) runs on its own pool with
     // synchronous_commit=off: outcomes return without waiting for the WAL flush. A server
     // crash can lose the last few hundred ms of them, which only means a job runs again,

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { interpretPgError, isPgRetryable, isPgStalePlan, isPgUnavailable, pgErrorCode } from './interpret-error.js';
-import { StoreClosedError } from '../errors.js';
+import { StoreClosedError, StoreUnavailableError } from '../errors.js';
 
 export type Row = Record<string, any>;
 
@@ -20,8 +20,16 @@ export interface PgQueryable {
 export interface QueryRunner {
   /** One statement; rows back. */
   run(sql: string, values?: readonly unknown[]): Promise<Row[]>;
-  /** `fn`'s statements commit together or not at all. */
-  atomic<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T>;
+  /**
+   * `fn`'s statements commit together or not at all. `lockTimeoutMs`: in a transaction of
+   * our own, a lock held elsewhere for longer fails it with StoreUnavailableError, not
+   * retried (inside a caller's transaction their settings stand).
+   */
+  atomic<T>(fn: (runner: QueryRunner) => Promise<T>, options?: AtomicOptions): Promise<T>;
+}
+
+export interface AtomicOptions {
+  readonly lockTimeoutMs?: number;
 }
 
 const statementNames = new Map<string, string>();
@@ -76,6 +84,8 @@ function rowBuilder(fields: readonly pg.FieldDef[]): (values: unknown[]) => Row 
   return build;
 }
 
+/** lock_not_available: a lock_timeout fired. */
+const LOCK_NOT_AVAILABLE = '55P03';
 /** 5 tries: a deadlock or serialization failure rarely repeats more than once or twice. */
 const MAX_TRANSACTION_TRIES = 5;
 /** Connecting is retried briefly (nothing was sent yet, so it is always safe). */
@@ -91,15 +101,21 @@ export class PoolRunner implements QueryRunner {
     );
   }
 
-  async atomic<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
+  async atomic<T>(fn: (runner: QueryRunner) => Promise<T>, options: AtomicOptions = {}): Promise<T> {
+    const lockTimeoutMs = options.lockTimeoutMs === undefined ? null : Math.max(1, Math.ceil(options.lockTimeoutMs));
     return this.withRetry(async (client) => {
-      await client.query('BEGIN');
+      // The timeout in the same round trip as BEGIN (a simple query may hold two statements).
+      await client.query(lockTimeoutMs === null ? 'BEGIN' : `BEGIN; SET LOCAL lock_timeout = ${lockTimeoutMs}`);
       try {
         const result = await fn(new ClientRunner(client, 'transaction'));
         await client.query('COMMIT');
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
+        const cause = (error as { cause?: unknown } | null)?.cause;
+        if (lockTimeoutMs !== null && (pgErrorCode(error) === LOCK_NOT_AVAILABLE || pgErrorCode(cause) === LOCK_NOT_AVAILABLE)) {
+          throw new StoreUnavailableError(`PostgreSQL: a lock held by another session outlasted ${lockTimeoutMs} ms; nothing was written`, { cause: error, retryAfterMs: 1_000 });
+        }
         throw error;
       }
     });
