@@ -85,7 +85,12 @@ export const stripeProvider: Provider<StripeOptions> = {
   parseOptions: readTimestampOptions,
 
   checkSecret(secret) {
-    return secret.length === 0 ? 'is empty' : null;
+    if (secret.length === 0) return 'is empty';
+    // An API key pasted in its place would fail every signature, each a 401 to Stripe.
+    if (/^(sk|rk|pk)_(live|test)_/.test(secret)) {
+      return "is a Stripe API key, not a webhook signing secret: use the endpoint's signing secret (whsec_…, on its page under Developers → Webhooks)";
+    }
+    return null;
   },
 
   verify(input): VerifyResult {

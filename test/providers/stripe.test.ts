@@ -2,6 +2,7 @@
 
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/validate-config.js';
 import { stripeProvider } from '../../src/providers/stripe.js';
 import type { RequestHeaders } from '../../src/providers/provider.js';
 import { expectFailure, expectOk, jsonBody, NON_UTF8_BODY, NOW, NOW_SECONDS, tamperOneByte } from './provider-test-kit.js';
@@ -108,5 +109,21 @@ describe('stripe provider', () => {
   it('reports missing_secret when the source has no usable secret', () => {
     expectFailure(verify({ 'stripe-signature': officialHeader(body, SECRET) }, body, []), 'missing_secret');
     expectFailure(verify({ 'stripe-signature': officialHeader(body, SECRET) }, body, ['']), 'missing_secret');
+  });
+});
+
+describe('stripe secret check', () => {
+  it('refuses an API key given as the signing secret, without repeating it', () => {
+    const apiKey = 'sk_live_51NotARealKeyButShapedLikeOne';
+    let error: unknown;
+    try {
+      validateConfig({ sources: { stripe: { provider: 'stripe', secrets: [SECRET, apiKey] } } });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toMatchObject({ code: 'MR_ERR_CONFIG_INVALID', message: expect.stringContaining('is a Stripe API key, not a webhook signing secret') });
+    expect((error as Error).message).not.toContain(apiKey);
+    expect(stripeProvider.checkSecret('whsec_abc')).toBeNull();
+    expect(stripeProvider.checkSecret('rk_test_abc')).toContain('API key');
   });
 });
