@@ -12,7 +12,7 @@ import { assertKnownOptions, optionKeys } from './core/known-options.js';
 import { DEFAULT_QUEUE, DEFAULT_MAX_ATTEMPTS, assertPositiveInteger } from './core/retry-policy.js';
 import { signalClosed, signalOpened } from './core/resource-signals.js';
 import { TASK_DEFINITION_KEYS, TaskRegistry } from './core/task-registry.js';
-import { TASK_DIRECTORY_MIGRATION, TaskDirectory } from './core/task-directory.js';
+import { TASK_BUDGET_MIGRATION, TASK_DIRECTORY_MIGRATION, TaskDirectory } from './core/task-directory.js';
 import type { PayloadOf, TaskDefinition, TaskHandler } from './core/task-registry.js';
 import { JOB_STATUSES, emptyStatusCounts } from './core/types.js';
 import type { Batch, EventSummary, InboundEvent, Job, JobDetail, JobStats, JobStatus, StatusCounts } from './core/types.js';
@@ -345,6 +345,8 @@ export class Mailroom {
   private readonly directory: TaskDirectory;
   /** This process's task records in flight (close() waits for them). */
   private readonly taskRecords = new Set<Promise<void>>();
+  /** The schema has the task directory's budget columns (0016); false only when opened without migrating an older one. */
+  private hasTaskBudget = true;
   /** What this process last recorded in the task directory (or is recording), to write it once. */
   private recordedTasks: string | null = null;
   /** Types ingress stored jobs for without the limit key their task needs (warned once each). */
@@ -426,11 +428,13 @@ export class Mailroom {
     // An older schema (migrate: false) may lack the task directory's table: its read is
     // skipped, and the CLI says "run mailroom migrate" without a warning in front of it.
     let hasTaskDirectory = true;
+    let hasTaskBudget = true;
     try {
       if (options.migrate !== false) await store.migrate();
       else {
         const version = await store.schemaVersion();
         hasTaskDirectory = version.database >= TASK_DIRECTORY_MIGRATION;
+        hasTaskBudget = version.database >= TASK_BUDGET_MIGRATION;
       }
     } catch (error) {
       if (!options.store) await store.close().catch(() => undefined);
@@ -438,6 +442,7 @@ export class Mailroom {
     }
     log.debug({ store: store.description }, 'mailroom opened');
     const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver, portal);
+    mr.hasTaskBudget = hasTaskBudget;
     if (hasTaskDirectory) {
       const loading = mr.directory.refreshIfStale(); // always stale here: the first read
       if (loading) await loading;
@@ -1001,7 +1006,7 @@ export class Mailroom {
     const signature = JSON.stringify(tasks);
     if (signature === this.recordedTasks) return;
     this.recordedTasks = signature;
-    const recording = this.store.taskRecord({ tasks }).catch((error: unknown) => {
+    const recording = this.store.taskRecord({ tasks, withBudget: this.hasTaskBudget }).catch((error: unknown) => {
       if (this.recordedTasks === signature) this.recordedTasks = null; // the next ask tries again
       this.log.warn({ err: error }, 'could not record task types in the store; other processes that enqueue them without registering them use the default queue');
     });

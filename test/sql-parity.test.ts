@@ -4,7 +4,7 @@
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { TASK_DIRECTORY_MIGRATION } from '../src/core/task-directory.js';
+import { TASK_BUDGET_MIGRATION, TASK_DIRECTORY_MIGRATION } from '../src/core/task-directory.js';
 import { loadMigrations } from '../src/store/migrations.js';
 import { parseSqlBlocks, parseSqlFile } from '../src/store/sql-file.js';
 
@@ -152,6 +152,7 @@ describe('SQL parity between the SQLite and PostgreSQL dialects', () => {
     // renumbered migration would otherwise skip it silently on every database.
     for (const dir of [SQLITE_MIGRATIONS, POSTGRES_MIGRATIONS]) {
       expect(loadMigrations(dir).find((m) => m.name === 'task_directory')?.version).toBe(TASK_DIRECTORY_MIGRATION);
+      expect(loadMigrations(dir).find((m) => m.name === 'task_max_attempts')?.version).toBe(TASK_BUDGET_MIGRATION);
     }
   });
 

@@ -10,6 +10,8 @@ import type { StoredTask } from '../store/store.js';
 
 /** The migration that creates the directory's table (0015_task_directory.sql). */
 export const TASK_DIRECTORY_MIGRATION = 15;
+/** The migration that adds each type's attempt budget to it (0016_task_max_attempts.sql). */
+export const TASK_BUDGET_MIGRATION = 16;
 
 /** How old a snapshot may be before an enqueue reads the store again. */
 export const TASK_DIRECTORY_REFRESH_MS = 5_000;

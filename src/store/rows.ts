@@ -193,14 +193,20 @@ export function pausedQueueFromRow(row: Row): PausedQueue {
   return { queue: row.queue, reason: row.reason ?? null, pausedAt: timeOf(row.paused_at) };
 }
 
-/** A task directory row (SQLite keeps keyed as 0/1, PostgreSQL as a boolean; a schema before 0016 has no max_attempts). */
+/**
+ * A task directory row (SQLite keeps keyed as 0/1, PostgreSQL as a boolean). The budget
+ * counts only when it was recorded with the row's latest record (migration 0016: older
+ * code's record moves recorded_at alone); a schema before 0016 has none.
+ */
 export function storedTaskFromRow(row: Row): StoredTask {
+  const recordedAt = timeOf(row.recorded_at);
+  const isBudgetCurrent = row.max_attempts_recorded_at != null && timeOf(row.max_attempts_recorded_at).getTime() === recordedAt.getTime();
   return {
     type: row.type,
     queue: row.queue,
     keyed: row.keyed === true || row.keyed === 1,
-    maxAttempts: row.max_attempts ?? null,
-    recordedAt: timeOf(row.recorded_at),
+    maxAttempts: isBudgetCurrent ? (row.max_attempts ?? null) : null,
+    recordedAt,
   };
 }
 

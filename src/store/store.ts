@@ -343,6 +343,8 @@ export interface StoredTask extends TaskRecord {
 export interface TaskRecordParams {
   readonly tasks: readonly TaskRecord[];
   readonly now?: Date;
+  /** false: the schema predates the budget's columns (0016; opened without migrating): record queue and keyed only. @default true */
+  readonly withBudget?: boolean;
 }
 
 export interface JobFinishedPerMinuteParams {

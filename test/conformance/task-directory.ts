@@ -28,5 +28,14 @@ export function taskDirectoryConformance(harness: StoreHarness): void {
         { type: 'send_email', queue: 'email-v2', keyed: false, maxAttempts: 2, recordedAt: at(SECOND_MS) },
       ]);
     });
+
+    it("drops a type's budget once a worker of a release before 0016 records the type again (its record leaves the budget behind)", async () => {
+      await ctx.store.taskRecord({ tasks: [{ type: 'send_email', queue: 'email', keyed: false, maxAttempts: 10 }], now: T0 });
+      // What code of 0015 writes (the statement a process on an unmigrated schema uses too).
+      await ctx.store.taskRecord({ tasks: [{ type: 'send_email', queue: 'email-old', keyed: false, maxAttempts: 1 }], now: at(SECOND_MS), withBudget: false });
+      expect(await ctx.store.taskList()).toEqual([{ type: 'send_email', queue: 'email-old', keyed: false, maxAttempts: null, recordedAt: at(SECOND_MS) }]);
+      await ctx.store.taskRecord({ tasks: [{ type: 'send_email', queue: 'email', keyed: false, maxAttempts: 10 }], now: at(2 * SECOND_MS) });
+      expect((await ctx.store.taskList())[0]!.maxAttempts).toBe(10);
+    });
   });
 }

@@ -234,10 +234,17 @@ describe('task directory on a schema before its maxAttempts column', () => {
     db.prepare("INSERT INTO mailroom_task (type, queue, keyed, recorded_at) VALUES ('build_report', 'reports', 0, 0)").run();
     db.close();
     const web = await Mailroom.open({ db: `sqlite:${path}`, migrate: false, logger: pino({ level: 'silent' }) });
+    // A worker of this release on the same unmigrated schema still records queue and keyed.
+    const worker = await Mailroom.open({ db: `sqlite:${path}`, migrate: false, logger: pino({ level: 'silent' }) });
     try {
       const job = await web.enqueue('build_report', {});
       expect([job.queue, job.maxAttempts]).toEqual(['reports', 5]);
+      worker.task('archive', { queue: 'archive', maxAttempts: 2, run: async () => undefined });
+      worker.work({ pollMs: 60_000 });
+      await waitFor(async () => (await worker.store.taskList()).length === 2, { timeoutMs: 10_000, description: 'the worker recorded its task' });
+      expect((await worker.store.taskList()).find((task) => task.type === 'archive')).toMatchObject({ queue: 'archive', maxAttempts: null });
     } finally {
+      await worker.close({ timeoutMs: 2_000 });
       await web.close();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -482,13 +482,9 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
   async taskRecord(params: TaskRecordParams): Promise<void> {
     if (params.tasks.length === 0) return;
     const { tasks } = params;
-    await this.runner.run(this.stmt('taskRecord'), [
-      tasks.map((t) => t.type),
-      tasks.map((t) => t.queue),
-      tasks.map((t) => t.keyed),
-      tasks.map((t) => t.maxAttempts),
-      params.now ?? null,
-    ]);
+    const [types, queues, keyed] = [tasks.map((t) => t.type), tasks.map((t) => t.queue), tasks.map((t) => t.keyed)];
+    if (params.withBudget === false) await this.runner.run(this.stmt('taskRecord.withoutBudget'), [types, queues, keyed, params.now ?? null]);
+    else await this.runner.run(this.stmt('taskRecord'), [types, queues, keyed, tasks.map((t) => t.maxAttempts), params.now ?? null]);
   }
 
   async taskList(): Promise<StoredTask[]> {
