@@ -16,11 +16,14 @@ export const TASK_BUDGET_MIGRATION = 16;
 /** How old a snapshot may be before an enqueue reads the store again. */
 export const TASK_DIRECTORY_REFRESH_MS = 5_000;
 /**
- * The same once an enqueue asked for a type the snapshot lacks: a web process started
- * before its workers learns their record within this, not after 5 s of sending their
- * jobs to the default queue, where a worker of another queue never sees them.
+ * The same for a while after an enqueue first asked for a type the snapshot lacks: a web
+ * process started before its workers learns their record within this, not after 5 s of
+ * sending their jobs to the default queue, where a worker of another queue never sees
+ * them. For FAST_REFRESH_WINDOW_MS after each new missing type, so a type no worker ever
+ * records (one only this process's callers name) does not keep it reading twice a second.
  */
 export const TASK_DIRECTORY_MISSING_REFRESH_MS = 500;
+export const TASK_DIRECTORY_FAST_REFRESH_WINDOW_MS = 30_000;
 
 interface TaskDirectorySource {
   taskList(): Promise<StoredTask[]>;
@@ -30,8 +33,10 @@ export class TaskDirectory {
   private snapshot = new Map<string, StoredTask>();
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | null = null;
-  /** An enqueue asked for a type this snapshot lacks: it goes stale sooner. */
-  private wasAskedForMissing = false;
+  /** Types enqueues asked for that no snapshot had yet (each starts a fast-refresh window once). */
+  private readonly missingTypes = new Set<string>();
+  /** Until then the snapshot goes stale after MISSING_REFRESH_MS. */
+  private fastRefreshUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly source: TaskDirectorySource,
@@ -41,7 +46,10 @@ export class TaskDirectory {
   /** The type as recorded when the snapshot was taken; undefined when no worker recorded it. */
   get(type: string): StoredTask | undefined {
     const task = this.snapshot.get(type);
-    if (task === undefined) this.wasAskedForMissing = true;
+    if (task === undefined && !this.missingTypes.has(type)) {
+      this.missingTypes.add(type);
+      this.fastRefreshUntil = Date.now() + TASK_DIRECTORY_FAST_REFRESH_WINDOW_MS;
+    }
     return task;
   }
 
@@ -91,19 +99,20 @@ export class TaskDirectory {
   }
 
   private isStale(): boolean {
-    return Date.now() - this.loadedAt >= (this.wasAskedForMissing ? TASK_DIRECTORY_MISSING_REFRESH_MS : TASK_DIRECTORY_REFRESH_MS);
+    const now = Date.now();
+    return now - this.loadedAt >= (now < this.fastRefreshUntil ? TASK_DIRECTORY_MISSING_REFRESH_MS : TASK_DIRECTORY_REFRESH_MS);
   }
 
   private take(tasks: readonly StoredTask[]): void {
     this.snapshot = new Map(tasks.map((task) => [task.type, task]));
     this.loadedAt = Date.now();
-    this.wasAskedForMissing = false;
+    for (const task of tasks) this.missingTypes.delete(task.type);
   }
 
   /** A store that is down, or a schema before 0015, is then not asked again on every enqueue. */
   private failed(error: unknown): void {
     this.loadedAt = Date.now();
-    this.wasAskedForMissing = false;
+    this.fastRefreshUntil = Number.NEGATIVE_INFINITY;
     this.onError(error);
   }
 }
