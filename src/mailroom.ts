@@ -414,6 +414,9 @@ export class Mailroom {
     assertKnownOptions(options, OPEN_OPTION_KEYS, 'Mailroom.open');
     // Refuse a bad window now, not at the first mr.work().
     if (options.retention) validateRetention(options.retention);
+    if (options.lockDeadlineMs !== undefined && !(typeof options.lockDeadlineMs === 'number' && options.lockDeadlineMs > 0)) {
+      throw new InvalidArgumentError('lockDeadlineMs must be a number of milliseconds above 0 (Infinity: wait as long as the lock is held)');
+    }
     const deliver = resolveDeliverSettings(options.endpoints);
     const portal = new PortalApi(options.portal);
     const log = options.logger ?? createLogger();

@@ -59,6 +59,15 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     expect(await mr.endpoints.list({})).toEqual([]);
   });
 
+  it('refuses a lock deadline that is not a number of ms above 0', async () => {
+    for (const lockDeadlineMs of [0, -1, Number.NaN, '5000']) {
+      await expect(Mailroom.open({ db: 'sqlite::memory:', lockDeadlineMs: lockDeadlineMs as never, logger: pino({ level: 'silent' }) })).rejects.toMatchObject({
+        code: 'MR_ERR_INVALID_ARGUMENT',
+        message: expect.stringContaining('lockDeadlineMs must be'),
+      });
+    }
+  });
+
   it.skipIf(!harness.isAvailable)('refuses runAt with delayMs (one would be ignored) and a runAt given as text, and stores nothing', async () => {
     const mr = await open();
     const inAnHour = new Date(Date.now() + 3_600_000);

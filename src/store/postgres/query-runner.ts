@@ -86,6 +86,14 @@ function rowBuilder(fields: readonly pg.FieldDef[]): (values: unknown[]) => Row 
 
 /** lock_not_available: a lock_timeout fired. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/** The largest lock_timeout PostgreSQL takes (an int of ms, ~24.8 days). */
+const MAX_LOCK_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A lock timeout as an integer of ms PostgreSQL takes; null: none (not given, Infinity or past the largest, wait as long as the lock is held). */
+function lockTimeoutOf(ms: number | undefined): number | null {
+  if (ms === undefined || !Number.isFinite(ms) || ms > MAX_LOCK_TIMEOUT_MS) return null;
+  return Math.max(1, Math.ceil(ms));
+}
 /** 5 tries: a deadlock or serialization failure rarely repeats more than once or twice. */
 const MAX_TRANSACTION_TRIES = 5;
 /** Connecting is retried briefly (nothing was sent yet, so it is always safe). */
@@ -102,9 +110,10 @@ export class PoolRunner implements QueryRunner {
   }
 
   async atomic<T>(fn: (runner: QueryRunner) => Promise<T>, options: AtomicOptions = {}): Promise<T> {
-    const lockTimeoutMs = options.lockTimeoutMs === undefined ? null : Math.max(1, Math.ceil(options.lockTimeoutMs));
+    const lockTimeoutMs = lockTimeoutOf(options.lockTimeoutMs);
     return this.withRetry(async (client) => {
-      // The timeout in the same round trip as BEGIN (a simple query may hold two statements).
+      // The timeout in the same round trip as BEGIN: a simple query may hold two statements
+      // but takes no parameters, so the value is written in; lockTimeoutOf made it an integer.
       await client.query(lockTimeoutMs === null ? 'BEGIN' : `BEGIN; SET LOCAL lock_timeout = ${lockTimeoutMs}`);
       try {
         const result = await fn(new ClientRunner(client, 'transaction'));
