@@ -20,6 +20,8 @@ export interface Endpoint {
   readonly enabled: boolean;
   /** Why it was disabled (by hand, a 410, or a failure streak); null while enabled. */
   readonly disabledReason: string | null;
+  /** Who disabled it: the operator (API, CLI, dashboard), the tenant (portal) or its deliveries (a 410, a failure streak); null while enabled. */
+  readonly disabledBy: 'operator' | 'tenant' | 'deliveries' | null;
   readonly rateLimit: EndpointRateLimit | null;
   readonly metadata: Record<string, unknown> | null;
   readonly createdAt: Date;

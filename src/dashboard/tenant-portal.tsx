@@ -19,7 +19,7 @@ import {
   UnauthorizedError,
   UrlBlockedError,
 } from '../core/errors.js';
-import { disabledBy, endpointForTenant, PORTAL_REASON } from '../core/disable-reasons.js';
+import { endpointForTenant } from '../core/disable-reasons.js';
 import { displayTime } from '../core/display-text.js';
 import type { Endpoint } from '../core/outgoing-types.js';
 import { sendJson } from '../ingress/http-errors.js';
@@ -238,21 +238,13 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           answerWithSecret(request, 201, <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} />, { endpoint, secret });
           return;
         }
-        case 'disable': {
-          const endpoint = await ownEndpoint(session, required(form, 'id'));
-          // Disabled already (a second click, or by the operator): kept as it is, so the
-          // tenant's reason never replaces the operator's and with it the right to enable.
-          const disabled = endpoint.enabled ? await mr.endpoints.disable(endpoint.id, PORTAL_REASON) : endpoint;
-          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'disabled' }), endpointForTenant(disabled));
-          return;
-        }
+        case 'disable':
         case 'enable': {
+          // Checked in the store's write itself: an endpoint disabled already (a second
+          // click, the operator) stays as it is, and the operator's disable is never undone.
           const endpoint = await ownEndpoint(session, required(form, 'id'));
-          if (disabledBy(endpoint) === 'operator') {
-            throw new MailroomError('MR_ERR_ENDPOINT_DISABLED', `Endpoint ${endpoint.id} was disabled by your provider; ask them to enable it again.`, { httpStatus: 403 });
-          }
-          const enabled = await mr.endpoints.enable(endpoint.id);
-          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'enabled' }), enabled);
+          const result = await mr.endpoints.setEnabledByTenant(endpoint.id, request.params.action === 'enable');
+          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: request.params.action === 'enable' ? 'enabled' : 'disabled' }), endpointForTenant(result));
           return;
         }
         case 'recover': {

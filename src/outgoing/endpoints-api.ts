@@ -4,7 +4,8 @@
 // update (and again at every send, in the deliver task).
 
 import { assertKnownOptions, optionKeys } from '../core/known-options.js';
-import { EndpointDisabledError, EndpointNotFoundError, InvalidArgumentError, RotationInProgressError } from '../core/errors.js';
+import { PORTAL_REASON } from '../core/disable-reasons.js';
+import { EndpointDisabledError, EndpointHeldByOperatorError, EndpointNotFoundError, InvalidArgumentError, RotationInProgressError } from '../core/errors.js';
 import { DELIVERY_STATUSES } from '../core/outgoing-types.js';
 import type { Delivery, DeliveryStatus, Endpoint, EndpointHealth, EndpointRateLimit, Message } from '../core/outgoing-types.js';
 import type { Logger } from '../log.js';
@@ -136,17 +137,22 @@ export class EndpointsApi {
     return found(updated, id);
   }
 
-  /** Stop delivering to an endpoint; messages published meanwhile are recorded `skipped`. Without a reason: "disabled by hand", or, when it is disabled already, the reason it has. */
+  /**
+   * Stop delivering to an endpoint; messages published meanwhile are recorded `skipped`.
+   * Without a reason: "disabled by hand", or, when it is disabled already, the reason it
+   * has. Either way the operator now holds it disabled (`disabledBy: 'operator'`): the
+   * tenant portal cannot enable it.
+   */
   async disable(id: string, reason?: string): Promise<Endpoint> {
     this.deps.assertOpen();
     if (reason === undefined) {
       // Disabled already: without a new reason it keeps the one it has (a 410, the failure
-      // streak, an operator's words) rather than a generic one.
+      // streak, the tenant's, an operator's words) rather than a generic one.
       const current = found(await this.deps.store.endpointGet({ id: String(id) }), id);
-      if (!current.enabled) return current;
-      reason = 'disabled by hand';
+      if (current.disabledBy === 'operator') return current;
+      reason = current.enabled ? 'disabled by hand' : (current.disabledReason ?? 'disabled by hand');
     }
-    const endpoint = found(await this.deps.store.endpointSetEnabled({ id: String(id), enabled: false, reason: checkText(reason, 'reason') }), id);
+    const endpoint = found(await this.deps.store.endpointSetEnabled({ id: String(id), enabled: false, reason: checkText(reason, 'reason'), by: 'operator' }), id);
     this.deps.log.info({ endpointId: endpoint.id, reason }, 'endpoint disabled');
     return endpoint;
   }
@@ -157,6 +163,23 @@ export class EndpointsApi {
     const endpoint = found(await this.deps.store.endpointSetEnabled({ id: String(id), enabled: true, reason: null }), id);
     this.deps.log.info({ endpointId: endpoint.id }, 'endpoint enabled');
     return endpoint;
+  }
+
+  /**
+   * The tenant portal's switch: disables an enabled endpoint (`disabledBy: 'tenant'`), or
+   * enables one that the tenant or its deliveries disabled. An endpoint the operator
+   * disabled stays so (EndpointHeldByOperatorError); one already as asked is returned as it is.
+   */
+  async setEnabledByTenant(id: string, enabled: boolean): Promise<Endpoint> {
+    this.deps.assertOpen();
+    const changed = await this.deps.store.endpointSetEnabled({ id: String(id), enabled, reason: enabled ? null : PORTAL_REASON, by: 'tenant' });
+    if (changed) {
+      this.deps.log.info({ endpointId: changed.id, by: 'portal' }, enabled ? 'endpoint enabled' : 'endpoint disabled');
+      return changed;
+    }
+    const current = found(await this.deps.store.endpointGet({ id: String(id) }), id);
+    if (enabled && !current.enabled && current.disabledBy === 'operator') throw new EndpointHeldByOperatorError(current.id);
+    return current;
   }
 
   /** Delete an endpoint; its deliveries stay as history, and pending ones are skipped. */

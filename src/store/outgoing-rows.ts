@@ -19,6 +19,8 @@ export function endpointFromRow(row: Row): Endpoint {
     eventTypes: jsonOf(row.event_types) as string[] | null,
     enabled: row.enabled === true || row.enabled === 1,
     disabledReason: row.disabled_reason ?? null,
+    // NULL on a disabled endpoint: disabled by code before 0017 (or not yet classified): the operator's, the safe side.
+    disabledBy: row.enabled === true || row.enabled === 1 ? null : ((row.disabled_by ?? 'operator') as Endpoint['disabledBy']),
     rateLimit: jsonOf(row.rate_limit) as Endpoint['rateLimit'],
     metadata: jsonOf(row.metadata) as Endpoint['metadata'],
     createdAt: timeOf(row.created_at),

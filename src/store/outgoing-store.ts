@@ -48,6 +48,12 @@ export interface EndpointSetEnabledParams {
   readonly enabled: boolean;
   /** Why, when disabling. */
   readonly reason: string | null;
+  /**
+   * Who: the operator (API, CLI, dashboard) or the tenant (the portal), recorded with a
+   * disable. The tenant's change applies only where the tenant may (disable an enabled
+   * endpoint; enable one the operator did not disable): null back otherwise. @default 'operator'
+   */
+  readonly by?: 'operator' | 'tenant';
   readonly now?: Date;
 }
 

@@ -75,7 +75,7 @@ describe('CLI failure messages', () => {
       const result = await runCommand([...argv, '--db', url], { cwd: dir });
       expect(result.code, argv[0]).toBe(1);
       expect(result.stdout, argv[0]).toBe('');
-      expect(result.stderr).toBe(`mailroom ${argv[0]}: The schema at ${url} is at version 14, this Mailroom needs 16; run \`mailroom migrate\` first.\n`);
+      expect(result.stderr).toBe(`mailroom ${argv[0]}: The schema at ${url} is at version 14, this Mailroom needs 17; run \`mailroom migrate\` first.\n`);
     }
   });
 });

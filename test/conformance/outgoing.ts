@@ -476,10 +476,15 @@ export function outgoingConformance(harness: StoreHarness): void {
       const opened = await harness.openUnmigrated();
       try {
         const { store } = opened;
-        const { exec } = rawSql(harness, opened);
-        // Migration 0012's schema, written through the Store (0013 changes none of the columns it writes).
+        const { exec, query } = rawSql(harness, opened);
+        // Migration 0012's schema: the endpoint as 0012's code wrote it (today's endpointAdd
+        // returns a column of 0017), its messages through the Store (0013 changes none of the
+        // columns they write).
         await store.migrate({ toVersion: 12 });
-        const ep = await store.endpointAdd(endpoint());
+        const at = harness.name === 'sqlite' ? String(T0.getTime()) : `'${T0.toISOString()}'`;
+        await exec(`INSERT INTO mailroom_endpoint (tenant, url, secret, created_at, updated_at) VALUES ('acme', 'https://hooks.example.com/in', '${SECRET}', ${at}, ${at})`);
+        const ep = { id: String((await query('SELECT id FROM mailroom_endpoint'))[0]!.id) };
+        await exec(`INSERT INTO mailroom_endpoint_health (endpoint_id) VALUES (${ep.id})`);
         const [dead, done, waiting] = [await store.messagePublish(publish()), await store.messagePublish(publish()), await store.messagePublish(publish())];
         const jobOf = (published: typeof dead) => published.deliveries[0]!.jobId!;
         // Jobs that ended without the deliver task recording it, as 0012's code could leave them.
@@ -491,6 +496,36 @@ export function outgoingConformance(harness: StoreHarness): void {
         expect(statuses).toEqual({ [jobOf(dead)]: 'failed', [jobOf(done)]: 'delivered', [jobOf(waiting)]: 'pending' });
         expect(await store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 1 });
         expect(await store.endpointStats({ topN: 1 })).toMatchObject({ backlog: 1, topBacklog: [{ endpointId: ep.id, backlog: 1 }] });
+      } finally {
+        await harness.cleanup();
+      }
+    });
+
+    it('records, on upgrade to migration 0017, who disabled each endpoint by the reason Mailroom wrote; any other reason is the operator\'s', async () => {
+      const opened = await harness.openUnmigrated();
+      try {
+        const { store } = opened;
+        const { exec } = rawSql(harness, opened);
+        await store.migrate({ toVersion: 16 });
+        const at = harness.name === 'sqlite' ? String(T0.getTime()) : `'${T0.toISOString()}'`;
+        const [on, off] = harness.name === 'sqlite' ? ['1', '0'] : ['true', 'false'];
+        const reasons: Array<[boolean, string | null]> = [
+          [true, null],
+          [false, 'disabled by the tenant in the portal'],
+          [false, 'the endpoint answered 410 Gone'],
+          [false, 'failing without a success since 2026-11-01T00:00:00.000Z'],
+          [false, 'unpaid invoice'],
+          [false, null],
+        ];
+        for (const [enabled, reason] of reasons) {
+          await exec(
+            `INSERT INTO mailroom_endpoint (tenant, url, enabled, disabled_reason, secret, created_at, updated_at) ` +
+              `VALUES ('acme', 'https://hooks.example.com/in', ${enabled ? on : off}, ${reason === null ? 'NULL' : `'${reason}'`}, '${SECRET}', ${at}, ${at})`,
+          );
+        }
+        await store.migrate();
+        const listed = await store.endpointList({ tenant: 'acme' });
+        expect(listed.map((e) => e.disabledBy)).toEqual([null, 'tenant', 'deliveries', 'deliveries', 'operator', 'operator']);
       } finally {
         await harness.cleanup();
       }

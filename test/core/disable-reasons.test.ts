@@ -1,25 +1,15 @@
-// Who a disable reason says disabled an endpoint: the portal lets a tenant enable again
-// only what they or their deliveries disabled.
+// How the portal shows a disable to the tenant: the operator's reason only as the provider's.
 
 import { describe, expect, it } from 'vitest';
-import { GONE_REASON, OPERATOR_REASON_FOR_TENANT, PORTAL_REASON, disabledBy, endpointForTenant, streakReason } from '../../src/core/disable-reasons.js';
+import { GONE_REASON, OPERATOR_REASON_FOR_TENANT, endpointForTenant, streakReason } from '../../src/core/disable-reasons.js';
 
-const disabled = (reason: string | null) => ({ enabled: false, disabledReason: reason });
-
-describe('disabledBy', () => {
-  it('reads the reasons Mailroom writes, and takes every other reason for the operator', () => {
-    expect(disabledBy({ enabled: true, disabledReason: null })).toBeNull();
-    expect(disabledBy(disabled(PORTAL_REASON))).toBe('tenant');
-    expect(disabledBy(disabled(GONE_REASON))).toBe('deliveries');
-    expect(disabledBy(disabled(streakReason(Date.UTC(2026, 11, 1))))).toBe('deliveries');
-    expect(disabledBy(disabled('failing without a success since whenever'))).toBe('operator');
-    expect(disabledBy(disabled('disabled by hand'))).toBe('operator');
-    expect(disabledBy(disabled(null))).toBe('operator');
-  });
-
-  it("shows a tenant the operator's reason only as the provider's", () => {
-    expect(endpointForTenant({ id: '1', ...disabled('abuse report 77') })).toEqual({ id: '1', ...disabled(OPERATOR_REASON_FOR_TENANT) });
-    const byDeliveries = { id: '2', ...disabled(GONE_REASON) };
+describe('endpointForTenant', () => {
+  it("shows a tenant the operator's reason only as the provider's, and their own or their deliveries' as it is", () => {
+    expect(endpointForTenant({ id: '1', disabledBy: 'operator', disabledReason: 'abuse report 77' })).toEqual({ id: '1', disabledBy: 'operator', disabledReason: OPERATOR_REASON_FOR_TENANT });
+    const byDeliveries = { id: '2', disabledBy: 'deliveries' as const, disabledReason: GONE_REASON };
     expect(endpointForTenant(byDeliveries)).toBe(byDeliveries);
+    const enabled = { id: '3', disabledBy: null, disabledReason: null };
+    expect(endpointForTenant(enabled)).toBe(enabled);
+    expect(streakReason(Date.UTC(2026, 11, 1))).toBe('failing without a success since 2026-12-01T00:00:00.000Z');
   });
 });

@@ -16,7 +16,7 @@ import { storeHarnesses } from '../harness/stores.js';
 import { waitFor } from '../harness/wait.js';
 import { send } from '../ingress/ingress-kit.js';
 import type { RawResponse } from '../ingress/ingress-kit.js';
-import { closeOutgoingMailrooms } from '../outgoing/outgoing-kit.js';
+import { answer, closeOutgoingMailrooms } from '../outgoing/outgoing-kit.js';
 import { TOKEN } from './dashboard-kit.js';
 import { PORTAL_SECRET, REFUSAL_EXCERPT, servePortal } from './portal-kit.js';
 import type { ServedPortal } from './portal-kit.js';
@@ -229,11 +229,26 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect(JSON.parse(disable.text)).toMatchObject({ id, enabled: false, disabledReason: 'disabled by your provider' });
     expect(await p.mr.endpoints.get(id)).toMatchObject({ enabled: false, disabledReason: operatorReason });
 
-    // What the deliveries disabled (a 410 from the tenant's receiver) the tenant may enable, seeing why.
+    // An operator's reason that reads like Mailroom's own is still the operator's.
     await p.mr.endpoints.disable(id, GONE_REASON);
+    expect((await post(p, cookie, 'enable', { id, csrf })).status).toBe(403);
+
+    // What the tenant disabled, the operator can take over by disabling it again without a reason.
+    await p.mr.endpoints.enable(id);
+    expect((await post(p, cookie, 'disable', { id, csrf })).status).toBe(303);
+    expect(await p.mr.endpoints.get(id)).toMatchObject({ enabled: false, disabledBy: 'tenant' });
+    await p.mr.endpoints.disable(id);
+    expect(await p.mr.endpoints.get(id)).toMatchObject({ enabled: false, disabledBy: 'operator', disabledReason: 'disabled by the tenant in the portal' });
+    expect((await post(p, cookie, 'enable', { id, csrf })).status).toBe(403);
+
+    // What the deliveries disabled (a 410 from the tenant's receiver) the tenant may enable, seeing why.
+    await p.mr.endpoints.enable(id);
+    p.acme.receiver.respond = answer(410, { 'content-type': 'text/plain' }, 'gone');
+    await p.mr.publish('invoice.paid', { invoice: 'in_acme_gone' }, { tenant: 'acme' });
+    await waitFor(async () => (await p.mr.endpoints.get(id))!.disabledBy === 'deliveries', { timeoutMs: 10_000, description: "the 410 to disable acme's endpoint" });
     expect((await page(p, cookie, `/portal/endpoints/${id}`)).text).toContain(GONE_REASON);
     expect((await post(p, cookie, 'enable', { id, csrf })).status).toBe(303);
-    expect((await p.mr.endpoints.get(id))!.enabled).toBe(true);
+    expect(await p.mr.endpoints.get(id)).toMatchObject({ enabled: true, disabledBy: null, disabledReason: null });
   });
 
   it.skipIf(!harness.isAvailable)('adds an endpoint and shows its secret once, and says why a blocked URL is refused', async () => {

@@ -7,7 +7,6 @@ import type { ComponentChildren } from 'preact';
 import type { Delivery, Endpoint, EndpointHealth } from '../../core/outgoing-types.js';
 import type { Attempt, Replay } from '../../core/types.js';
 import { ActionForm, Clip, hrefUnder, NextPageLink, TableHead, Time } from './components.js';
-import { disabledBy } from '../../core/disable-reasons.js';
 import { EndpointState, HEALTH_COLUMNS, HealthCells } from './endpoints.js';
 import type { EndpointRow } from './endpoints.js';
 import { PageHead } from './layout.js';
@@ -209,7 +208,7 @@ export function PortalEndpointPage(props: {
               </button>
             </ActionForm>
           </>
-        ) : disabledBy(endpoint) === 'operator' ? (
+        ) : endpoint.disabledBy === 'operator' ? (
           <p class="muted">Your provider disabled this endpoint; ask them to enable it again.</p>
         ) : (
           <ActionForm action="enable" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ id: endpoint.id }}>

@@ -125,7 +125,15 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   async endpointSetEnabled(params: EndpointSetEnabledParams): Promise<Endpoint | null> {
     if (!isJobId(params.id)) return null;
     const now = await this.clock(this.runner, params.now);
-    const [row] = await this.runner.run(this.stmt('endpointSetEnabled'), [params.id, params.enabled, params.enabled ? null : params.reason, now]);
+    const by = params.by ?? 'operator';
+    const [row] = await this.runner.run(this.stmt('endpointSetEnabled'), [
+      params.id,
+      params.enabled,
+      params.enabled ? null : params.reason,
+      now,
+      params.enabled ? null : by,
+      by === 'tenant',
+    ]);
     return row ? endpointFromRow(row) : null;
   }
 

@@ -128,11 +128,14 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
 
   async endpointSetEnabled(params: EndpointSetEnabledParams): Promise<Endpoint | null> {
     if (!DECIMAL_ID.test(String(params.id))) return null;
+    const by = params.by ?? 'operator';
     return this.engine.write('ack', () => {
       const row = this.engine.stmt('endpointSetEnabled').get({
         id: params.id,
         enabled: params.enabled ? 1 : 0,
         reason: params.enabled ? null : params.reason,
+        disabledBy: params.enabled ? null : by,
+        asTenant: by === 'tenant' ? 1 : 0,
         now: nowMs(params.now),
       }) as Row | undefined;
       return row ? endpointFromRow(row) : null;
