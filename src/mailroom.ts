@@ -930,11 +930,12 @@ export class Mailroom {
     if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) throw new InvalidArgumentError('delayMs must be a number >= 0');
     const queue = options.queue ?? task?.queue ?? recorded?.queue ?? DEFAULT_QUEUE;
     if (recorded?.keyed) this.withoutLimitKey(type, source.isIngress === true);
-    if (!task && !recorded && options.queue === undefined) this.unknownType(type);
     assertQueueName(queue);
     for (const [name, value] of [['key', options.key], ['group', options.group]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`${name} must be a non-empty string`);
     }
+    // After every check: a refused enqueue does not use up the type's one warning.
+    if (!task && !recorded && options.queue === undefined) this.unknownType(type);
     return {
       type,
       payloadJson,

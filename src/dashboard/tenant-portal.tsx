@@ -10,6 +10,7 @@ import type { VNode } from 'preact';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   CsrfError,
+  EndpointHeldByOperatorError,
   EndpointNotFoundError,
   InvalidArgumentError,
   JobStateError,
@@ -249,6 +250,8 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
         }
         case 'recover': {
           const endpoint = await ownEndpoint(session, required(form, 'id'));
+          // "Enable it first" is advice only the operator can take here.
+          if (endpoint.disabledBy === 'operator') throw new EndpointHeldByOperatorError(endpoint.id);
           const result = await mr.endpoints.recover(endpoint.id, { since: parseTime(required(form, 'since'), 'since') });
           log.info({ endpointId: endpoint.id, tenant: session.tenant, count: result.count, by: 'portal' }, 'portal recovered deliveries');
           acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: 'recovered', count: String(result.count) }), result);

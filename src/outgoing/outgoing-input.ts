@@ -39,6 +39,8 @@ export function checkEventTypes(value: unknown): string[] | null {
     const text = checkText(type, `eventTypes[${index}]`);
     // Types are matched exactly: a '*' would be a type no message has, and the endpoint would get nothing.
     if (text === '*') throw new InvalidArgumentError('eventTypes lists exact event types, and "*" is none of them: omit eventTypes (null on update) for every type');
+    // Nor a pattern: "invoice.*" would match no message either.
+    if (text.includes('*')) throw new InvalidArgumentError(`eventTypes lists exact event types, not patterns: "${text}" matches no message; list each type`);
     return text;
   });
 }

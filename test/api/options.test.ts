@@ -88,6 +88,10 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
       code: 'MR_ERR_INVALID_ARGUMENT',
       message: expect.stringContaining('omit eventTypes'),
     });
+    await expect(mr.endpoints.add({ tenant: 'acme', url: 'https://hooks.example.com/x', eventTypes: ['invoice.paid', 'invoice.*'] })).rejects.toMatchObject({
+      code: 'MR_ERR_INVALID_ARGUMENT',
+      message: 'eventTypes lists exact event types, not patterns: "invoice.*" matches no message; list each type',
+    });
     expect(await mr.endpoints.list({})).toEqual([]);
   });
 

@@ -223,6 +223,9 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     const enable = await post(p, cookie, 'enable', { id, csrf });
     expect(enable.status).toBe(403);
     expect(enable.text).toContain('ask them to enable it again');
+    const recover = await post(p, cookie, 'recover', { id, csrf, since: '2026-01-01T00:00' });
+    expect(recover.status).toBe(403);
+    expect(recover.text).toContain('ask them to enable it again');
     // Disabling it again from the portal changes nothing: the tenant's reason would carry the right to enable.
     const disable = await send(p.url, '/portal/actions/disable', { headers: { ...FORM, accept: 'application/json', cookie }, body: new URLSearchParams({ id, csrf }).toString() });
     expect(disable.status).toBe(200);
