@@ -66,7 +66,7 @@ export interface MailroomOptions {
   /**
    * How long a write waits for a lock held by another connection before it fails with
    * StoreUnavailableError (ingress: 503). SQLite: every write. PostgreSQL: ingress's write
-   * (other statements wait as PostgreSQL waits). @default 5000
+   * (other statements wait as PostgreSQL waits). Infinity: wait as long as the lock is held. @default 5000
    */
   readonly lockDeadlineMs?: number;
   /** Use this store instead of opening one from `db` (tests, custom wiring). */

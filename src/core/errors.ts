@@ -150,16 +150,17 @@ export class EndpointDisabledError extends MailroomError {
   }
 }
 
-/**
- * A second rotation while the first one's old secret still signs: it would stop signing
- * with that secret at once, and a receiver still holding it would refuse every delivery.
- */
-/** The tenant portal's enable of an endpoint the operator disabled: only the operator enables it again. */
+/** The tenant portal's enable or recover of an endpoint the operator disabled: only the operator enables it again. */
 export class EndpointHeldByOperatorError extends MailroomError {
   constructor(readonly endpointId: string) {
     super('MR_ERR_ENDPOINT_DISABLED', `Endpoint ${endpointId} was disabled by your provider; ask them to enable it again.`, { httpStatus: 403 });
   }
 }
+
+/**
+ * A second rotation while the first one's old secret still signs: it would stop signing
+ * with that secret at once, and a receiver still holding it would refuse every delivery.
+ */
 
 export class RotationInProgressError extends MailroomError {
   constructor(readonly endpointId: string, readonly overlapUntil: Date) {

@@ -516,6 +516,8 @@ export function outgoingConformance(harness: StoreHarness): void {
           [false, 'failing without a success since 2026-11-01T00:00:00.000Z'],
           [false, 'unpaid invoice'],
           [false, null],
+          [false, 'failing without a success since whenever'],
+          [false, 'FAILING WITHOUT A SUCCESS SINCE 2026-11-01T00:00:00.000Z'],
         ];
         for (const [enabled, reason] of reasons) {
           await exec(
@@ -525,10 +527,32 @@ export function outgoingConformance(harness: StoreHarness): void {
         }
         await store.migrate();
         const listed = await store.endpointList({ tenant: 'acme' });
-        expect(listed.map((e) => e.disabledBy)).toEqual([null, 'tenant', 'deliveries', 'deliveries', 'operator', 'operator']);
+        expect(listed.map((e) => e.disabledBy)).toEqual([null, 'tenant', 'deliveries', 'deliveries', 'operator', 'operator', 'operator', 'operator']);
+
+        // Code of 0016 still runs against this schema and never writes disabled_by: its
+        // disable of the tenant's endpoint is the operator's, its enable clears it.
+        const tenantDisabled = listed[1]!.id;
+        await exec(`UPDATE mailroom_endpoint SET enabled = ${off}, disabled_reason = 'fraud' WHERE id = ${tenantDisabled}`);
+        expect(await store.endpointGet({ id: tenantDisabled })).toMatchObject({ enabled: false, disabledBy: 'operator', disabledReason: 'fraud' });
+        expect(await store.endpointSetEnabled({ id: tenantDisabled, enabled: true, reason: null, by: 'tenant' })).toBeNull();
+        await exec(`UPDATE mailroom_endpoint SET enabled = ${on}, disabled_reason = NULL WHERE id = ${tenantDisabled}`);
+        await exec(`UPDATE mailroom_endpoint SET enabled = ${off}, disabled_reason = 'the endpoint answered 410 Gone' WHERE id = ${tenantDisabled}`);
+        expect((await store.endpointGet({ id: tenantDisabled }))!.disabledBy).toBe('operator');
       } finally {
         await harness.cleanup();
       }
+    });
+
+    it("lets the tenant's switch disable only an enabled endpoint and enable only what the tenant or its deliveries disabled", async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const asTenant = (enabled: boolean) => ctx.store.endpointSetEnabled({ id: ep.id, enabled, reason: enabled ? null : 'disabled by the tenant in the portal', by: 'tenant' });
+      expect(await asTenant(false)).toMatchObject({ enabled: false, disabledBy: 'tenant' });
+      expect(await asTenant(false)).toBeNull(); // disabled already: nothing written
+      expect(await asTenant(true)).toMatchObject({ enabled: true, disabledBy: null, disabledReason: null });
+      await ctx.store.endpointSetEnabled({ id: ep.id, enabled: false, reason: 'unpaid' });
+      expect(await asTenant(true)).toBeNull();
+      expect(await asTenant(false)).toBeNull();
+      expect(await ctx.store.endpointGet({ id: ep.id })).toMatchObject({ enabled: false, disabledBy: 'operator', disabledReason: 'unpaid' });
     });
 
     it('counts endpoints by state and breaker, with the total backlog and the endpoints most behind', async () => {
