@@ -12,6 +12,7 @@ import { Mailroom } from '../../src/mailroom.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SECRET, boundedAgent, postSigned } from '../faults/kit.js';
 import { connectClient, freshSchemaName, isPostgresAvailable, PG_URL } from '../harness/postgres.js';
+import { waitFor } from '../harness/wait.js';
 
 const LOCK_DEADLINE_MS = 400;
 const silent = pino({ level: 'silent' });
@@ -48,11 +49,27 @@ describe.skipIf(!isPostgresAvailable)('PostgreSQL ingress under a table lock', (
     expect(waitedMs).toBeGreaterThanOrEqual(LOCK_DEADLINE_MS - 50);
     expect(waitedMs).toBeLessThan(LOCK_DEADLINE_MS + 3_000);
     // The application's own statements still wait as PostgreSQL waits: not bounded by the deadline.
-    const enqueue = mr.enqueue('report', {});
-    const enqueueState = await Promise.race([enqueue.then(() => 'done', () => 'failed'), new Promise((r) => setTimeout(() => r('waiting'), LOCK_DEADLINE_MS * 3))]);
+    let enqueueState = 'waiting';
+    const enqueue = mr.enqueue('report', {}).then(
+      () => (enqueueState = 'done'),
+      () => (enqueueState = 'failed'),
+    );
+    // Its session is seen waiting on the lock for three deadlines, and it has not given up
+    // (clock_timestamp: the DBA's now() stands still inside its transaction).
+    await waitFor(
+      async () => {
+        const { rows } = await dba.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND clock_timestamp() - query_start > make_interval(secs => $2)",
+          [`mailroom:${schema}`.slice(0, 63), (3 * LOCK_DEADLINE_MS) / 1_000],
+        );
+        return rows[0].n > 0 || enqueueState !== 'waiting';
+      },
+      { timeoutMs: 10_000, description: 'the enqueue waiting on the lock for three deadlines' },
+    );
     expect(enqueueState).toBe('waiting');
     await dba.query('ROLLBACK');
     await enqueue;
+    expect(enqueueState).toBe('done');
 
     expect((await postSigned(url, 'locked_1', agent)).status).toBe(202);
     expect((await postSigned(url, 'locked_1', agent)).status).toBe(200);
