@@ -87,9 +87,8 @@ export class WalCheckpointer {
   /** Commits since the last checkpoint that measured something (a busy one does not). */
   private unmeasuredCommits = 0;
   private scheduled: NodeJS.Immediate | null = null;
-  /** When the scheduled checkpoint was asked for (performance.now()), and at which commit count. */
+  /** When the scheduled checkpoint was asked for (performance.now()); it was at commit `interval`. */
   private scheduledAtMs = 0;
-  private scheduledAtCommit = 0;
   private isStopped = false;
 
   constructor(private readonly db: Database.Database) {
@@ -101,7 +100,8 @@ export class WalCheckpointer {
     if (this.isStopped) return;
     ++this.commits;
     if (this.scheduled !== null) {
-      const waitedOut = this.commits - this.scheduledAtCommit >= this.interval && performance.now() - this.scheduledAtMs >= STARVED_MS;
+      // Scheduled when the count reached the interval: another interval's commits since.
+      const waitedOut = this.commits >= 2 * this.interval && performance.now() - this.scheduledAtMs >= STARVED_MS;
       if (waitedOut) {
         // The scheduled one never got its turn: the event loop is starved. Now, in this caller.
         this.checkpoint();
@@ -111,7 +111,6 @@ export class WalCheckpointer {
     if (this.commits < this.interval) return;
     this.scheduled = setImmediate(() => this.checkpoint());
     this.scheduledAtMs = performance.now();
-    this.scheduledAtCommit = this.commits;
   }
 
   /** No checkpoints after this (the store is closing its handle). */
