@@ -36,7 +36,7 @@ export class PausedQueues {
   ) {}
 
   has(queue: string): boolean {
-    return this.paused.size > 0 && this.paused.has(queue);
+    return this.paused.has(queue);
   }
 
   /**

@@ -435,10 +435,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private handBackPaused(found: ClaimedJob[] = []): void {
     if (this.isStopping) return;
-    for (let i = this.buffer.length - 1; i >= 0; i--) {
-      if (this.pausedQueues.has(this.buffer[i]!.queue)) found.push(...this.buffer.splice(i, 1));
-    }
+    // One pass: the buffer can hold thousands (a splice per match would be quadratic).
+    const kept: ClaimedJob[] = [];
+    for (const job of this.buffer) (this.pausedQueues.has(job.queue) ? found : kept).push(job);
     if (found.length === 0) return;
+    this.buffer.splice(0, this.buffer.length, ...kept);
     this.log.info({ jobs: found.length, queues: [...new Set(found.map((job) => job.queue))] }, 'queue paused: handing back jobs claimed before the pause');
     void this.handBack(found);
   }
