@@ -4,6 +4,13 @@
 
 import { MailroomError, StoreUnavailableError } from '../core/errors.js';
 
+/**
+ * How long a write waits for a lock another connection holds before it fails with
+ * StoreUnavailableError (ingress: 503), unless `lockDeadlineMs` says otherwise: every write
+ * on SQLite, ingress's on PostgreSQL.
+ */
+export const DEFAULT_LOCK_DEADLINE_MS = 5_000;
+
 export { StoreUnavailableError };
 
 /** A transient failure worth retrying the whole transaction for (lock, serialization, failover). */

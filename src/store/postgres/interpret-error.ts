@@ -90,6 +90,11 @@ export function isPgStalePlan(error: unknown): boolean {
   return pgErrorCode(error) === '0A000' && error instanceof Error && /cached plan must not change result type/.test(error.message);
 }
 
+/** A lock_timeout fired (lock_not_available): the statement waited past the transaction's own bound. */
+export function isPgLockTimeout(error: unknown): boolean {
+  return pgErrorCode(error) === '55P03';
+}
+
 /** The connection or server is gone: an outcome may or may not have committed. */
 export function isPgUnavailable(error: unknown): boolean {
   const code = pgErrorCode(error);

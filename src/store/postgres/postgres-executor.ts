@@ -25,7 +25,7 @@ import {
   replayFromRow,
   clampLimit,
 } from '../rows.js';
-import { RetryableStoreError } from '../errors.js';
+import { DEFAULT_LOCK_DEADLINE_MS, RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
 import type { ClaimedRow } from '../claimed-job.js';
 import type {
@@ -79,9 +79,6 @@ import { PostgresOutgoingExecutor } from './postgres-outgoing-executor.js';
 /** 1,000 rows per purge transaction: short locks, few round trips. Matches job.sql's LIMIT. */
 const PURGE_BATCH_LIMIT = 1_000;
 const DEFAULT_RESCUE_LIMIT = 1_000;
-
-/** As SQLite's write engine: how long an acknowledgement waits for a lock held elsewhere. */
-const DEFAULT_LOCK_DEADLINE_MS = 5_000;
 
 export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreExecutor {
   protected readonly sql: SqlBlocks;

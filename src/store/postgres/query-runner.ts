@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { interpretPgError, isPgRetryable, isPgStalePlan, isPgUnavailable, pgErrorCode } from './interpret-error.js';
+import { interpretPgError, isPgLockTimeout, isPgRetryable, isPgStalePlan, isPgUnavailable, pgErrorCode } from './interpret-error.js';
 import { StoreClosedError, StoreUnavailableError } from '../errors.js';
 
 export type Row = Record<string, any>;
@@ -84,8 +84,6 @@ function rowBuilder(fields: readonly pg.FieldDef[]): (values: unknown[]) => Row 
   return build;
 }
 
-/** lock_not_available: a lock_timeout fired. */
-const LOCK_NOT_AVAILABLE = '55P03';
 /** The largest lock_timeout PostgreSQL takes (an int of ms, ~24.8 days). */
 const MAX_LOCK_TIMEOUT_MS = 2 ** 31 - 1;
 
@@ -122,7 +120,7 @@ export class PoolRunner implements QueryRunner {
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
         const cause = (error as { cause?: unknown } | null)?.cause;
-        if (lockTimeoutMs !== null && (pgErrorCode(error) === LOCK_NOT_AVAILABLE || pgErrorCode(cause) === LOCK_NOT_AVAILABLE)) {
+        if (lockTimeoutMs !== null && (isPgLockTimeout(error) || isPgLockTimeout(cause))) {
           throw new StoreUnavailableError(`PostgreSQL: a lock held by another session outlasted ${lockTimeoutMs} ms; nothing was written`, { cause: error, retryAfterMs: 1_000 });
         }
         throw error;

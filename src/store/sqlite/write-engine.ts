@@ -11,7 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { MailroomError } from '../../core/errors.js';
-import { StoreClosedError, StoreUnavailableError } from '../errors.js';
+import { DEFAULT_LOCK_DEADLINE_MS, StoreClosedError, StoreUnavailableError } from '../errors.js';
 import { sqlBlock } from '../sql-file.js';
 import type { SqlBlocks } from '../sql-file.js';
 import type { SqliteConnection, SynchronousLevel } from './sqlite-connection.js';
@@ -26,8 +26,6 @@ export type WriteClass = 'ack' | 'bookkeeping';
  * one write inside the shared transaction; returns each one's result, in order.
  */
 export type MergedWrite<M> = (merges: readonly M[]) => unknown[];
-
-const DEFAULT_LOCK_DEADLINE_MS = 5_000;
 
 /** The SQLite store's clock: this process's, unless a test pins `now`. */
 export function nowMs(now: Date | undefined): number {
