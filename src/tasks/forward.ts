@@ -52,6 +52,8 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
   const signingKey = config.secret === undefined ? null : standardWebhooksKey(config.secret);
   if (config.secret !== undefined && signingKey === null) throw new Permanent('forward secret is not whsec_ followed by base64');
   const requestTimeoutMs = config.requestTimeoutMs ?? DEFAULT_FORWARD_REQUEST_TIMEOUT_MS;
+  // The URL as errors show it: they reach the job's history, logs and the dashboard.
+  const shownUrl = urlWithoutSecrets(config.url);
   return {
     maxAttempts: config.maxAttempts ?? DEFAULT_FORWARD_MAX_ATTEMPTS,
     retryScheduleMs: config.retryScheduleMs ?? (config.backoff ? undefined : STANDARD_WEBHOOKS_SCHEDULE_MS),
@@ -59,8 +61,6 @@ export function createForwardTask(config: ForwardTaskConfig, deps: ForwardDeps =
     ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
     ...(config.queue !== undefined ? { queue: config.queue } : {}),
     async run(payload: unknown, ctx: TaskContext) {
-      // The URL as errors show it: they reach the job's history, logs and the dashboard.
-      const shownUrl = urlWithoutSecrets(config.url);
       const { body, headers } = buildRequest(payload, ctx, config, signingKey);
       const timeout = AbortSignal.timeout(requestTimeoutMs);
       const signal = anySignal([ctx.signal, timeout]);

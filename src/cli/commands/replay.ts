@@ -108,7 +108,7 @@ Options:
         const cancelled = 'status' in options.target && !options.replay.includeCancelled ? await cancelledMatching(mr, options.target) : 0;
         // "Re-run the whole webhook" of an event whose jobs all succeeded needs --force: say so.
         const eventId = 'status' in options.target ? options.target.eventId : undefined;
-        const done = eventId !== undefined && !options.alsoDone ? (await mr.listJobs({ status: 'done', eventId, limit: 1_000 })).length : 0;
+        const done = cancelled === 0 && eventId !== undefined && !options.alsoDone ? (await mr.listJobs({ status: 'done', eventId, limit: 1_000 })).length : 0;
         writeLines(
           io.stdout,
           cancelled > 0
