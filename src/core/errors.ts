@@ -161,7 +161,6 @@ export class EndpointHeldByOperatorError extends MailroomError {
  * A second rotation while the first one's old secret still signs: it would stop signing
  * with that secret at once, and a receiver still holding it would refuse every delivery.
  */
-
 export class RotationInProgressError extends MailroomError {
   constructor(readonly endpointId: string, readonly overlapUntil: Date) {
     super(

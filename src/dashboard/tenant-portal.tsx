@@ -276,7 +276,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           const delivery = await deliveryOf(mr, endpoint, required(form, 'id'));
           // A re-send puts the delivery back to pending with its job (a second click, another tab).
           if (delivery.status === 'pending' && delivery.jobId !== null && ((await mr.getJob(delivery.jobId))?.replays.length ?? 0) > 0) {
-            throw new MailroomError('MR_ERR_JOB_STATE', `Delivery ${delivery.id} is already being re-sent.`, { httpStatus: 409 });
+            throw alreadyResending(delivery.id);
           }
           if (delivery.status !== 'failed' || delivery.jobId === null) {
             throw new InvalidArgumentError(`Delivery ${delivery.id} is ${delivery.status}; only a failed delivery can be re-sent.`);
@@ -287,7 +287,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
             // between the read above and this replay. The operator's wording (a job id,
             // "use retryNow") means nothing to a tenant.
             if (error instanceof JobStateError && (error.status === 'pending' || error.status === 'running')) {
-              throw new MailroomError(error.code, `Delivery ${delivery.id} is already being re-sent.`, { httpStatus: 409, cause: error });
+              throw alreadyResending(delivery.id, error);
             }
             throw error;
           });
@@ -300,6 +300,11 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
       }
     }),
   ];
+}
+
+/** A re-send of a delivery that is back in line already (a second click, another tab). */
+function alreadyResending(deliveryId: string, cause?: unknown): MailroomError {
+  return new MailroomError('MR_ERR_JOB_STATE', `Delivery ${deliveryId} is already being re-sent.`, { httpStatus: 409, cause });
 }
 
 /** The only answers that carry a signing secret: a page (or JSON) never cached, never redirected to. */

@@ -250,7 +250,6 @@ export function PortalEndpointPage(props: {
   );
 }
 
-
 function DeliveryStatusBadge(props: { readonly status: Delivery['status'] }) {
   return <span class={`status delivery-${props.status}`}>{props.status}</span>;
 }
