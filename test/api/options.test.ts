@@ -59,15 +59,6 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     expect(await mr.endpoints.list({})).toEqual([]);
   });
 
-  it('refuses a lock deadline that is not a number of ms above 0', async () => {
-    for (const lockDeadlineMs of [0, -1, Number.NaN, '5000']) {
-      await expect(Mailroom.open({ db: 'sqlite::memory:', lockDeadlineMs: lockDeadlineMs as never, logger: pino({ level: 'silent' }) })).rejects.toMatchObject({
-        code: 'MR_ERR_INVALID_ARGUMENT',
-        message: expect.stringContaining('lockDeadlineMs must be'),
-      });
-    }
-  });
-
   it.skipIf(!harness.isAvailable)('refuses runAt with delayMs (one would be ignored) and a runAt given as text, and stores nothing', async () => {
     const mr = await open();
     const inAnHour = new Date(Date.now() + 3_600_000);
@@ -127,5 +118,17 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     mr.task('send_email', async () => undefined);
     expect(log.text()).toContain('"msg":"task registered again: the new definition replaces the earlier one, policy included"');
     expect((await mr.enqueue('send_email', {})).queue).toBe('default');
+  });
+});
+
+// Mailroom.open checks it before any store is opened: once, not per store.
+describe('Mailroom.open options', () => {
+  it('refuses a lock deadline that is not a number of ms above 0', async () => {
+    for (const lockDeadlineMs of [0, -1, Number.NaN, '5000']) {
+      await expect(Mailroom.open({ db: 'sqlite::memory:', lockDeadlineMs: lockDeadlineMs as never, logger: pino({ level: 'silent' }) })).rejects.toMatchObject({
+        code: 'MR_ERR_INVALID_ARGUMENT',
+        message: expect.stringContaining('lockDeadlineMs must be'),
+      });
+    }
   });
 });
