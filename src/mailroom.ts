@@ -345,8 +345,6 @@ export class Mailroom {
   private readonly directory: TaskDirectory;
   /** This process's task records in flight (close() waits for them). */
   private readonly taskRecords = new Set<Promise<void>>();
-  /** The schema has the task directory's budget columns (0016); false only when opened without migrating an older one. */
-  private hasTaskBudget = true;
   /** What this process last recorded in the task directory (or is recording), to write it once. */
   private recordedTasks: string | null = null;
   /** Types ingress stored jobs for without the limit key their task needs (warned once each). */
@@ -376,7 +374,19 @@ export class Mailroom {
   /** Signed links to the tenant portal (SPEC §9a). */
   readonly portal: PortalApi;
 
-  private constructor(store: Store, log: Logger, ownsStore: boolean, retention: RetentionSettings | false, deliver: DeliverSettings, portal: PortalApi) {
+  /**
+   * @param hasTaskBudget The schema has the task directory's budget columns (0016); false
+   *   only when opened without migrating an older one.
+   */
+  private constructor(
+    store: Store,
+    log: Logger,
+    ownsStore: boolean,
+    retention: RetentionSettings | false,
+    deliver: DeliverSettings,
+    portal: PortalApi,
+    private readonly hasTaskBudget: boolean,
+  ) {
     this.portal = portal;
     this.store = store;
     this.log = log;
@@ -444,8 +454,7 @@ export class Mailroom {
       throw error;
     }
     log.debug({ store: store.description }, 'mailroom opened');
-    const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver, portal);
-    mr.hasTaskBudget = hasTaskBudget;
+    const mr = new Mailroom(store, log, options.store === undefined, options.retention ?? {}, deliver, portal, hasTaskBudget);
     if (hasTaskDirectory) {
       const loading = mr.directory.refreshIfStale(); // always stale here: the first read
       if (loading) await loading;
