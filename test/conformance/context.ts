@@ -134,6 +134,15 @@ export async function nonZeroByQueue(store: StoreExecutor, now: Date = T0): Prom
   return result;
 }
 
+/** SQL literals for raw statements in a test: a time and a boolean as the harness's store keeps them. */
+export function sqlLiterals(harness: StoreHarness): { time(date: Date): string; bool(value: boolean): string } {
+  const isSqlite = harness.name === 'sqlite';
+  return {
+    time: (date) => (isSqlite ? String(date.getTime()) : `'${date.toISOString()}'`),
+    bool: (value) => (isSqlite ? (value ? '1' : '0') : String(value)),
+  };
+}
+
 /** The harness's raw-SQL helpers, or a failure naming what the harness must add. */
 export function rawSql(harness: StoreHarness, opened: HarnessStore): Required<Pick<HarnessStore, 'exec' | 'query'>> {
   const { exec, query } = opened;

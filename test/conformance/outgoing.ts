@@ -10,7 +10,7 @@ import type { EndpointAddParams, MessagePublishParams } from '../../src/store/ou
 import type { StoreExecutor } from '../../src/store/store.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { asDone, asFailed } from '../harness/finishes.js';
-import { DAY_MS, MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, rawSql, rejectionOf, useStore } from './context.js';
+import { DAY_MS, MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, rawSql, rejectionOf, sqlLiterals, useStore } from './context.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const NEW_SECRET = 'whsec_QWxsIHRoZSB3b3JsZCdzIGEgc3RhZ2UsIGFuZA==';
@@ -481,8 +481,8 @@ export function outgoingConformance(harness: StoreHarness): void {
         // returns a column of 0017), its messages through the Store (0013 changes none of the
         // columns they write).
         await store.migrate({ toVersion: 12 });
-        const at = harness.name === 'sqlite' ? String(T0.getTime()) : `'${T0.toISOString()}'`;
-        await exec(`INSERT INTO mailroom_endpoint (tenant, url, secret, created_at, updated_at) VALUES ('acme', 'https://hooks.example.com/in', '${SECRET}', ${at}, ${at})`);
+        const t0 = sqlLiterals(harness).time(T0);
+        await exec(`INSERT INTO mailroom_endpoint (tenant, url, secret, created_at, updated_at) VALUES ('acme', 'https://hooks.example.com/in', '${SECRET}', ${t0}, ${t0})`);
         const ep = { id: String((await query('SELECT id FROM mailroom_endpoint'))[0]!.id) };
         await exec(`INSERT INTO mailroom_endpoint_health (endpoint_id) VALUES (${ep.id})`);
         const [dead, done, waiting] = [await store.messagePublish(publish()), await store.messagePublish(publish()), await store.messagePublish(publish())];
@@ -507,8 +507,8 @@ export function outgoingConformance(harness: StoreHarness): void {
         const { store } = opened;
         const { exec } = rawSql(harness, opened);
         await store.migrate({ toVersion: 16 });
-        const at = harness.name === 'sqlite' ? String(T0.getTime()) : `'${T0.toISOString()}'`;
-        const [on, off] = harness.name === 'sqlite' ? ['1', '0'] : ['true', 'false'];
+        const sql = sqlLiterals(harness);
+        const [t0, on, off] = [sql.time(T0), sql.bool(true), sql.bool(false)];
         const reasons: Array<[boolean, string | null]> = [
           [true, null],
           [false, 'disabled by the tenant in the portal'],
@@ -522,7 +522,7 @@ export function outgoingConformance(harness: StoreHarness): void {
         for (const [enabled, reason] of reasons) {
           await exec(
             `INSERT INTO mailroom_endpoint (tenant, url, enabled, disabled_reason, secret, created_at, updated_at) ` +
-              `VALUES ('acme', 'https://hooks.example.com/in', ${enabled ? on : off}, ${reason === null ? 'NULL' : `'${reason}'`}, '${SECRET}', ${at}, ${at})`,
+              `VALUES ('acme', 'https://hooks.example.com/in', ${enabled ? on : off}, ${reason === null ? 'NULL' : `'${reason}'`}, '${SECRET}', ${t0}, ${t0})`,
           );
         }
         await store.migrate();

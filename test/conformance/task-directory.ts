@@ -4,7 +4,7 @@
 // record of a type replaces the older one.
 
 import { describe, expect, it } from 'vitest';
-import { SECOND_MS, T0, at, useStore } from './context.js';
+import { SECOND_MS, T0, at, rawSql, sqlLiterals, useStore } from './context.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 
 export function taskDirectoryConformance(harness: StoreHarness): void {
@@ -27,6 +27,24 @@ export function taskDirectoryConformance(harness: StoreHarness): void {
         { type: 'build_report', queue: 'default', keyed: false, maxAttempts: null, recordedAt: T0 },
         { type: 'send_email', queue: 'email-v2', keyed: false, maxAttempts: 2, recordedAt: at(SECOND_MS) },
       ]);
+    });
+
+    it('reads and records on a schema before the budget columns (0016), as a process opened without migrating does', async () => {
+      const opened = await harness.openUnmigrated();
+      try {
+        const { store } = opened;
+        await store.migrate({ toVersion: 15 });
+        await rawSql(harness, opened).exec(
+          `INSERT INTO mailroom_task (type, queue, keyed, recorded_at) VALUES ('build_report', 'reports', ${sqlLiterals(harness).bool(false)}, ${sqlLiterals(harness).time(T0)})`,
+        );
+        await store.taskRecord({ tasks: [{ type: 'archive', queue: 'archive', keyed: true, maxAttempts: 2 }], now: at(SECOND_MS), withBudget: false });
+        expect(await store.taskList()).toEqual([
+          { type: 'archive', queue: 'archive', keyed: true, maxAttempts: null, recordedAt: at(SECOND_MS) },
+          { type: 'build_report', queue: 'reports', keyed: false, maxAttempts: null, recordedAt: T0 },
+        ]);
+      } finally {
+        await harness.cleanup();
+      }
     });
 
     it("drops a type's budget once a worker of a release before 0016 records the type again (its record leaves the budget behind)", async () => {
