@@ -14,6 +14,7 @@ import { readInteger, readObject, readRate, readSchedule, readString, readString
 const CONFIG_KEYS = [
   ...optionKeys<EndpointsConfig>()({
     allowlist: true,
+    tenantAllowlist: true,
     connectTimeoutMs: true,
     requestTimeoutMs: true,
     maxResponseBytes: true,
@@ -38,12 +39,13 @@ const WHOLE_NUMBER_KEYS = ['connectTimeoutMs', 'requestTimeoutMs', 'maxResponseB
 export function validateEndpoints(raw: unknown, key: string, options: { readonly hooks: boolean }): EndpointsOptions {
   const endpoints = readObject(raw, key, options.hooks ? [...CONFIG_KEYS, ...HOOK_KEYS] : CONFIG_KEYS);
   const out: Record<string, unknown> = {};
-  if (endpoints.allowlist !== undefined) {
-    const allowlist = readStringArray(endpoints.allowlist, `${key}.allowlist`);
+  for (const name of ['allowlist', 'tenantAllowlist'] as const) {
+    if (endpoints[name] === undefined) continue;
+    const allowlist = readStringArray(endpoints[name], `${key}.${name}`);
     allowlist.forEach((entry, index) => {
-      if (!SsrfGuard.isValidAllowlistEntry(entry)) throw new ConfigError(`${key}.allowlist[${index}]`, 'must be a host name, an address or a CIDR range such as 10.0.0.0/8');
+      if (!SsrfGuard.isValidAllowlistEntry(entry)) throw new ConfigError(`${key}.${name}[${index}]`, 'must be a host name, an address or a CIDR range such as 10.0.0.0/8');
     });
-    out.allowlist = allowlist;
+    out[name] = allowlist;
   }
   for (const name of WHOLE_NUMBER_KEYS) {
     if (endpoints[name] !== undefined) out[name] = readInteger(endpoints[name], `${key}.${name}`, 1);

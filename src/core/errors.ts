@@ -177,11 +177,19 @@ export class RotationInProgressError extends MailroomError {
  * refused range. The message names the host and the range, never a credential.
  */
 export class UrlBlockedError extends MailroomError {
-  constructor(readonly host: string, readonly range: string, readonly address: string | null) {
+  constructor(
+    readonly host: string,
+    readonly range: string,
+    readonly address: string | null,
+    /** The config key that would allow it: the operator's list, or the one for tenants' endpoints. */
+    allowlistKey: 'endpoints.allowlist' | 'endpoints.tenantAllowlist' = 'endpoints.allowlist',
+  ) {
     super(
       'MR_ERR_URL_BLOCKED',
       `Endpoint host ${host}${address !== null && address !== host ? ` resolves to ${address}, which is` : ' is'} in a refused range (${range}); ` +
-        'outgoing deliveries reach public addresses only. Allow it with endpoints.allowlist if it is yours.',
+        (allowlistKey === 'endpoints.allowlist'
+          ? 'outgoing deliveries reach public addresses only. Allow it with endpoints.allowlist if it is yours.'
+          : "outgoing deliveries reach public addresses only. A tenant's endpoint may reach it only if endpoints.tenantAllowlist names it."),
       { httpStatus: 400 },
     );
   }

@@ -8,6 +8,9 @@ export interface EndpointRateLimit {
   readonly intervalMs: number;
 }
 
+/** Who added an endpoint (Endpoint.addedBy). */
+export type EndpointAddedBy = 'operator' | 'tenant';
+
 export interface Endpoint {
   /** Decimal string of an increasing integer. */
   readonly id: string;
@@ -22,6 +25,11 @@ export interface Endpoint {
   readonly disabledReason: string | null;
   /** Who disabled it: the operator (API, CLI, dashboard), the tenant (portal) or its deliveries (a 410, a failure streak); null while enabled. */
   readonly disabledBy: 'operator' | 'tenant' | 'deliveries' | null;
+  /**
+   * Who added it: the operator (API, CLI) or the tenant (portal). A tenant's endpoint gets
+   * `endpoints.tenantAllowlist`, not the operator's `allowlist`.
+   */
+  readonly addedBy: EndpointAddedBy;
   readonly rateLimit: EndpointRateLimit | null;
   readonly metadata: Record<string, unknown> | null;
   readonly createdAt: Date;

@@ -215,7 +215,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           let submitted;
           try {
             submitted = await addForms.submit(session.tenant, field(form, 'once'), attempt, () =>
-              mr.endpoints.add({
+              mr.endpoints.addByTenant({
                 tenant: session.tenant,
                 url: attempt.url,
                 ...(attempt.description !== '' ? { description: attempt.description } : {}),

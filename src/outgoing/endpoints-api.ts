@@ -7,9 +7,10 @@ import { assertKnownOptions, optionKeys } from '../core/known-options.js';
 import { PORTAL_REASON } from '../core/disable-reasons.js';
 import { EndpointDisabledError, EndpointHeldByOperatorError, EndpointNotFoundError, InvalidArgumentError, RotationInProgressError } from '../core/errors.js';
 import { DELIVERY_STATUSES } from '../core/outgoing-types.js';
-import type { Delivery, DeliveryStatus, Endpoint, EndpointHealth, EndpointRateLimit, Message } from '../core/outgoing-types.js';
+import type { Delivery, DeliveryStatus, Endpoint, EndpointAddedBy, EndpointHealth, EndpointRateLimit, Message } from '../core/outgoing-types.js';
 import type { Logger } from '../log.js';
 import type { JobInsert, Store } from '../store/store.js';
+import { guardFor } from '../tasks/deliver/deliver-settings.js';
 import type { DeliverSettings } from '../tasks/deliver/deliver-settings.js';
 import { generateEndpointSecret } from './endpoint-secret.js';
 import { checkEndpointUrl, checkEventTypes, checkMetadata, checkOptionalText, checkRateLimit, checkText } from './outgoing-input.js';
@@ -91,6 +92,19 @@ export class EndpointsApi {
    * @example const ep = await mr.endpoints.add({ tenant: 'acme', url: 'https://acme.example/hooks', eventTypes: ['invoice.paid'] });
    */
   async add(options: EndpointAddOptions): Promise<EndpointWithSecret> {
+    return this.addAs(options, 'operator');
+  }
+
+  /**
+   * The tenant portal's add: as `add`, but the endpoint is the tenant's (`addedBy:
+   * 'tenant'`), so its URL answers to `endpoints.tenantAllowlist`, at add and at every
+   * send, and never to the operator's `allowlist`.
+   */
+  async addByTenant(options: EndpointAddOptions): Promise<EndpointWithSecret> {
+    return this.addAs(options, 'tenant');
+  }
+
+  private async addAs(options: EndpointAddOptions, addedBy: EndpointAddedBy): Promise<EndpointWithSecret> {
     this.deps.assertOpen();
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('endpoints.add takes { tenant, url, … }');
     assertKnownOptions(options, ADD_KEYS, 'endpoints.add');
@@ -102,10 +116,10 @@ export class EndpointsApi {
       rateLimit: checkRateLimit(options.rateLimit),
       metadata: checkMetadata(options.metadata),
     };
-    const url = await checkEndpointUrl(options.url, this.deps.settings.guard);
+    const url = await checkEndpointUrl(options.url, guardFor(this.deps.settings, addedBy));
     const secret = generateEndpointSecret();
-    const endpoint = await this.deps.store.endpointAdd({ ...checked, url, secret });
-    this.deps.log.info({ endpointId: endpoint.id, tenant: endpoint.tenant }, 'endpoint added');
+    const endpoint = await this.deps.store.endpointAdd({ ...checked, url, secret, addedBy });
+    this.deps.log.info({ endpointId: endpoint.id, tenant: endpoint.tenant, addedBy }, 'endpoint added');
     this.deps.startDelivering();
     return { ...endpoint, secret };
   }
@@ -126,9 +140,11 @@ export class EndpointsApi {
   async update(id: string, changes: EndpointUpdateOptions): Promise<Endpoint> {
     this.deps.assertOpen();
     assertKnownOptions(changes, UPDATE_KEYS, 'endpoints.update');
+    // A new URL answers to the allowlist of whoever added the endpoint.
+    const checkUrl = async (url: unknown) => checkEndpointUrl(url, guardFor(this.deps.settings, found(await this.deps.store.endpointGet({ id: String(id) }), id).addedBy));
     const updated = await this.deps.store.endpointUpdate({
       id: String(id),
-      ...(changes.url !== undefined ? { url: await checkEndpointUrl(changes.url, this.deps.settings.guard) } : {}),
+      ...(changes.url !== undefined ? { url: await checkUrl(changes.url) } : {}),
       ...(changes.description !== undefined ? { description: checkOptionalText(changes.description, 'description') } : {}),
       ...(changes.eventTypes !== undefined ? { eventTypes: checkEventTypes(changes.eventTypes) } : {}),
       ...(changes.rateLimit !== undefined ? { rateLimit: checkRateLimit(changes.rateLimit) } : {}),

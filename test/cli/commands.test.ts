@@ -583,7 +583,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
       jobs: [],
     });
     const batch = await mr.enqueueBatch([{ type: 'page', payload: {} }], { then: { type: 'assemble', payload: {} } });
-    const endpoint = await mr.store.endpointAdd({ tenant: 'acme', url: 'http://127.0.0.1:9/x', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+    const endpoint = await mr.store.endpointAdd({ tenant: 'acme', url: 'http://127.0.0.1:9/x', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', addedBy: 'operator' });
     const run = (...argv: string[]) => runCommand([...argv, '--db', url], { cwd: dir });
     // Every command but serve, worker, enqueue and send-test (below, or they run or send).
     const commands = [

@@ -18,7 +18,7 @@ const BREAKER = DEFAULT_BREAKER_SETTINGS;
 const FIVE_DAYS_MS = 5 * DAY_MS;
 
 function endpoint(overrides: Partial<EndpointAddParams> = {}): EndpointAddParams {
-  return { tenant: 'acme', url: 'https://hooks.example.com/in', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: SECRET, now: T0, ...overrides };
+  return { tenant: 'acme', url: 'https://hooks.example.com/in', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: SECRET, addedBy: 'operator', now: T0, ...overrides };
 }
 
 function publish(overrides: Partial<Omit<MessagePublishParams, 'payloadJson'>> & { payload?: unknown } = {}): MessagePublishParams {
@@ -151,6 +151,34 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(error.message).toBe('order failed');
       expect(await ctx.store.messageList({})).toEqual([]);
       expect(await ctx.store.jobList({})).toEqual([]);
+    });
+
+    it('records who added an endpoint, the operator unless a tenant did, and hands it to the deliver task with every read', async () => {
+      const operators = await ctx.store.endpointAdd(endpoint());
+      const tenants = await ctx.store.endpointAdd(endpoint({ addedBy: 'tenant' }));
+      expect([operators.addedBy, tenants.addedBy]).toEqual(['operator', 'tenant']);
+      expect((await ctx.store.endpointGet({ id: tenants.id }))!.addedBy).toBe('tenant');
+      expect((await ctx.store.endpointList({ tenant: 'acme' })).map((e) => e.addedBy)).toEqual(['operator', 'tenant']);
+      expect((await ctx.store.endpointUpdate({ id: tenants.id, description: 'moved' }))!.addedBy).toBe('tenant');
+      const { deliveries } = await ctx.store.messagePublish(publish());
+      const starts = await Promise.all(deliveries.map((d) => startOne(ctx.store, d.id, T0)));
+      expect(Object.fromEntries(starts.map((start) => [start!.endpoint!.id, start!.endpoint!.addedBy]))).toEqual({ [operators.id]: 'operator', [tenants.id]: 'tenant' });
+    });
+
+    it('reads an endpoint that code before migration 0018 added, which names no adder, as the operator’s', async () => {
+      const opened = await harness.openUnmigrated();
+      try {
+        const { store } = opened;
+        const { exec } = rawSql(harness, opened);
+        await store.migrate({ toVersion: 17 });
+        const t0 = sqlLiterals(harness).time(T0);
+        await exec(`INSERT INTO mailroom_endpoint (tenant, url, secret, created_at, updated_at) VALUES ('acme', 'https://hooks.example.com/in', '${SECRET}', ${t0}, ${t0})`);
+        await store.migrate();
+        await exec(`INSERT INTO mailroom_endpoint (tenant, url, secret, created_at, updated_at) VALUES ('acme', 'https://hooks.example.com/later', '${SECRET}', ${t0}, ${t0})`);
+        expect((await store.endpointList({ tenant: 'acme' })).map((e) => e.addedBy)).toEqual(['operator', 'operator']);
+      } finally {
+        await harness.cleanup();
+      }
     });
 
     it('hands the deliver task the stored body, the endpoint and both secrets during a rotation’s overlap', async () => {

@@ -63,7 +63,7 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     await closeOutgoingMailrooms(harness);
   });
 
-  async function serve(options: { log?: LogSink } = {}): Promise<ServedPortal> {
+  async function serve(options: { log?: LogSink; tenantAllowlist?: string[] } = {}): Promise<ServedPortal> {
     served = await servePortal(harness, options);
     return served;
   }
@@ -273,7 +273,7 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     const secret = /<pre class="secret">(whsec_[^<]+)<\/pre>/.exec(added.text)![1]!;
     const endpoints = await p.mr.endpoints.list({ tenant: 'acme' });
     expect(endpoints).toHaveLength(2);
-    expect(endpoints[1]).toMatchObject({ tenant: 'acme', description: 'second <b>one</b>', eventTypes: ['invoice.paid', 'invoice.voided'] });
+    expect(endpoints[1]).toMatchObject({ tenant: 'acme', description: 'second <b>one</b>', eventTypes: ['invoice.paid', 'invoice.voided'], addedBy: 'tenant' });
     // Shown once: no later page carries it.
     for (const path of ['/portal', `/portal/endpoints/${endpoints[1]!.id}`]) {
       const later = await page(p, cookie, path);
@@ -288,6 +288,17 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     // '*' in the event types field is every type, as left empty.
     expect((await post(p, cookie, 'add-endpoint', { url: `${p.acme.receiver.url}/third`, eventTypes: ' * ', csrf })).status).toBe(201);
     expect((await p.mr.endpoints.list({ tenant: 'acme' }))[2]).toMatchObject({ eventTypes: null });
+  });
+
+  it.skipIf(!harness.isAvailable)('refuses a tenant an address the operator allowed only for their own endpoints', async () => {
+    // The operator's allowlist names loopback (its own endpoints reach it); tenants get none.
+    const p = await serve({ tenantAllowlist: [] });
+    const cookie = await enter(await p.mr.portal.link('acme'));
+    const csrf = await csrfOf(p, cookie);
+    const refused = await post(p, cookie, 'add-endpoint', { url: `${p.acme.receiver.url}/internal`, csrf });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('Endpoint host 127.0.0.1 is not a public address; deliveries go to public addresses only.');
+    expect(await p.mr.endpoints.list({ tenant: 'acme' })).toHaveLength(1);
   });
 
   it.skipIf(!harness.isAvailable)('rotates the signing secret, shows the new one once, signs with both, and refuses a second rotation', async () => {

@@ -151,4 +151,52 @@ describe.each(storeHarnesses)('SSRF guard at every send ($name)', (harness) => {
     expect(target.received[0]!.verifiedWith).toBe(endpoint.secret);
     expect(target.received[0]!.headers.host).toBe(`receiver.test:${port}`);
   });
+
+  it.skipIf(!harness.isAvailable)('holds a tenant’s endpoint to tenantAllowlist, not the operator’s allowlist, at add and at every send', async () => {
+    const target = await startVerifyingReceiver();
+    receivers.push(target);
+    const port = new URL(target.url).port;
+    const resolve = tableResolver({ 'tenant.customer.example': ['93.184.216.34'], 'receiver.test': ['127.0.0.1'] });
+    const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: ['127.0.0.1/32'], resolve } });
+    // The operator may reach loopback; a tenant may not, by name or by address.
+    await expect(mr.endpoints.addByTenant({ tenant: 'acme', url: `http://receiver.test:${port}/hooks` })).rejects.toMatchObject({ code: 'MR_ERR_URL_BLOCKED' });
+    await expect(mr.endpoints.addByTenant({ tenant: 'acme', url: target.url })).rejects.toMatchObject({ code: 'MR_ERR_URL_BLOCKED' });
+    const operators = await mr.endpoints.add({ tenant: 'acme', url: `http://receiver.test:${port}/operator` });
+    expect(operators.addedBy).toBe('operator');
+    // A tenant's host that resolved to a public address at add, and to loopback at send.
+    const tenants = await mr.endpoints.addByTenant({ tenant: 'acme', url: `http://tenant.customer.example:${port}/tenant` });
+    expect(tenants.addedBy).toBe('tenant');
+    expect((await mr.endpoints.get(tenants.id))!.addedBy).toBe('tenant');
+    target.secrets.push(operators.secret, tenants.secret);
+    resolve.table['tenant.customer.example'] = ['127.0.0.1'];
+    // Moving it onto the operator's trusted host is refused too.
+    await expect(mr.endpoints.update(tenants.id, { url: `http://receiver.test:${port}/tenant` })).rejects.toMatchObject({ code: 'MR_ERR_URL_BLOCKED' });
+    const worker = mr.work();
+    const { message } = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    const outcomes = await waitFor(async () => {
+      const deliveries = await mr.deliveries.list({ messageId: message.id });
+      return deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending') && deliveries;
+    });
+    await worker.stop({ timeoutMs: 2_000 });
+    expect(Object.fromEntries(outcomes.map((d) => [d.endpointId, d.status]))).toEqual({ [operators.id]: 'delivered', [tenants.id]: 'failed' });
+    expect(target.received.map((r) => r.verifiedWith)).toEqual([operators.secret]);
+    const refused = (await mr.getJob(outcomes.find((d) => d.endpointId === tenants.id)!.jobId!))!;
+    expect(refused).toMatchObject({ status: 'dead', deadReason: 'permanent' });
+    expect(refused.lastError).toContain('127.0.0.1');
+    expect(refused.lastError).toContain('endpoints.tenantAllowlist');
+    expect(refused.lastError).not.toContain('endpoints.allowlist ');
+  });
+
+  it.skipIf(!harness.isAvailable)('lets a tenant’s endpoint reach what tenantAllowlist names', async () => {
+    const target = await startVerifyingReceiver();
+    receivers.push(target);
+    const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: [], tenantAllowlist: ['127.0.0.1'] } });
+    await expect(mr.endpoints.add({ tenant: 'acme', url: target.url })).rejects.toMatchObject({ code: 'MR_ERR_URL_BLOCKED' });
+    const endpoint = await mr.endpoints.addByTenant({ tenant: 'acme', url: target.url });
+    target.secrets.push(endpoint.secret);
+    mr.work();
+    const { message } = await mr.publish('invoice.paid', {}, { tenant: 'acme' });
+    await waitFor(async () => (await mr.deliveries.list({ messageId: message.id }))[0]?.status === 'delivered');
+    expect(target.received[0]!.verifiedWith).toBe(endpoint.secret);
+  });
 });

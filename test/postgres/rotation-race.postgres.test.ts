@@ -15,7 +15,7 @@ describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL secret rotations that 
   it('let exactly one through when both waited on the endpoint row', async () => {
     const { mr, url } = await openTestMailroom(postgresHarness);
     const schema = new URL(url).searchParams.get('schema')!;
-    const id = (await mr.store.endpointAdd({ tenant: 'acme', url: 'http://127.0.0.1:9/x', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_b3JpZ2luYWwgc2VjcmV0IG9mIHRoZSB0ZXN0' })).id;
+    const id = (await mr.store.endpointAdd({ tenant: 'acme', url: 'http://127.0.0.1:9/x', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_b3JpZ2luYWwgc2VjcmV0IG9mIHRoZSB0ZXN0', addedBy: 'operator' })).id;
     const holder = await connectClient();
     try {
       await holder.query('BEGIN');

@@ -56,7 +56,7 @@ describe.each(storeHarnesses)('the serve process on $name', (harness) => {
     };
     // A delivery that waits (its queue paused, so no worker sends it): an endpoint backlog.
     await mr.pauseQueue('default');
-    await mr.store.endpointAdd({ tenant: 'acme', url: 'http://127.0.0.1:9/never', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' });
+    await mr.store.endpointAdd({ tenant: 'acme', url: 'http://127.0.0.1:9/never', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', addedBy: 'operator' });
     await mr.publish('invoice.paid', {}, { tenant: 'acme' });
     const defaults = await metricsOf({});
     expect(defaults).toContain('mailroom_process_cpu');

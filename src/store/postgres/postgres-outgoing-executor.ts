@@ -73,6 +73,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
         jsonOrNull(params.metadata),
         params.secret,
         now,
+        params.addedBy,
       ]);
       await runner.run(this.stmt('endpointAdd.health'), [row!.id]);
       return endpointFromRow(row!);

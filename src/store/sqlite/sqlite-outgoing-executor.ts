@@ -74,6 +74,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
         metadata: jsonOrNull(params.metadata),
         secret: params.secret,
         now: nowMs(params.now),
+        addedBy: params.addedBy,
       }) as Row;
       this.engine.stmt('endpointAdd.health').run({ id: row.id });
       return endpointFromRow(row);

@@ -7,6 +7,7 @@ import type { BreakerSettings } from '../../core/circuit-breaker.js';
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../core/backoff.js';
 import { ConfigError, InvalidArgumentError } from '../../core/errors.js';
 import { validateEndpoints } from '../../config/endpoints-config.js';
+import type { EndpointAddedBy } from '../../core/outgoing-types.js';
 import type { RateLimit } from '../../store/limits.js';
 import type { Resolve } from './ssrf-guard.js';
 import { SsrfGuard } from './ssrf-guard.js';
@@ -17,6 +18,11 @@ export interface EndpointsOptions {
    * them (loopback, private, …): your own trusted targets. @default []
    */
   readonly allowlist?: readonly string[];
+  /**
+   * The same for endpoints a tenant added through the portal, which `allowlist` does not
+   * reach: a tenant must not point deliveries at the internal targets you trust. @default []
+   */
+  readonly tenantAllowlist?: readonly string[];
   /** @default 5000 */
   readonly connectTimeoutMs?: number;
   /** The whole request, connect to the last byte read. @default 30000 */
@@ -50,7 +56,10 @@ export interface EndpointsOptions {
 }
 
 export interface DeliverSettings {
+  /** The guard of the operator's endpoints (`allowlist`). */
   readonly guard: SsrfGuard;
+  /** The guard of endpoints a tenant added (`tenantAllowlist`). */
+  readonly tenantGuard: SsrfGuard;
   readonly connectTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly maxResponseBytes: number;
@@ -85,6 +94,7 @@ export function resolveDeliverSettings(raw: EndpointsOptions = {}): DeliverSetti
   }
   return {
     guard: new SsrfGuard({ allowlist: options.allowlist ?? [], resolve: options.resolve }),
+    tenantGuard: new SsrfGuard({ allowlist: options.tenantAllowlist ?? [], allowlistKey: 'endpoints.tenantAllowlist', resolve: options.resolve }),
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     maxResponseBytes: options.maxResponseBytes ?? 64 * 1024,
@@ -97,4 +107,9 @@ export function resolveDeliverSettings(raw: EndpointsOptions = {}): DeliverSetti
     queue: options.queue,
     clock: options.clock,
   };
+}
+
+/** The SSRF guard an endpoint's URL answers to: its adder's allowlist. */
+export function guardFor(settings: Pick<DeliverSettings, 'guard' | 'tenantGuard'>, addedBy: EndpointAddedBy): SsrfGuard {
+  return addedBy === 'tenant' ? settings.tenantGuard : settings.guard;
 }

@@ -11,7 +11,7 @@ import type { WaitReason } from '../../core/circuit-breaker.js';
 import { Permanent, RetryAfter, Snooze } from '../../core/errors.js';
 import type { MailroomError } from '../../core/errors.js';
 import type { TaskDefinition } from '../../core/task-registry.js';
-import type { DeliveryStatus } from '../../core/outgoing-types.js';
+import type { DeliveryStatus, EndpointAddedBy } from '../../core/outgoing-types.js';
 import type { Logger } from '../../log.js';
 import { GONE_REASON } from '../../core/disable-reasons.js';
 import type { StoreExecutor } from '../../store/store.js';
@@ -19,6 +19,7 @@ import { traceHttpCall } from '../../tracing.js';
 import type { DeliveryRecord, DeliveryRecordResult, DeliveryStart } from '../../store/outgoing-store.js';
 import { classifyResponse } from '../classify-response.js';
 import { excerptOf } from '../response-excerpt.js';
+import { guardFor } from './deliver-settings.js';
 import type { DeliverSettings } from './deliver-settings.js';
 import type { DeliveryAgents, SendOutcome } from './send-delivery.js';
 import { turnBatch } from './turn-batch.js';
@@ -82,7 +83,9 @@ const DELIVER_MAX_SNOOZES = 100_000;
 
 export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<DeliverPayload> {
   const { store, settings, log } = deps;
-  let agents: DeliveryAgents | undefined;
+  // One pool of keep-alive connections per allowlist: a connection the operator's guard let
+  // through is never reused for a tenant's endpoint at the same host.
+  const agents: Partial<Record<EndpointAddedBy, DeliveryAgents>> = {};
   const now = () => settings.clock?.();
   // The starts of the deliveries a claim starts, and the records of the responses that
   // arrive in one turn, each as one store call.
@@ -115,9 +118,11 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         throw new Snooze(waitMs + Math.random() * Math.min(waitMs * WAIT_SPREAD_RATIO, 5_000), `endpoint ${start.endpoint.id}: ${WAIT_WORDS[reason]}`);
       }
       const url = new URL(start.endpoint.url);
+      const { addedBy } = start.endpoint;
+      const guard = guardFor(settings, addedBy);
       const failed = (): DeliveryStatus => (ctx.attempt >= ctx.job.maxAttempts ? 'failed' : 'pending');
       try {
-        settings.guard.checkLiteral(url);
+        guard.checkLiteral(url);
       } catch (error) {
         return refuse(error as MailroomError);
       }
@@ -134,8 +139,8 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         url.toString(),
         headers,
         () => {
-          agents ??= createDeliveryAgents();
-          return sendDelivery({ url, body, headers, lookup: settings.guard.lookup, signal: ctx.signal }, settings, agents);
+          const pool = (agents[addedBy] ??= createDeliveryAgents());
+          return sendDelivery({ url, body, headers, lookup: guard.lookup, signal: ctx.signal }, settings, pool);
         },
         (sent) => (sent.kind === 'error' ? sent.error : undefined),
       );

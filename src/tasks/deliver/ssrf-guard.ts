@@ -32,6 +32,8 @@ export interface SsrfGuardOptions {
    * @default []
    */
   readonly allowlist?: readonly string[];
+  /** Where `allowlist` comes from, named in a refusal's advice. @default 'endpoints.allowlist' */
+  readonly allowlistKey?: 'endpoints.allowlist' | 'endpoints.tenantAllowlist';
   readonly resolve?: Resolve;
 }
 
@@ -44,9 +46,11 @@ export class SsrfGuard {
   private readonly allowedHosts = new Set<string>();
   private readonly allowedRanges: Array<[ipaddrModule.IPv4 | ipaddrModule.IPv6, number]> = [];
   private readonly resolve: Resolve;
+  private readonly allowlistKey: NonNullable<SsrfGuardOptions['allowlistKey']>;
 
   constructor(options: SsrfGuardOptions = {}) {
     this.resolve = options.resolve ?? systemResolve;
+    this.allowlistKey = options.allowlistKey ?? 'endpoints.allowlist';
     for (const entry of options.allowlist ?? []) {
       const text = String(entry).trim();
       if (text.includes('/') && ipaddr().isValidCIDR(text)) this.allowedRanges.push(normalisedRange(ipaddr().parseCIDR(text)));
@@ -124,7 +128,7 @@ export class SsrfGuard {
 
   private checkAddress(host: string, address: string): void {
     const range = this.refusedRange(address);
-    if (range !== null) throw new UrlBlockedError(host, range, address);
+    if (range !== null) throw new UrlBlockedError(host, range, address, this.allowlistKey);
   }
 }
 

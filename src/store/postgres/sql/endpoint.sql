@@ -4,10 +4,10 @@
 
 -- name: endpointAdd
 -- A new endpoint; its health row is endpointAdd.health, in the same transaction.
--- params: $1 tenant, $2 url, $3 description, $4 event_types, $5 rate_limit, $6 metadata, $7 secret, $8 now
-INSERT INTO mailroom_endpoint (tenant, url, description, event_types, rate_limit, metadata, secret, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
-RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at;
+-- params: $1 tenant, $2 url, $3 description, $4 event_types, $5 rate_limit, $6 metadata, $7 secret, $8 now, $9 added_by
+INSERT INTO mailroom_endpoint (tenant, url, description, event_types, rate_limit, metadata, secret, created_at, updated_at, added_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;
 
 -- name: endpointAdd.health
 -- The endpoint's breaker starts closed with no history.
@@ -17,19 +17,19 @@ INSERT INTO mailroom_endpoint_health (endpoint_id) VALUES ($1);
 -- name: endpointGet
 -- One endpoint, without its secret.
 -- params: $1 id
-SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at
 FROM mailroom_endpoint WHERE id = $1;
 
 -- name: endpointList
 -- A page of every tenant's endpoints in id order, without secrets.
 -- params: $1 after, $2 limit
-SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at
 FROM mailroom_endpoint WHERE id > $1 ORDER BY id LIMIT $2;
 
 -- name: endpointList.tenant
 -- A page of one tenant's endpoints (mailroom_endpoint_tenant_idx), without secrets.
 -- params: $1 after, $2 limit, $3 tenant
-SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at
 FROM mailroom_endpoint WHERE tenant = $3 AND id > $1 ORDER BY id LIMIT $2;
 
 -- name: endpointUpdate.current
@@ -43,7 +43,7 @@ SELECT id, url, description, event_types, rate_limit, metadata FROM mailroom_end
 UPDATE mailroom_endpoint
 SET url = $2, description = $3, event_types = $4, rate_limit = $5, metadata = $6, updated_at = $7
 WHERE id = $1
-RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at;
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;
 
 -- name: endpointSetEnabled
 -- Enable (reason and who cleared) or disable (reason and who kept) an endpoint. For the
@@ -54,7 +54,7 @@ RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, d
 UPDATE mailroom_endpoint SET enabled = $2, disabled_reason = $3, disabled_by = $5, updated_at = $4
 WHERE id = $1
   AND (NOT $6::boolean OR CASE WHEN $2::boolean THEN NOT enabled AND disabled_by IN ('tenant', 'deliveries') ELSE enabled END)
-RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at;
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;
 
 -- name: endpointDisableIfEnabled
 -- Disables an enabled endpoint (a 410, a failure streak); returns it only when this call did.
@@ -93,7 +93,7 @@ WHERE id = $1;
 -- name: endpointSigning
 -- The endpoint with its secrets: only the deliver task's deliveryStart reads this.
 -- params: $1 id
-SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at,
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at,
        secret, previous_secret, previous_secret_until
 FROM mailroom_endpoint WHERE id = $1;
 
@@ -184,6 +184,7 @@ SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp(
        m.created_at AS m_created_at,
        e.id AS e_id, e.tenant AS e_tenant, e.url AS e_url, e.description AS e_description,
        e.event_types AS e_event_types, e.enabled AS e_enabled, e.disabled_reason AS e_disabled_reason, e.disabled_by AS e_disabled_by,
+       e.added_by AS e_added_by,
        e.rate_limit AS e_rate_limit, e.metadata AS e_metadata, e.created_at AS e_created_at,
        e.updated_at AS e_updated_at, e.secret AS e_secret, e.previous_secret AS e_previous_secret,
        e.previous_secret_until AS e_previous_secret_until,

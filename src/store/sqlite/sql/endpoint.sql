@@ -3,9 +3,9 @@
 
 -- name: endpointAdd
 -- A new endpoint; its health row is endpointAdd.health, in the same transaction.
-INSERT INTO mailroom_endpoint (tenant, url, description, event_types, rate_limit, metadata, secret, created_at, updated_at)
-VALUES (@tenant, @url, @description, @eventTypes, @rateLimit, @metadata, @secret, @now, @now)
-RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at;
+INSERT INTO mailroom_endpoint (tenant, url, description, event_types, rate_limit, metadata, secret, created_at, updated_at, added_by)
+VALUES (@tenant, @url, @description, @eventTypes, @rateLimit, @metadata, @secret, @now, @now, @addedBy)
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;
 
 -- name: endpointAdd.health
 -- The endpoint's breaker starts closed with no history.
@@ -13,17 +13,17 @@ INSERT INTO mailroom_endpoint_health (endpoint_id) VALUES (@id);
 
 -- name: endpointGet
 -- One endpoint, without its secret.
-SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at
 FROM mailroom_endpoint WHERE id = @id;
 
 -- name: endpointList
 -- A page of every tenant's endpoints in id order, without secrets.
-SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at
 FROM mailroom_endpoint WHERE id > @after ORDER BY id LIMIT @limit;
 
 -- name: endpointList.tenant
 -- A page of one tenant's endpoints (mailroom_endpoint_tenant_idx), without secrets.
-SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at
 FROM mailroom_endpoint WHERE tenant = @tenant AND id > @after ORDER BY id LIMIT @limit;
 
 -- name: endpointUpdate.current
@@ -35,7 +35,7 @@ SELECT id, url, description, event_types, rate_limit, metadata FROM mailroom_end
 UPDATE mailroom_endpoint
 SET url = @url, description = @description, event_types = @eventTypes, rate_limit = @rateLimit, metadata = @metadata, updated_at = @now
 WHERE id = @id
-RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at;
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;
 
 -- name: endpointSetEnabled
 -- Enable (reason and who cleared) or disable (reason and who kept) an endpoint. For the
@@ -45,7 +45,7 @@ RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, d
 UPDATE mailroom_endpoint SET enabled = @enabled, disabled_reason = @reason, disabled_by = @disabledBy, updated_at = @now
 WHERE id = @id
   AND (@asTenant = 0 OR CASE WHEN @enabled = 1 THEN enabled = 0 AND disabled_by IN ('tenant', 'deliveries') ELSE enabled = 1 END)
-RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at;
+RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;
 
 -- name: endpointDisableIfEnabled
 -- Disables an enabled endpoint (a 410, a failure streak); returns it only when this call did.
@@ -72,7 +72,7 @@ WHERE id = @id;
 
 -- name: endpointSigning
 -- The endpoint with its secrets: only the deliver task's deliveryStart reads this.
-SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, rate_limit, metadata, created_at, updated_at,
+SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at,
        secret, previous_secret, previous_secret_until
 FROM mailroom_endpoint WHERE id = @id;
 
