@@ -161,15 +161,20 @@ export class EndpointsApi {
    */
   async disable(id: string, reason?: string): Promise<Endpoint> {
     this.deps.assertOpen();
-    if (reason === undefined) {
-      // Disabled already: without a new reason it keeps the one it has (a 410, the failure
-      // streak, the tenant's, an operator's words) rather than a generic one.
-      const current = found(await this.deps.store.endpointGet({ id: String(id) }), id);
-      if (current.disabledBy === 'operator') return current;
-      reason = current.enabled ? 'disabled by hand' : (current.disabledReason ?? 'disabled by hand');
-    }
-    const endpoint = found(await this.deps.store.endpointSetEnabled({ id: String(id), enabled: false, reason: checkText(reason, 'reason'), by: 'operator' }), id);
-    this.deps.log.info({ endpointId: endpoint.id, reason }, 'endpoint disabled');
+    // Disabled already: without a new reason it keeps the one it has (a 410, the failure
+    // streak, the tenant's, an operator's words) rather than a generic one. The store
+    // decides that in the write, so a tenant's enable in between cannot leave its words behind.
+    const endpoint = found(
+      await this.deps.store.endpointSetEnabled({
+        id: String(id),
+        enabled: false,
+        reason: reason === undefined ? 'disabled by hand' : checkText(reason, 'reason'),
+        keepReason: reason === undefined,
+        by: 'operator',
+      }),
+      id,
+    );
+    this.deps.log.info({ endpointId: endpoint.id, reason: endpoint.disabledReason }, 'endpoint disabled');
     return endpoint;
   }
 

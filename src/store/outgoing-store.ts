@@ -56,6 +56,8 @@ export interface EndpointSetEnabledParams {
    * endpoint; enable one the operator did not disable): null back otherwise. @default 'operator'
    */
   readonly by?: 'operator' | 'tenant';
+  /** A disable of an endpoint disabled already keeps its reason (`reason` is for an enabled one). @default false */
+  readonly keepReason?: boolean;
   readonly now?: Date;
 }
 

@@ -70,6 +70,23 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.endpointGet({ id })).toBeNull();
     });
 
+    it('keeps the reason of an endpoint disabled already when the operator disables it without words, deciding in the write', async () => {
+      const { id } = await ctx.store.endpointAdd(endpoint());
+      const wordless = { id, enabled: false, reason: 'disabled by hand', keepReason: true, by: 'operator' } as const;
+      // Enabled: the generic reason.
+      expect(await ctx.store.endpointSetEnabled(wordless)).toMatchObject({ enabled: false, disabledBy: 'operator', disabledReason: 'disabled by hand' });
+      await ctx.store.endpointSetEnabled({ id, enabled: true, reason: null });
+      // Disabled by the tenant: the operator takes it over with the tenant's reason.
+      await ctx.store.endpointSetEnabled({ id, enabled: false, reason: 'disabled by the tenant in the portal', by: 'tenant' });
+      expect(await ctx.store.endpointSetEnabled(wordless)).toMatchObject({ enabled: false, disabledBy: 'operator', disabledReason: 'disabled by the tenant in the portal' });
+      // The tenant could not enable it in between; had it been enabled, its old words would be gone.
+      expect(await ctx.store.endpointSetEnabled({ id, enabled: true, reason: null, by: 'tenant' })).toBeNull();
+      await ctx.store.endpointSetEnabled({ id, enabled: true, reason: null });
+      expect(await ctx.store.endpointSetEnabled(wordless)).toMatchObject({ disabledReason: 'disabled by hand' });
+      // With words, they replace whatever it had.
+      expect(await ctx.store.endpointSetEnabled({ id, enabled: false, reason: 'unpaid', keepReason: false })).toMatchObject({ disabledReason: 'unpaid', disabledBy: 'operator' });
+    });
+
     it('publishes a message once with a deliver job per matching enabled endpoint and `skipped` for a disabled one', async () => {
       const all = await ctx.store.endpointAdd(endpoint());
       const paid = await ctx.store.endpointAdd(endpoint({ eventTypes: ['invoice.paid'] }));

@@ -134,6 +134,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       now,
       params.enabled ? null : by,
       by === 'tenant',
+      params.keepReason === true,
     ]);
     return row ? endpointFromRow(row) : null;
   }

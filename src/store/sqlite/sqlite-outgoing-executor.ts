@@ -137,6 +137,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
         reason: params.enabled ? null : params.reason,
         disabledBy: params.enabled ? null : by,
         asTenant: by === 'tenant' ? 1 : 0,
+        keepReason: params.keepReason === true ? 1 : 0,
         now: nowMs(params.now),
       }) as Row | undefined;
       return row ? endpointFromRow(row) : null;

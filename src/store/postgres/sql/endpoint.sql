@@ -49,9 +49,13 @@ RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, d
 -- Enable (reason and who cleared) or disable (reason and who kept) an endpoint. For the
 -- tenant ($6) only where the tenant may: disable an enabled one, enable one that they or
 -- its deliveries disabled; no row back otherwise. In the UPDATE itself, so an operator's
--- disable between the portal's read and this write is never undone.
--- params: $1 id, $2 enabled, $3 reason, $4 now, $5 disabled_by, $6 as tenant
-UPDATE mailroom_endpoint SET enabled = $2, disabled_reason = $3, disabled_by = $5, updated_at = $4
+-- disable between the portal's read and this write is never undone. With $7 a disable
+-- keeps the reason of an endpoint disabled already (an operator's disable without words),
+-- decided here for the same reason.
+-- params: $1 id, $2 enabled, $3 reason, $4 now, $5 disabled_by, $6 as tenant, $7 keep reason
+UPDATE mailroom_endpoint
+SET enabled = $2, disabled_by = $5, updated_at = $4,
+    disabled_reason = CASE WHEN $7::boolean AND NOT enabled THEN coalesce(disabled_reason, $3) ELSE $3 END
 WHERE id = $1
   AND (NOT $6::boolean OR CASE WHEN $2::boolean THEN NOT enabled AND disabled_by IN ('tenant', 'deliveries') ELSE enabled END)
 RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;

@@ -41,8 +41,12 @@ RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, d
 -- Enable (reason and who cleared) or disable (reason and who kept) an endpoint. For the
 -- tenant (@asTenant = 1) only where the tenant may: disable an enabled one, enable one
 -- that they or its deliveries disabled; no row back otherwise. In the UPDATE itself, so an
--- operator's disable between the portal's read and this write is never undone.
-UPDATE mailroom_endpoint SET enabled = @enabled, disabled_reason = @reason, disabled_by = @disabledBy, updated_at = @now
+-- operator's disable between the portal's read and this write is never undone. With
+-- @keepReason = 1 a disable keeps the reason of an endpoint disabled already (an
+-- operator's disable without words), decided here for the same reason.
+UPDATE mailroom_endpoint
+SET enabled = @enabled, disabled_by = @disabledBy, updated_at = @now,
+    disabled_reason = CASE WHEN @keepReason = 1 AND enabled = 0 THEN coalesce(disabled_reason, @reason) ELSE @reason END
 WHERE id = @id
   AND (@asTenant = 0 OR CASE WHEN @enabled = 1 THEN enabled = 0 AND disabled_by IN ('tenant', 'deliveries') ELSE enabled = 1 END)
 RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;
