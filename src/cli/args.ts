@@ -112,6 +112,18 @@ export function parseDurationMs(text: string | undefined, flag: string): number 
   return Math.round(Number(match[1]) * DURATION_UNITS_MS[match[2]!.toLowerCase()]!);
 }
 
+/**
+ * A duration as the flags take it, in the largest unit that holds it whole: what
+ * `parseDurationMs` reads back to the same number.
+ * @example durationFlagText(60_000) === '1m'
+ */
+export function durationFlagText(ms: number): string {
+  const [unit, size] = Object.entries(DURATION_UNITS_MS)
+    .reverse()
+    .find(([, size]) => ms >= size && ms % size === 0) ?? ['ms', 1];
+  return `${ms / size}${unit}`;
+}
+
 /** A whole number within bounds, or a usage error naming the flag. */
 export function parseInteger(text: string | undefined, flag: string, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
   const value = Number(text);

@@ -1,7 +1,7 @@
 // Argument parsing, help and usage errors: pure, no store.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { CliUsageError, parseCommandArgs, parseDurationMs, parseInteger, parseJobId } from '../../src/cli/args.js';
+import { CliUsageError, durationFlagText, parseCommandArgs, parseDurationMs, parseInteger, parseJobId } from '../../src/cli/args.js';
 import { anchorSqlitePath } from '../../src/cli/cli-mailroom.js';
 import { commandNames } from '../../src/cli/run-cli.js';
 import { formatDurationMs, renderTable, visibleHeaders } from '../../src/cli/output.js';
@@ -20,6 +20,12 @@ describe('durations', () => {
     expect(parseDurationMs('2w', '--x')).toBe(1_209_600_000);
     // 0 is 0 in every unit, so it needs none (rotate-secret --overlap 0).
     expect(parseDurationMs('0', '--x')).toBe(0);
+  });
+
+  it('writes a duration back in the largest unit that holds it whole, as the flags read it', () => {
+    const shown = [250, 1_000, 90_000, 60_000, 3_600_000, 5_400_000, 86_400_000, 1_209_600_000, 1_001].map(durationFlagText);
+    expect(shown).toEqual(['250ms', '1s', '90s', '1m', '1h', '90m', '1d', '2w', '1001ms']);
+    for (const text of shown) expect(durationFlagText(parseDurationMs(text, '--x'))).toBe(text);
   });
 
   it('says what was given when a value starts with a dash', () => {

@@ -103,7 +103,7 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
       { cwd },
     );
     expect(added).toMatchObject({ rateLimit: { limit: 100, intervalMs: 60_000 }, metadata: { plan: 'pro' } });
-    expect((await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd })).stdout).toMatch(/rate limit: +100 per 60000 ms/);
+    expect((await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd })).stdout).toMatch(/rate limit: +100\/1m \(deliveries started in any 1m\)/);
     const cleared = await runJson(['endpoints', 'update', added.id, '--db', url, '--rate-limit', 'none', '--metadata', 'null'], { cwd });
     expect(cleared).toMatchObject({ rateLimit: null, metadata: null });
     // --events '*' is every type, as the list shows it: it clears a filter.

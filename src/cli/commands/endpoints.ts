@@ -2,7 +2,7 @@
 // outgoing-webhook endpoints of your tenants. `add` and `rotate-secret` print the signing
 // secret once, for the customer; nothing else ever prints it. `get` shows the health.
 
-import { CliUsageError, parseCommandArgs, parseDurationMs, parseIsoDate, parseJobId, parseList } from '../args.js';
+import { CliUsageError, durationFlagText, parseCommandArgs, parseDurationMs, parseIsoDate, parseJobId, parseList } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
@@ -291,7 +291,7 @@ function renderEndpoint(endpoint: Endpoint, health: EndpointHealth): string {
     `  events:        ${endpoint.eventTypes ? endpoint.eventTypes.join(', ') : 'every type'}`,
     `  state:         ${endpoint.enabled ? 'enabled' : `disabled: ${endpoint.disabledReason ?? ''}`}`,
     ...(endpoint.description ? [`  description:   ${endpoint.description}`] : []),
-    ...(endpoint.rateLimit ? [`  rate limit:    ${endpoint.rateLimit.limit} per ${endpoint.rateLimit.intervalMs} ms`] : []),
+    ...(endpoint.rateLimit ? [`  rate limit:    ${endpoint.rateLimit.limit}/${durationFlagText(endpoint.rateLimit.intervalMs)} (deliveries started in any ${durationFlagText(endpoint.rateLimit.intervalMs)})`] : []),
     ...(endpoint.metadata ? [`  metadata:      ${JSON.stringify(endpoint.metadata)}`] : []),
     `  success rate:  ${rate}`,
     `  last success:  ${formatTime(health.lastSuccessAt)}`,
