@@ -55,6 +55,7 @@ export {
   TimeoutError,
   MessageKeyConflictError,
   EndpointNotFoundError,
+  MessageNotFoundError,
   RotationInProgressError,
   EndpointDisabledError,
   UrlBlockedError,

@@ -23,6 +23,7 @@ const GLOBAL_VALUE_OPTIONS = new Set(['--db', '--config']);
 const HINTS: Partial<Record<ErrorCode, string>> = {
   MR_ERR_JOB_NOT_FOUND: 'run `mailroom jobs` to list ids',
   MR_ERR_ENDPOINT_NOT_FOUND: 'run `mailroom endpoints list` to list ids',
+  MR_ERR_MESSAGE_NOT_FOUND: 'run `mailroom deliveries --endpoint ID` to list an endpoint\'s messages',
   MR_ERR_STORE_UNAVAILABLE: 'check that the store is reachable and --db / MAILROOM_DB points at it',
   MR_ERR_STORE_URL_INVALID: 'pass --db sqlite:./data/mailroom.db or --db postgres://user@host/db',
   MR_ERR_CONFIG_INVALID: 'fix the config file, or pass --config PATH',

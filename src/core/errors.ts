@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   MR_ERR_NOT_FOUND: 'No route matches the request.',
   MR_ERR_UNAUTHORIZED: 'Credentials are missing or wrong.',
   MR_ERR_ENDPOINT_NOT_FOUND: 'No outgoing-webhook endpoint has that id.',
+  MR_ERR_MESSAGE_NOT_FOUND: 'No outgoing message has that id.',
   MR_ERR_ENDPOINT_DISABLED: 'The endpoint is disabled, and the operation needs it enabled.',
   MR_ERR_ROTATION_IN_PROGRESS: 'The endpoint\'s previous secret still signs from an earlier rotation; rotating again now would drop it.',
   MR_ERR_URL_BLOCKED: 'The endpoint URL resolves to an address outgoing deliveries may not reach (SSRF guard).',
@@ -141,6 +142,12 @@ export class MessageKeyConflictError extends MailroomError {
 export class EndpointNotFoundError extends MailroomError {
   constructor(readonly endpointId: string) {
     super('MR_ERR_ENDPOINT_NOT_FOUND', `No endpoint with id ${endpointId}.`, { httpStatus: 404 });
+  }
+}
+
+export class MessageNotFoundError extends MailroomError {
+  constructor(readonly messageId: string) {
+    super('MR_ERR_MESSAGE_NOT_FOUND', `No outgoing message with id ${messageId}.`, { httpStatus: 404 });
   }
 }
 

@@ -154,6 +154,11 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
       expect(missing.stderr, argv.join(' ')).toContain('No endpoint with id 999; run `mailroom endpoints list` to list ids.');
     }
     expect((await runCommand(['deliveries', '--endpoint', added.id, '--db', url], { cwd })).stdout).toContain('No deliveries match.');
+    for (const argv of [['deliveries', '--message', '999'], ['deliveries', '--message', '999', '--json']]) {
+      const missing = await runCommand([...argv, '--db', url], { cwd });
+      expect(missing.code, argv.join(' ')).toBe(1);
+      expect(missing.stderr, argv.join(' ')).toContain("No outgoing message with id 999; run `mailroom deliveries --endpoint ID` to list an endpoint's messages.");
+    }
     const none = await runCommand(['endpoints', 'list', '--tenant', 'globex', '--db', url], { cwd });
     expect(none.stdout).toContain('Tenant globex has no endpoints');
     const future = await runCommand(['endpoints', 'recover', added.id, '--db', url, '--since', '2999-01-01T00:00:00Z'], { cwd });

@@ -57,6 +57,9 @@ describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
     mr.work();
     const { message } = await mr.publish('invoice.paid', { invoice: 7, total: 4200 }, { tenant: 'acme' });
     await waitFor(async () => (await mr.deliveries.list({ messageId: message.id, status: 'delivered' })).length === 2);
+    // The webhook-id a receiver got finds the message again; another id finds none.
+    expect(await mr.messages.get(message.id)).toEqual(message);
+    for (const other of [String(Number(message.id) + 1), '0', 'msg_1']) expect(await mr.messages.get(other)).toBeNull();
     for (const target of [first, second]) {
       const [got] = target.received;
       expect(got!.verifiedWith).toBe(target.secrets[0]);

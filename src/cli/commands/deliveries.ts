@@ -7,7 +7,7 @@ import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
 import { formatTime, renderTable, writeJson, writeLines } from '../output.js';
-import { EndpointNotFoundError } from '../../core/errors.js';
+import { EndpointNotFoundError, MessageNotFoundError } from '../../core/errors.js';
 import { DELIVERY_STATUSES } from '../../core/outgoing-types.js';
 import type { Delivery, DeliveryStatus } from '../../core/outgoing-types.js';
 
@@ -61,6 +61,7 @@ Options:
       const list = await mr.deliveries.list({ endpointId: options.endpointId, messageId: options.messageId, status: options.status, limit: options.limit });
       // An empty list for an endpoint that does not exist is a typo, not an answer.
       if (list.length === 0 && options.endpointId !== undefined && !(await mr.endpoints.get(options.endpointId))) throw new EndpointNotFoundError(options.endpointId);
+      if (list.length === 0 && options.messageId !== undefined && !(await mr.messages.get(options.messageId))) throw new MessageNotFoundError(options.messageId);
       if (options.common.json) {
         writeJson(io.stdout, list.map((d) => ({ ...d, createdAt: d.createdAt.toISOString(), updatedAt: d.updatedAt.toISOString() })));
         return 0;
