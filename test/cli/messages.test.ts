@@ -8,6 +8,7 @@ import type { AddressInfo, Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
+import { postgresHarness } from '../harness/postgres.js';
 import { removeTempDirs, runCommand, tempDir } from './run-command.js';
 
 afterEach(() => removeTempDirs());
@@ -70,12 +71,30 @@ describe('CLI failure messages', () => {
     const url = `sqlite:${join(dir, 'mailroom.db')}`;
     const store = await openStore({ db: url });
     await store.migrate({ toVersion: 14 }); // before the task directory's table
+    const needs = (await store.schemaVersion()).code;
     await store.close();
     for (const argv of [['jobs'], ['enqueue', 'send_email']]) {
       const result = await runCommand([...argv, '--db', url], { cwd: dir });
       expect(result.code, argv[0]).toBe(1);
       expect(result.stdout, argv[0]).toBe('');
-      expect(result.stderr).toBe(`mailroom ${argv[0]}: The schema at ${url} is at version 14, this Mailroom needs 17; run \`mailroom migrate\` first.\n`);
+      // The command to paste names this store: a bare `mailroom migrate` would migrate the default one.
+      expect(result.stderr).toBe(`mailroom ${argv[0]}: The schema at ${url} is at version 14, this Mailroom needs ${needs}; run \`mailroom migrate --db ${url}\` first.\n`);
+    }
+  });
+
+  it.runIf(postgresHarness.isAvailable)('a store URL with a password is shown masked, and the migrate advice is in words rather than a command that would not paste', async () => {
+    const opened = await postgresHarness.openUnmigrated();
+    try {
+      await opened.store.migrate({ toVersion: 14 });
+      const withPassword = new URL(opened.url);
+      withPassword.password = 'hunter2-not-a-secret';
+      const result = await runCommand(['jobs', '--db', withPassword.toString()], { cwd: tempDir() });
+      expect(result.code).toBe(1);
+      expect(result.stderr).not.toContain('hunter2');
+      expect(result.stderr).toContain(':***@');
+      expect(result.stderr).toContain('run `mailroom migrate` with the same --db / MAILROOM_DB first.');
+    } finally {
+      await postgresHarness.cleanup();
     }
   });
 });
