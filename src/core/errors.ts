@@ -200,6 +200,15 @@ export class UrlBlockedError extends MailroomError {
       { httpStatus: 400 },
     );
   }
+
+  /**
+   * The refusal as a tenant reads it: the operator's wording advises what only the operator
+   * can do (a config key) and names the internal address the host resolved to, which a
+   * tenant must not learn (nor probe the operator's DNS with).
+   */
+  get tenantMessage(): string {
+    return `Endpoint host ${this.host} is not a public address; deliveries go to public addresses only.`;
+  }
 }
 
 export class JobNotFoundError extends MailroomError {

@@ -333,7 +333,7 @@ async function deliveryOf(mr: Mailroom, endpoint: Endpoint, id: string) {
  */
 function forTenant<E>(error: E): E | MailroomError {
   if (error instanceof UrlBlockedError) {
-    return new MailroomError(error.code, `Endpoint host ${error.host} is not a public address; deliveries go to public addresses only.`, {
+    return new MailroomError(error.code, error.tenantMessage, {
       httpStatus: error.httpStatus,
       cause: error,
     });

@@ -21,8 +21,8 @@ export function endpointFromRow(row: Row): Endpoint {
     disabledReason: row.disabled_reason ?? null,
     // NULL on a disabled endpoint: disabled by code before 0017 (or not yet classified): the operator's, the safe side.
     disabledBy: row.enabled === true || row.enabled === 1 ? null : ((row.disabled_by ?? 'operator') as Endpoint['disabledBy']),
-    // Absent from a row of code before 0018: the operator's, as the migration's default says.
-    addedBy: row.added_by === 'tenant' ? 'tenant' : 'operator',
+    // Fails closed: a read that lost the column gets the tenant's (stricter) SSRF allowlist.
+    addedBy: row.added_by === 'operator' ? 'operator' : 'tenant',
     rateLimit: jsonOf(row.rate_limit) as Endpoint['rateLimit'],
     metadata: jsonOf(row.metadata) as Endpoint['metadata'],
     createdAt: timeOf(row.created_at),

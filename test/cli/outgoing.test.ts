@@ -102,8 +102,10 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
       ['endpoints', 'add', '--db', url, '--tenant', 'acme', '--url', 'http://127.0.0.1:9/hooks', '--rate-limit', '100/1m', '--metadata', '{"plan":"pro"}'],
       { cwd },
     );
-    expect(added).toMatchObject({ rateLimit: { limit: 100, intervalMs: 60_000 }, metadata: { plan: 'pro' } });
-    expect((await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd })).stdout).toMatch(/rate limit: +100\/1m \(deliveries started in any 1m\)/);
+    expect(added).toMatchObject({ rateLimit: { limit: 100, intervalMs: 60_000 }, metadata: { plan: 'pro' }, addedBy: 'operator', disabledBy: null });
+    const shown = (await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd })).stdout;
+    expect(shown).toMatch(/rate limit: +100\/1m \(deliveries started in any 1m\)/);
+    expect(shown).toMatch(/added by: +the operator/);
     const cleared = await runJson(['endpoints', 'update', added.id, '--db', url, '--rate-limit', 'none', '--metadata', 'null'], { cwd });
     expect(cleared).toMatchObject({ rateLimit: null, metadata: null });
     // --events '*' is every type, as the list shows it: it clears a filter.

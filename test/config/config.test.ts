@@ -64,6 +64,8 @@ describe('config validation', () => {
     [{ schedules: { nightly: { cron: '0 3 * * *', task: 'report', tz: 'UTC' } } }, 'schedules.nightly.tz'],
     [{ endpoints: { allowlist: ['127.0.0.1', '10.0.0.0/33'] } }, 'endpoints.allowlist[1]'],
     [{ endpoints: { allowlist: 'localhost' } }, 'endpoints.allowlist'],
+    [{ endpoints: { tenantAllowlist: ['127.0.0.1', 'not a host/8'] } }, 'endpoints.tenantAllowlist[1]'],
+    [{ endpoints: { tenantAllowlist: '10.0.0.0/8' } }, 'endpoints.tenantAllowlist'],
     [{ endpoints: { concurrency: 0 } }, 'endpoints.concurrency'],
     [{ endpoints: { requestTimeoutMs: '30s' } }, 'endpoints.requestTimeoutMs'],
     [{ endpoints: { rate: { limit: 10 } } }, 'endpoints.rate.intervalMs'],
@@ -131,6 +133,7 @@ describe('Mailroom.open endpoints', () => {
     // Taken as given, this made a delivery's first failure its last.
     [{ retryScheduleMs: 'x', maxAttempts: 3 }, 'endpoints.retryScheduleMs'],
     [{ allowlist: ['10.0.0.0/33'] }, 'endpoints.allowlist[0]'],
+    [{ tenantAllowlist: ['10.0.0.0/33'] }, 'endpoints.tenantAllowlist[0]'],
     [{ rate: { limit: 5 } }, 'endpoints.rate.intervalMs'],
     [{ breaker: { failureRatio: 2 } }, 'endpoints.breaker.failureRatio'],
     [{ resolve: 'dns' }, 'endpoints.resolve'],

@@ -253,6 +253,8 @@ export function endpointToJson(endpoint: Endpoint): Record<string, unknown> {
     eventTypes: endpoint.eventTypes,
     enabled: endpoint.enabled,
     disabledReason: endpoint.disabledReason,
+    disabledBy: endpoint.disabledBy,
+    addedBy: endpoint.addedBy,
     rateLimit: endpoint.rateLimit,
     metadata: endpoint.metadata,
     createdAt: endpoint.createdAt.toISOString(),
@@ -278,6 +280,7 @@ function renderEndpoints(list: readonly Endpoint[]): string {
       { header: 'URL', value: (e) => e.url, maxWidth: 60 },
       { header: 'EVENTS', value: (e) => (e.eventTypes ? e.eventTypes.join(',') : '*'), maxWidth: 40 },
       { header: 'STATE', value: (e) => (e.enabled ? 'enabled' : `disabled: ${e.disabledReason ?? ''}`), maxWidth: 60 },
+      { header: 'ADDED BY', value: (e) => e.addedBy },
     ],
     list,
   );
@@ -289,7 +292,9 @@ function renderEndpoint(endpoint: Endpoint, health: EndpointHealth): string {
     `Endpoint ${endpoint.id} (${endpoint.tenant})`,
     `  url:           ${endpoint.url}`,
     `  events:        ${endpoint.eventTypes ? endpoint.eventTypes.join(', ') : 'every type'}`,
-    `  state:         ${endpoint.enabled ? 'enabled' : `disabled: ${endpoint.disabledReason ?? ''}`}`,
+    `  state:         ${endpoint.enabled ? 'enabled' : `disabled by ${endpoint.disabledBy}: ${endpoint.disabledReason ?? ''}`}`,
+    // Which SSRF allowlist its URL answers to: the operator's, or endpoints.tenantAllowlist.
+    `  added by:      ${endpoint.addedBy === 'tenant' ? 'the tenant (portal)' : 'the operator'}`,
     ...(endpoint.description ? [`  description:   ${endpoint.description}`] : []),
     ...(endpoint.rateLimit ? [`  rate limit:    ${endpoint.rateLimit.limit}/${durationFlagText(endpoint.rateLimit.intervalMs)} (deliveries started in any ${durationFlagText(endpoint.rateLimit.intervalMs)})`] : []),
     ...(endpoint.metadata ? [`  metadata:      ${JSON.stringify(endpoint.metadata)}`] : []),

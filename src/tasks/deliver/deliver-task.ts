@@ -8,7 +8,7 @@
 // While the breaker is open the job waits uncharged (Snooze) instead of failing.
 
 import type { WaitReason } from '../../core/circuit-breaker.js';
-import { Permanent, RetryAfter, Snooze } from '../../core/errors.js';
+import { Permanent, RetryAfter, Snooze, UrlBlockedError } from '../../core/errors.js';
 import type { MailroomError } from '../../core/errors.js';
 import type { TaskDefinition } from '../../core/task-registry.js';
 import type { DeliveryStatus, EndpointAddedBy } from '../../core/outgoing-types.js';
@@ -153,11 +153,16 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
       }
       return settle(outcome);
 
-      /** The SSRF guard refused the endpoint's address: no request went out, and none ever will. */
+      /**
+       * The SSRF guard refused the endpoint's address: no request went out, and none ever
+       * will. A tenant's endpoint keeps the tenant's wording as its error, which the portal
+       * shows; the operator's (the resolved address, the config key) is in the details.
+       */
       async function refuse(error: MailroomError): Promise<never> {
-        ctx.setDetails({ error: 'url_blocked' });
+        const toTenant = addedBy === 'tenant' && error instanceof UrlBlockedError;
+        ctx.setDetails({ error: 'url_blocked', ...(toTenant ? { refusal: error.message } : {}) });
         await record({ status: 'failed', attempt: 'failure' });
-        throw new Permanent(error.message);
+        throw new Permanent(toTenant ? error.tenantMessage : error.message);
       }
 
       async function settle(response: Extract<SendOutcome, { kind: 'response' }>) {

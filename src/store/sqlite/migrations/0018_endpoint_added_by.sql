@@ -5,4 +5,4 @@
 -- cannot point deliveries at an internal range the operator allowed for themselves.
 -- Endpoints added before this, and by code that never names the column, are the
 -- operator's (the portal of that code added them as its operator would).
-ALTER TABLE mailroom_endpoint ADD COLUMN added_by TEXT NOT NULL DEFAULT 'operator';
+ALTER TABLE mailroom_endpoint ADD COLUMN added_by TEXT NOT NULL DEFAULT 'operator' CHECK (added_by IN ('operator', 'tenant'));
