@@ -268,11 +268,7 @@ export class MessagesApi {
   /** One message, or null (its id is the `webhook-id` its endpoints received). */
   async get(id: string): Promise<Message | null> {
     this.deps.assertOpen();
-    const text = String(id);
-    if (!/^\d{1,19}$/.test(text) || BigInt(text) < 1n) return null;
-    // The message list's keyset page of one, starting just before the id.
-    const [message] = await this.deps.store.messageList({ after: (BigInt(text) - 1n).toString(), limit: 1 });
-    return message !== undefined && message.id === text ? message : null;
+    return this.deps.store.messageGet({ id: String(id) });
   }
 }
 

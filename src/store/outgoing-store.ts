@@ -111,6 +111,10 @@ export interface MessageListParams {
   readonly after?: string;
 }
 
+export interface MessageGetParams {
+  readonly id: string;
+}
+
 export interface DeliveryListParams {
   readonly endpointId?: string;
   readonly messageId?: string;
@@ -220,6 +224,8 @@ export interface OutgoingExecutor {
   endpointSetEnabled(params: EndpointSetEnabledParams): Promise<Endpoint | null>;
   endpointUpdate(params: EndpointUpdateParams): Promise<Endpoint | null>;
   messageList(params: MessageListParams): Promise<Message[]>;
+  /** One message, or null (an id that is not one of ours included). */
+  messageGet(params: MessageGetParams): Promise<Message | null>;
   /**
    * Store a message once per (tenant, key) and a delivery per matching endpoint: a deliver
    * job for each enabled one, `skipped` for each disabled one; all in one transaction.

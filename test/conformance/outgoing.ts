@@ -114,10 +114,12 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect((await ctx.store.deliveryList({ endpointId: off.id, status: 'skipped' })).map((d) => d.messageId)).toEqual([result.message.id]);
     });
 
-    it('stores a message that matches no endpoint', async () => {
+    it('stores a message that matches no endpoint, and reads it back by id', async () => {
       const result = await ctx.store.messagePublish(publish({ tenant: 'nobody' }));
       expect(result.deliveries).toEqual([]);
       expect((await ctx.store.messageList({ type: 'invoice.paid' })).map((m) => m.id)).toEqual([result.message.id]);
+      expect(await ctx.store.messageGet({ id: result.message.id })).toEqual(result.message);
+      for (const id of [String(Number(result.message.id) + 1), '0', 'msg_1', '99999999999999999999']) expect(await ctx.store.messageGet({ id })).toBeNull();
     });
 
     it('publishes a key once per tenant, and refuses the same key with another payload', async () => {

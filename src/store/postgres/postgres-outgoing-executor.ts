@@ -46,6 +46,7 @@ import type {
   EndpointStatsParams,
   EndpointStatsResult,
   EndpointUpdateParams,
+  MessageGetParams,
   MessageListParams,
   MessagePublishParams,
   MessagePublishResult,
@@ -191,6 +192,12 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       await this.createDeliverJobs(runner, toSend, messageId, params.job, now);
       return { message: messageFromRow(inserted), deliveries: await this.deliveriesOf(runner, messageId), isDuplicate: false };
     });
+  }
+
+  async messageGet(params: MessageGetParams): Promise<Message | null> {
+    if (!isJobId(params.id)) return null;
+    const [row] = await this.runner.run(this.stmt('messageGet'), [params.id]);
+    return row ? messageFromRow(row) : null;
   }
 
   async messageList(params: MessageListParams): Promise<Message[]> {

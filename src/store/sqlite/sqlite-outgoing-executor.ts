@@ -45,6 +45,7 @@ import type {
   EndpointStatsParams,
   EndpointStatsResult,
   EndpointUpdateParams,
+  MessageGetParams,
   MessageListParams,
   MessagePublishParams,
   MessagePublishResult,
@@ -204,6 +205,14 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     this.createDeliverJobs(toSend, messageId, params.job, params.now, now);
     const deliveries = (this.engine.stmt('deliveryList.message').all({ messageId, after: 0, status: null, limit: -1 }) as Row[]).map(deliveryFromRow);
     return { message: messageFromRow(inserted), deliveries, isDuplicate: false };
+  }
+
+  async messageGet(params: MessageGetParams): Promise<Message | null> {
+    if (!DECIMAL_ID.test(String(params.id))) return null;
+    return this.engine.read(() => {
+      const row = this.engine.stmt('messageGet').get({ id: params.id }) as Row | undefined;
+      return row ? messageFromRow(row) : null;
+    });
   }
 
   async messageList(params: MessageListParams): Promise<Message[]> {
