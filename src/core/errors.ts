@@ -179,6 +179,9 @@ export class RotationInProgressError extends MailroomError {
   }
 }
 
+/** The config key of an SSRF allowlist: the operator's, or the one of tenants' endpoints. */
+export type AllowlistKey = 'endpoints.allowlist' | 'endpoints.tenantAllowlist';
+
 /**
  * The SSRF guard refused an endpoint URL: its host is, or resolves to, an address of a
  * refused range. The message names the host and the range, never a credential.
@@ -188,15 +191,14 @@ export class UrlBlockedError extends MailroomError {
     readonly host: string,
     readonly range: string,
     readonly address: string | null,
-    /** The config key that would allow it: the operator's list, or the one for tenants' endpoints. */
-    allowlistKey: 'endpoints.allowlist' | 'endpoints.tenantAllowlist' = 'endpoints.allowlist',
+    /** The config key that would allow it. */
+    allowlistKey: AllowlistKey = 'endpoints.allowlist',
   ) {
     super(
       'MR_ERR_URL_BLOCKED',
       `Endpoint host ${host}${address !== null && address !== host ? ` resolves to ${address}, which is` : ' is'} in a refused range (${range}); ` +
-        (allowlistKey === 'endpoints.allowlist'
-          ? 'outgoing deliveries reach public addresses only. Allow it with endpoints.allowlist if it is yours.'
-          : "outgoing deliveries reach public addresses only. A tenant's endpoint may reach it only if endpoints.tenantAllowlist names it."),
+        'outgoing deliveries reach public addresses only. ' +
+        (allowlistKey === 'endpoints.allowlist' ? 'Allow it with endpoints.allowlist if it is yours.' : "A tenant's endpoint may reach it only if endpoints.tenantAllowlist names it."),
       { httpStatus: 400 },
     );
   }

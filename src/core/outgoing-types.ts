@@ -10,6 +10,8 @@ export interface EndpointRateLimit {
 
 /** Who added an endpoint (Endpoint.addedBy). */
 export type EndpointAddedBy = 'operator' | 'tenant';
+/** Who disabled an endpoint (Endpoint.disabledBy). */
+export type EndpointDisabledBy = 'operator' | 'tenant' | 'deliveries';
 
 export interface Endpoint {
   /** Decimal string of an increasing integer. */
@@ -24,7 +26,7 @@ export interface Endpoint {
   /** Why it was disabled (by hand, a 410, or a failure streak); null while enabled. */
   readonly disabledReason: string | null;
   /** Who disabled it: the operator (API, CLI, dashboard), the tenant (portal) or its deliveries (a 410, a failure streak); null while enabled. */
-  readonly disabledBy: 'operator' | 'tenant' | 'deliveries' | null;
+  readonly disabledBy: EndpointDisabledBy | null;
   /**
    * Who added it: the operator (API, CLI) or the tenant (portal). A tenant's endpoint gets
    * `endpoints.tenantAllowlist`, not the operator's `allowlist`.

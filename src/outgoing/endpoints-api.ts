@@ -141,10 +141,10 @@ export class EndpointsApi {
     this.deps.assertOpen();
     assertKnownOptions(changes, UPDATE_KEYS, 'endpoints.update');
     // A new URL answers to the allowlist of whoever added the endpoint.
-    const checkUrl = async (url: unknown) => checkEndpointUrl(url, guardFor(this.deps.settings, found(await this.deps.store.endpointGet({ id: String(id) }), id).addedBy));
+    const current = changes.url === undefined ? null : found(await this.deps.store.endpointGet({ id: String(id) }), id);
     const updated = await this.deps.store.endpointUpdate({
       id: String(id),
-      ...(changes.url !== undefined ? { url: await checkUrl(changes.url) } : {}),
+      ...(current !== null ? { url: await checkEndpointUrl(changes.url, guardFor(this.deps.settings, current.addedBy)) } : {}),
       ...(changes.description !== undefined ? { description: checkOptionalText(changes.description, 'description') } : {}),
       ...(changes.eventTypes !== undefined ? { eventTypes: checkEventTypes(changes.eventTypes) } : {}),
       ...(changes.rateLimit !== undefined ? { rateLimit: checkRateLimit(changes.rateLimit) } : {}),

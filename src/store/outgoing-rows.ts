@@ -4,23 +4,24 @@
 
 import { breakerRetryAt } from '../core/circuit-breaker.js';
 import type { BreakerRow, BreakerSettings } from '../core/circuit-breaker.js';
-import type { BreakerState, Delivery, Endpoint, EndpointHealth, Message } from '../core/outgoing-types.js';
+import type { BreakerState, Delivery, Endpoint, EndpointDisabledBy, EndpointHealth, Message } from '../core/outgoing-types.js';
 import type { EndpointRotateSecretResult, EndpointStatsResult } from './outgoing-store.js';
 import { compareJobIds } from './claimed-job.js';
 import { jsonOf, optionalTimeOf, timeOf } from './rows.js';
 import type { Row } from './rows.js';
 
 export function endpointFromRow(row: Row): Endpoint {
+  const enabled = row.enabled === true || row.enabled === 1;
   return {
     id: String(row.id),
     tenant: row.tenant,
     url: row.url,
     description: row.description ?? null,
     eventTypes: jsonOf(row.event_types) as string[] | null,
-    enabled: row.enabled === true || row.enabled === 1,
+    enabled,
     disabledReason: row.disabled_reason ?? null,
     // NULL on a disabled endpoint: disabled by code before 0017 (or not yet classified): the operator's, the safe side.
-    disabledBy: row.enabled === true || row.enabled === 1 ? null : ((row.disabled_by ?? 'operator') as Endpoint['disabledBy']),
+    disabledBy: enabled ? null : ((row.disabled_by ?? 'operator') as EndpointDisabledBy),
     // Fails closed: a read that lost the column gets the tenant's (stricter) SSRF allowlist.
     addedBy: row.added_by === 'operator' ? 'operator' : 'tenant',
     rateLimit: jsonOf(row.rate_limit) as Endpoint['rateLimit'],

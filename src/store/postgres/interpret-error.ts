@@ -76,6 +76,14 @@ export function pgErrorCode(error: unknown): string {
   return typeof code === 'string' ? code : '';
 }
 
+/**
+ * Whether `is` holds for the error or for its cause: our own statements arrive already
+ * interpreted (a MailroomError), with the pg error as their cause.
+ */
+export function isOrCausedBy(error: unknown, is: (error: unknown) => boolean): boolean {
+  return is(error) || is((error as { cause?: unknown } | null)?.cause);
+}
+
 /** Rolled back and safe to rerun as a whole (serialization failure, deadlock, lock timeout). */
 export function isPgRetryable(error: unknown): boolean {
   return RETRYABLE_CODES.has(pgErrorCode(error)) || error instanceof RetryableStoreError;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { interpretPgError, isPgLockTimeout, isPgRetryable, isPgStalePlan, isPgUnavailable, pgErrorCode } from './interpret-error.js';
+import { interpretPgError, isOrCausedBy, isPgLockTimeout, isPgRetryable, isPgStalePlan, isPgUnavailable, pgErrorCode } from './interpret-error.js';
 import { StoreClosedError, StoreUnavailableError } from '../errors.js';
 
 export type Row = Record<string, any>;
@@ -92,6 +92,7 @@ function lockTimeoutOf(ms: number | undefined): number | null {
   if (ms === undefined || !Number.isFinite(ms) || ms > MAX_LOCK_TIMEOUT_MS) return null;
   return Math.max(1, Math.ceil(ms));
 }
+
 /** 5 tries: a deadlock or serialization failure rarely repeats more than once or twice. */
 const MAX_TRANSACTION_TRIES = 5;
 /** Connecting is retried briefly (nothing was sent yet, so it is always safe). */
@@ -119,8 +120,7 @@ export class PoolRunner implements QueryRunner {
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
-        const cause = (error as { cause?: unknown } | null)?.cause;
-        if (lockTimeoutMs !== null && (isPgLockTimeout(error) || isPgLockTimeout(cause))) {
+        if (lockTimeoutMs !== null && isOrCausedBy(error, isPgLockTimeout)) {
           throw new StoreUnavailableError(`PostgreSQL: a lock held by another session outlasted ${lockTimeoutMs} ms; nothing was written`, { cause: error, retryAfterMs: 1_000 });
         }
         throw error;
@@ -155,12 +155,10 @@ export class PoolRunner implements QueryRunner {
       try {
         return await work(client);
       } catch (error) {
-        // Our own statements arrive already interpreted; the pg error is their cause.
-        const cause = (error as { cause?: unknown } | null)?.cause;
         // A stale prepared statement ran nothing; this connection's copy of it is unusable,
         // so the connection goes and the work runs again on a fresh one.
-        const isStalePlan = isPgStalePlan(error) || isPgStalePlan(cause);
-        isBroken = isStalePlan || isPgUnavailable(error) || isPgUnavailable(cause);
+        const isStalePlan = isOrCausedBy(error, isPgStalePlan);
+        isBroken = isStalePlan || isOrCausedBy(error, isPgUnavailable);
         if ((isPgRetryable(error) || isStalePlan) && tryIndex < MAX_TRANSACTION_TRIES) {
           await sleep(Math.random() * 10 * 2 ** tryIndex);
           continue;

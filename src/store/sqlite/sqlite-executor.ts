@@ -581,13 +581,10 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   async taskRecord(params: TaskRecordParams): Promise<void> {
     if (params.tasks.length === 0) return;
     const now = nowMs(params.now);
-    const withBudget = params.withBudget !== false;
     await this.engine.write('ack', () => {
-      const record = this.engine.stmt(withBudget ? 'taskRecord' : 'taskRecord.withoutBudget');
-      for (const task of params.tasks) {
-        const row = { type: task.type, queue: task.queue, keyed: task.keyed ? 1 : 0, now };
-        record.run(withBudget ? { ...row, maxAttempts: task.maxAttempts } : row);
-      }
+      // The statement without the budget ignores maxAttempts (better-sqlite3 binds only the names it uses).
+      const record = this.engine.stmt(params.withBudget === false ? 'taskRecord.withoutBudget' : 'taskRecord');
+      for (const task of params.tasks) record.run({ type: task.type, queue: task.queue, keyed: task.keyed ? 1 : 0, maxAttempts: task.maxAttempts, now });
     });
   }
 

@@ -14,6 +14,7 @@ import { isIP } from 'node:net';
 import type ipaddrModule from 'ipaddr.js';
 import { ipaddr } from '../../core/ipaddr.js';
 import { UrlBlockedError } from '../../core/errors.js';
+import type { AllowlistKey } from '../../core/errors.js';
 
 /** How names become addresses; the default is the system resolver (getaddrinfo). Tests inject one. */
 export type Resolve = (hostname: string) => Promise<ReadonlyArray<{ readonly address: string; readonly family: number }>>;
@@ -33,7 +34,7 @@ export interface SsrfGuardOptions {
    */
   readonly allowlist?: readonly string[];
   /** Where `allowlist` comes from, named in a refusal's advice. @default 'endpoints.allowlist' */
-  readonly allowlistKey?: 'endpoints.allowlist' | 'endpoints.tenantAllowlist';
+  readonly allowlistKey?: AllowlistKey;
   readonly resolve?: Resolve;
 }
 
@@ -46,7 +47,7 @@ export class SsrfGuard {
   private readonly allowedHosts = new Set<string>();
   private readonly allowedRanges: Array<[ipaddrModule.IPv4 | ipaddrModule.IPv6, number]> = [];
   private readonly resolve: Resolve;
-  private readonly allowlistKey: NonNullable<SsrfGuardOptions['allowlistKey']>;
+  private readonly allowlistKey: AllowlistKey;
 
   constructor(options: SsrfGuardOptions = {}) {
     this.resolve = options.resolve ?? systemResolve;
