@@ -997,7 +997,7 @@ export class Mailroom {
   /**
    * A type neither registered here nor recorded by any worker: its jobs go to the default
    * queue with the default budget, where a worker serving only its task's queue never
-   * sees them. Said once per type; the directory is read again within half a second.
+   * sees them. Said once per type; the directory is read every half second for the next 30 s.
    */
   private unknownType(type: string): void {
     if (this.unknownTypes.has(type)) return;
