@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BREAKER_SETTINGS } from '../../src/core/circuit-breaker.js';
 import type { EndpointAddParams, MessagePublishParams } from '../../src/store/outgoing-store.js';
-import type { StoreExecutor } from '../../src/store/store.js';
+import type { Store, StoreExecutor } from '../../src/store/store.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { asDone, asFailed } from '../harness/finishes.js';
 import { DAY_MS, MINUTE_MS, SECOND_MS, T0, at, claim, jobInsert, rawSql, rejectionOf, sqlLiterals, useStore } from './context.js';
@@ -35,6 +35,28 @@ function record(store: StoreExecutor, deliveryId: string, endpointId: string, at
 /** One delivery's start, as the deliver task asks for it (in a batch of one). */
 function startOne(store: StoreExecutor, deliveryId: string, now: Date) {
   return one(store.deliveryStartMany({ deliveryIds: [deliveryId], breaker: BREAKER, now }));
+}
+
+/**
+ * A fresh store migrated to `version` only, with raw SQL on its data, for the upgrade cases:
+ * `fn` writes rows as that version's code did, then migrates on. Cleaned up after.
+ */
+async function atSchemaVersion(harness: StoreHarness, version: number, fn: (opened: { store: Store } & ReturnType<typeof rawSql>) => Promise<void>): Promise<void> {
+  const opened = await harness.openUnmigrated();
+  try {
+    await opened.store.migrate({ toVersion: version });
+    await fn({ store: opened.store, ...rawSql(harness, opened) });
+  } finally {
+    await harness.cleanup();
+  }
+}
+
+/** An endpoint row as code before 0017 wrote it: only the columns it knew, created at T0. */
+function oldCodeEndpointInsert(harness: StoreHarness, url: string, disabled?: { readonly reason: string | null }): string {
+  const sql = sqlLiterals(harness);
+  const t0 = sql.time(T0);
+  const state = disabled ? `${sql.bool(false)}, ${disabled.reason === null ? 'NULL' : `'${disabled.reason}'`}` : `${sql.bool(true)}, NULL`;
+  return `INSERT INTO mailroom_endpoint (tenant, url, enabled, disabled_reason, secret, created_at, updated_at) VALUES ('acme', '${url}', ${state}, '${SECRET}', ${t0}, ${t0})`;
 }
 
 async function one<T>(batch: Promise<T[]>): Promise<T> {
@@ -185,19 +207,12 @@ export function outgoingConformance(harness: StoreHarness): void {
     });
 
     it('reads an endpoint that code before migration 0018 added, which names no adder, as the operator’s', async () => {
-      const opened = await harness.openUnmigrated();
-      try {
-        const { store } = opened;
-        const { exec } = rawSql(harness, opened);
-        await store.migrate({ toVersion: 17 });
-        const t0 = sqlLiterals(harness).time(T0);
-        await exec(`INSERT INTO mailroom_endpoint (tenant, url, secret, created_at, updated_at) VALUES ('acme', 'https://hooks.example.com/in', '${SECRET}', ${t0}, ${t0})`);
+      await atSchemaVersion(harness, 17, async ({ store, exec }) => {
+        await exec(oldCodeEndpointInsert(harness, 'https://hooks.example.com/in'));
         await store.migrate();
-        await exec(`INSERT INTO mailroom_endpoint (tenant, url, secret, created_at, updated_at) VALUES ('acme', 'https://hooks.example.com/later', '${SECRET}', ${t0}, ${t0})`);
+        await exec(oldCodeEndpointInsert(harness, 'https://hooks.example.com/later'));
         expect((await store.endpointList({ tenant: 'acme' })).map((e) => e.addedBy)).toEqual(['operator', 'operator']);
-      } finally {
-        await harness.cleanup();
-      }
+      });
     });
 
     it('hands the deliver task the stored body, the endpoint and both secrets during a rotation’s overlap', async () => {
@@ -520,16 +535,11 @@ export function outgoingConformance(harness: StoreHarness): void {
     });
 
     it('settles, on upgrade to migration 0013, deliveries left pending by jobs that had ended, and counts the rest as the backlog', async () => {
-      const opened = await harness.openUnmigrated();
-      try {
-        const { store } = opened;
-        const { exec, query } = rawSql(harness, opened);
-        // Migration 0012's schema: the endpoint as 0012's code wrote it (today's endpointAdd
-        // returns a column of 0017), its messages through the Store (0013 changes none of the
-        // columns they write).
-        await store.migrate({ toVersion: 12 });
-        const t0 = sqlLiterals(harness).time(T0);
-        await exec(`INSERT INTO mailroom_endpoint (tenant, url, secret, created_at, updated_at) VALUES ('acme', 'https://hooks.example.com/in', '${SECRET}', ${t0}, ${t0})`);
+      // Migration 0012's schema: the endpoint as 0012's code wrote it (today's endpointAdd
+      // returns a column of 0017), its messages through the Store (0013 changes none of the
+      // columns they write).
+      await atSchemaVersion(harness, 12, async ({ store, exec, query }) => {
+        await exec(oldCodeEndpointInsert(harness, 'https://hooks.example.com/in'));
         const ep = { id: String((await query('SELECT id FROM mailroom_endpoint'))[0]!.id) };
         await exec(`INSERT INTO mailroom_endpoint_health (endpoint_id) VALUES (${ep.id})`);
         const [dead, done, waiting] = [await store.messagePublish(publish()), await store.messagePublish(publish()), await store.messagePublish(publish())];
@@ -543,19 +553,13 @@ export function outgoingConformance(harness: StoreHarness): void {
         expect(statuses).toEqual({ [jobOf(dead)]: 'failed', [jobOf(done)]: 'delivered', [jobOf(waiting)]: 'pending' });
         expect(await store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ backlog: 1 });
         expect(await store.endpointStats({ topN: 1 })).toMatchObject({ backlog: 1, topBacklog: [{ endpointId: ep.id, backlog: 1 }] });
-      } finally {
-        await harness.cleanup();
-      }
+      });
     });
 
     it('records, on upgrade to migration 0017, who disabled each endpoint by the reason Mailroom wrote; any other reason is the operator\'s', async () => {
-      const opened = await harness.openUnmigrated();
-      try {
-        const { store } = opened;
-        const { exec } = rawSql(harness, opened);
-        await store.migrate({ toVersion: 16 });
+      await atSchemaVersion(harness, 16, async ({ store, exec }) => {
         const sql = sqlLiterals(harness);
-        const [t0, on, off] = [sql.time(T0), sql.bool(true), sql.bool(false)];
+        const [on, off] = [sql.bool(true), sql.bool(false)];
         const reasons: Array<[boolean, string | null]> = [
           [true, null],
           [false, 'disabled by the tenant in the portal'],
@@ -566,12 +570,7 @@ export function outgoingConformance(harness: StoreHarness): void {
           [false, 'failing without a success since whenever'],
           [false, 'FAILING WITHOUT A SUCCESS SINCE 2026-11-01T00:00:00.000Z'],
         ];
-        for (const [enabled, reason] of reasons) {
-          await exec(
-            `INSERT INTO mailroom_endpoint (tenant, url, enabled, disabled_reason, secret, created_at, updated_at) ` +
-              `VALUES ('acme', 'https://hooks.example.com/in', ${enabled ? on : off}, ${reason === null ? 'NULL' : `'${reason}'`}, '${SECRET}', ${t0}, ${t0})`,
-          );
-        }
+        for (const [enabled, reason] of reasons) await exec(oldCodeEndpointInsert(harness, 'https://hooks.example.com/in', enabled ? undefined : { reason }));
         await store.migrate();
         const listed = await store.endpointList({ tenant: 'acme' });
         expect(listed.map((e) => e.disabledBy)).toEqual([null, 'tenant', 'deliveries', 'deliveries', 'operator', 'operator', 'operator', 'operator']);
@@ -585,9 +584,7 @@ export function outgoingConformance(harness: StoreHarness): void {
         await exec(`UPDATE mailroom_endpoint SET enabled = ${on}, disabled_reason = NULL WHERE id = ${tenantDisabled}`);
         await exec(`UPDATE mailroom_endpoint SET enabled = ${off}, disabled_reason = 'the endpoint answered 410 Gone' WHERE id = ${tenantDisabled}`);
         expect((await store.endpointGet({ id: tenantDisabled }))!.disabledBy).toBe('operator');
-      } finally {
-        await harness.cleanup();
-      }
+      });
     });
 
     it("lets the tenant's switch disable only an enabled endpoint and enable only what the tenant or its deliveries disabled", async () => {

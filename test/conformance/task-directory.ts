@@ -34,9 +34,8 @@ export function taskDirectoryConformance(harness: StoreHarness): void {
       try {
         const { store } = opened;
         await store.migrate({ toVersion: 15 });
-        await rawSql(harness, opened).exec(
-          `INSERT INTO mailroom_task (type, queue, keyed, recorded_at) VALUES ('build_report', 'reports', ${sqlLiterals(harness).bool(false)}, ${sqlLiterals(harness).time(T0)})`,
-        );
+        const sql = sqlLiterals(harness);
+        await rawSql(harness, opened).exec(`INSERT INTO mailroom_task (type, queue, keyed, recorded_at) VALUES ('build_report', 'reports', ${sql.bool(false)}, ${sql.time(T0)})`);
         await store.taskRecord({ tasks: [{ type: 'archive', queue: 'archive', keyed: true, maxAttempts: 2 }], now: at(SECOND_MS), withBudget: false });
         expect(await store.taskList()).toEqual([
           { type: 'archive', queue: 'archive', keyed: true, maxAttempts: null, recordedAt: at(SECOND_MS) },
