@@ -118,8 +118,8 @@ export async function openCliMailroom(common: CommonOptions, io: CliIo, options:
       const where = printableStoreUrl(db);
       throw new Error(
         version.database === 0
-          ? `No Mailroom tables at ${where}; check --db / MAILROOM_DB, or run ${migrateCommand(db)} to create them.`
-          : `The schema at ${where} is at version ${version.database}, this Mailroom needs ${version.code}; run ${migrateCommand(db)} first.`,
+          ? `No Mailroom tables at ${where}; check --db / MAILROOM_DB, or run ${migrateCommand(where)} to create them.`
+          : `The schema at ${where} is at version ${version.database}, this Mailroom needs ${version.code}; run ${migrateCommand(where)} first.`,
       );
     }
   }
@@ -130,15 +130,14 @@ function refuseMissingSqliteFile(db: string): void {
   const parsed = parseStoreUrl(db);
   if (parsed.kind !== 'sqlite' || parsed.path === ':memory:' || existsSync(parsed.path)) return;
   const where = printableStoreUrl(db);
-  throw new Error(`No database at ${where}; check --db / MAILROOM_DB, or run ${migrateCommand(db)} to create one.`);
+  throw new Error(`No database at ${where}; check --db / MAILROOM_DB, or run ${migrateCommand(where)} to create one.`);
 }
 
 /**
- * The migrate command for this store, to paste: with its URL when that can be shown whole;
- * a URL with a password is shown masked, which would not paste, so then in words.
+ * The migrate command for a store, to paste, from its printable URL: with the URL when it
+ * is shown whole; a URL with a password is shown masked, which would not paste, so then in words.
  */
-function migrateCommand(db: string): string {
-  const where = printableStoreUrl(db);
+function migrateCommand(where: string): string {
   return where.includes('***') ? '`mailroom migrate` with the same --db / MAILROOM_DB' : `\`mailroom migrate --db ${where}\``;
 }
 

@@ -244,8 +244,9 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           // Checked in the store's write itself: an endpoint disabled already (a second
           // click, the operator) stays as it is, and the operator's disable is never undone.
           const endpoint = await ownEndpoint(session, required(form, 'id'));
-          const result = await mr.endpoints.setEnabledByTenant(endpoint.id, request.params.action === 'enable');
-          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: request.params.action === 'enable' ? 'enabled' : 'disabled' }), endpointForTenant(result));
+          const enable = request.params.action === 'enable';
+          const result = await mr.endpoints.setEnabledByTenant(endpoint.id, enable);
+          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: enable ? 'enabled' : 'disabled' }), endpointForTenant(result));
           return;
         }
         case 'recover': {

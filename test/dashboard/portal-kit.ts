@@ -33,7 +33,7 @@ export interface ServedPortal {
 /** `log` keeps every line the server logs (at debug), for tests that read them; `tenantAllowlist` defaults to loopback. */
 export async function servePortal(harness: StoreHarness, options: { log?: LogSink; tenantAllowlist?: string[] } = {}): Promise<ServedPortal> {
   // The tenant's own receivers are on loopback too: tenantAllowlist lets their endpoints reach it.
-  const endpoints = { allowlist: ['127.0.0.1'], tenantAllowlist: options.tenantAllowlist ?? ['127.0.0.1'] };
+  const endpoints = { tenantAllowlist: options.tenantAllowlist ?? ['127.0.0.1'] };
   const mr = await openOutgoingMailroom(harness, { portal: { secret: PORTAL_SECRET }, endpoints, ...(options.log ? { log: options.log } : {}) });
   const acmeReceiver = await startVerifyingReceiver('/acme');
   const globexReceiver = await startVerifyingReceiver('/globex');

@@ -287,6 +287,7 @@ function renderEndpoints(list: readonly Endpoint[]): string {
 }
 
 function renderEndpoint(endpoint: Endpoint, health: EndpointHealth): string {
+  const rateWindow = endpoint.rateLimit ? durationFlagText(endpoint.rateLimit.intervalMs) : '';
   const rate = health.successRate === null ? '-' : `${(health.successRate * 100).toFixed(1)} % of ${health.successes + health.failures}`;
   return [
     `Endpoint ${endpoint.id} (${endpoint.tenant})`,
@@ -296,7 +297,7 @@ function renderEndpoint(endpoint: Endpoint, health: EndpointHealth): string {
     // Which SSRF allowlist its URL answers to: the operator's, or endpoints.tenantAllowlist.
     `  added by:      ${endpoint.addedBy === 'tenant' ? 'the tenant (portal)' : 'the operator'}`,
     ...(endpoint.description ? [`  description:   ${endpoint.description}`] : []),
-    ...(endpoint.rateLimit ? [`  rate limit:    ${endpoint.rateLimit.limit}/${durationFlagText(endpoint.rateLimit.intervalMs)} (deliveries started in any ${durationFlagText(endpoint.rateLimit.intervalMs)})`] : []),
+    ...(endpoint.rateLimit ? [`  rate limit:    ${endpoint.rateLimit.limit}/${rateWindow} (deliveries started in any ${rateWindow})`] : []),
     ...(endpoint.metadata ? [`  metadata:      ${JSON.stringify(endpoint.metadata)}`] : []),
     `  success rate:  ${rate}`,
     `  last success:  ${formatTime(health.lastSuccessAt)}`,
