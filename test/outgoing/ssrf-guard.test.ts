@@ -115,6 +115,13 @@ describe.each(storeHarnesses)('SSRF guard at every send ($name)', (harness) => {
     await closeOutgoingMailrooms(harness);
   });
 
+  /** A verifying receiver on loopback, closed after the test, and its port. */
+  async function loopbackReceiver(): Promise<{ target: VerifyingReceiver; port: string }> {
+    const target = await startVerifyingReceiver();
+    receivers.push(target);
+    return { target, port: new URL(target.url).port };
+  }
+
   it.skipIf(!harness.isAvailable)('refuses a host that resolved to a public address at add and to a private one at send (DNS rebinding), without connecting', async () => {
     const resolve = tableResolver({ 'hooks.customer.example': ['93.184.216.34'] });
     const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: [], resolve } });
@@ -138,9 +145,7 @@ describe.each(storeHarnesses)('SSRF guard at every send ($name)', (harness) => {
   });
 
   it.skipIf(!harness.isAvailable)('connects to the address it checked: the loopback receiver the allowlist names gets the delivery', async () => {
-    const target = await startVerifyingReceiver();
-    receivers.push(target);
-    const port = new URL(target.url).port;
+    const { target, port } = await loopbackReceiver();
     const resolve = tableResolver({ 'receiver.test': ['127.0.0.1'] });
     const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: ['127.0.0.1/32'], resolve } });
     const endpoint = await mr.endpoints.add({ tenant: 'acme', url: `http://receiver.test:${port}/hooks` });
@@ -153,9 +158,7 @@ describe.each(storeHarnesses)('SSRF guard at every send ($name)', (harness) => {
   });
 
   it.skipIf(!harness.isAvailable)('holds a tenant’s endpoint to tenantAllowlist, not the operator’s allowlist, at add and at every send', async () => {
-    const target = await startVerifyingReceiver();
-    receivers.push(target);
-    const port = new URL(target.url).port;
+    const { target, port } = await loopbackReceiver();
     const resolve = tableResolver({ 'tenant.customer.example': ['93.184.216.34'], 'receiver.test': ['127.0.0.1'] });
     const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: ['127.0.0.1/32'], resolve } });
     // The operator may reach loopback; a tenant may not, by name or by address.
@@ -195,9 +198,7 @@ describe.each(storeHarnesses)('SSRF guard at every send ($name)', (harness) => {
   });
 
   it.skipIf(!harness.isAvailable)('never reuses a connection the operator’s allowlist let through for a tenant’s endpoint at the same host and port', async () => {
-    const target = await startVerifyingReceiver();
-    receivers.push(target);
-    const port = new URL(target.url).port;
+    const { target, port } = await loopbackReceiver();
     const resolve = tableResolver({ 'shared.test': ['93.184.216.34'] });
     const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: ['shared.test'], resolve } });
     const tenants = await mr.endpoints.addByTenant({ tenant: 'acme', url: `http://shared.test:${port}/tenant`, eventTypes: ['second'] });
@@ -219,8 +220,7 @@ describe.each(storeHarnesses)('SSRF guard at every send ($name)', (harness) => {
   });
 
   it.skipIf(!harness.isAvailable)('lets a tenant’s endpoint reach what tenantAllowlist names', async () => {
-    const target = await startVerifyingReceiver();
-    receivers.push(target);
+    const { target } = await loopbackReceiver();
     const mr = await openOutgoingMailroom(harness, { endpoints: { allowlist: [], tenantAllowlist: ['127.0.0.1'] } });
     await expect(mr.endpoints.add({ tenant: 'acme', url: target.url })).rejects.toMatchObject({ code: 'MR_ERR_URL_BLOCKED' });
     const endpoint = await mr.endpoints.addByTenant({ tenant: 'acme', url: target.url });
