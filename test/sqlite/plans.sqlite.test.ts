@@ -8,7 +8,7 @@
 // order passed over other types' whole backlog on every poll).
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -80,5 +80,32 @@ describe.each([
     } finally {
       db.close();
     }
+  });
+});
+
+/**
+ * SQLite (3.53 here) plans a `LIMIT @n` with the value bound to @n, so binding it again
+ * marks the statement expired and every run compiles it anew: 123 µs a run of the
+ * limited claim's pick against 38 µs with `LIMIT CAST(@n AS INTEGER)`, and 320 µs
+ * against 7 µs for a long statement over a one-row table. Any expression in its place
+ * keeps the compiled statement; the store writes CAST everywhere. Checked as text: the
+ * cost is time, which tests do not measure.
+ */
+describe('SQLite statements', () => {
+  const BARE_PARAMETER_LIMIT = /\b(?:LIMIT|OFFSET)\s+\(?\s*[@:$?]/;
+  const sources = [
+    ...readdirSync(SQL_DIR).filter((file) => file.endsWith('.sql')).map((file) => new URL(file, SQL_DIR)),
+    ...readdirSync(new URL('../', SQL_DIR)).filter((file) => file.endsWith('.ts')).map((file) => new URL(`../${file}`, SQL_DIR)),
+  ];
+
+  it('never take LIMIT or OFFSET as a bare parameter, which would compile them again at every run', () => {
+    const offenders = sources.flatMap((url) =>
+      readFileSync(url, 'utf8')
+        .split('\n')
+        .filter((line) => !/^\s*(--|\/\/|\*)/.test(line) && BARE_PARAMETER_LIMIT.test(line))
+        .map((line) => `${url.pathname.split('/').slice(-2).join('/')}: ${line.trim()}`),
+    );
+    expect(sources.length).toBeGreaterThan(10);
+    expect(offenders).toEqual([]);
   });
 });

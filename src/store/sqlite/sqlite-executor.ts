@@ -772,7 +772,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     values.limit = clampLimit(page.limit);
     const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
     const order = page.descending ? 'DESC' : 'ASC';
-    return this.engine.db.prepare(`SELECT ${select} FROM ${from} ${where} ORDER BY id ${order} LIMIT @limit`).all(values) as Row[];
+    return this.engine.db.prepare(`SELECT ${select} FROM ${from} ${where} ORDER BY id ${order} LIMIT CAST(@limit AS INTEGER)`).all(values) as Row[];
   }
 
   /** Ids of the jobs a filter matches, in id order (replay and retry-now by filter). */

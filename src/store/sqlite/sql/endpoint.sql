@@ -19,12 +19,12 @@ FROM mailroom_endpoint WHERE id = @id;
 -- name: endpointList
 -- A page of every tenant's endpoints in id order, without secrets.
 SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at
-FROM mailroom_endpoint WHERE id > @after ORDER BY id LIMIT @limit;
+FROM mailroom_endpoint WHERE id > @after ORDER BY id LIMIT CAST(@limit AS INTEGER);
 
 -- name: endpointList.tenant
 -- A page of one tenant's endpoints (mailroom_endpoint_tenant_idx), without secrets.
 SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at
-FROM mailroom_endpoint WHERE tenant = @tenant AND id > @after ORDER BY id LIMIT @limit;
+FROM mailroom_endpoint WHERE tenant = @tenant AND id > @after ORDER BY id LIMIT CAST(@limit AS INTEGER);
 
 -- name: endpointUpdate.current
 -- The endpoint an update merges into (the write transaction holds the only write lock).
@@ -114,7 +114,7 @@ GROUP BY e.enabled, h.breaker_state;
 -- Pending deliveries (their jobs wait or run), per endpoint, most first (the counters of migration 0013).
 SELECT b.endpoint_id, sum(b.n) AS backlog
 FROM mailroom_endpoint_backlog b
-GROUP BY b.endpoint_id HAVING sum(b.n) > 0 ORDER BY backlog DESC, b.endpoint_id LIMIT @topN;
+GROUP BY b.endpoint_id HAVING sum(b.n) > 0 ORDER BY backlog DESC, b.endpoint_id LIMIT CAST(@topN AS INTEGER);
 
 -- name: endpointStats.totalBacklog
 -- Pending deliveries (their jobs wait or run), across every endpoint.

@@ -1,5 +1,7 @@
 -- Job statements for SQLite. One writer connection runs them; each write method wraps its
 -- statements in one BEGIN IMMEDIATE transaction. Times are integer ms (@now from the store).
+-- A LIMIT takes its parameter as CAST(@limit AS INTEGER), never bare: SQLite compiles a
+-- statement with a bare `LIMIT @limit` again at every run (test/sqlite/plans.sqlite.test.ts).
 
 -- name: jobInsertMany
 -- Inserts one job; a duplicate key inserts nothing and returns no row (the caller then
@@ -67,7 +69,7 @@ SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_cl
 WHERE {{claimable}}
   AND j.type IN (SELECT value FROM json_each(@types))
 ORDER BY j.priority DESC, j.run_at, j.id
-LIMIT @limit;
+LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaim.pick.oneType
 -- The same pick for a worker of one type (the common case, and every outgoing delivery's
@@ -78,7 +80,7 @@ SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_cl
 WHERE {{claimable}}
   AND j.type = @type
 ORDER BY j.priority DESC, j.run_at, j.id
-LIMIT @limit;
+LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaim.pickInQueues
 -- The same pick restricted to the worker's queues; separate so each plan can use the
@@ -88,7 +90,7 @@ WHERE {{claimable}}
   AND j.queue IN (SELECT value FROM json_each(@queues))
   AND j.type IN (SELECT value FROM json_each(@types))
 ORDER BY j.priority DESC, j.run_at, j.id
-LIMIT @limit;
+LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaim.lease
 -- The second half of jobClaim: leases the picked jobs (@ids, a JSON array). Attempts are
@@ -125,7 +127,7 @@ SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM
 WHERE {{startable}}
   AND j.type IN (SELECT value FROM json_each(@types))
 ORDER BY j.priority DESC, j.run_at, j.id
-LIMIT @limit;
+LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaim.pickLimited.oneType
 -- The same for one limited type (as jobClaim.pick.oneType): every outgoing delivery's claim.
@@ -133,7 +135,7 @@ SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM
 WHERE {{startable}}
   AND j.type = @type
 ORDER BY j.priority DESC, j.run_at, j.id
-LIMIT @limit;
+LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaimable.limited
 -- Whether anything limited may start now (drained(), and the claim loop's "when next").
@@ -253,7 +255,7 @@ SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
     last_error = 'lease expired: the worker stopped heartbeating (crashed, killed or stalled)',
     lease_token = NULL, lease_expires_at = NULL
 WHERE id IN (SELECT id FROM mailroom_job WHERE status = 'running' AND lease_expires_at < @now
-             ORDER BY lease_expires_at LIMIT @limit)
+             ORDER BY lease_expires_at LIMIT CAST(@limit AS INTEGER))
 RETURNING id, queue, status, attempts, started_at, lease_owner, batch_id;
 
 -- name: attemptInsert
@@ -390,7 +392,7 @@ GROUP BY status, minute;
 -- (ATTEMPT_SCAN_LIMIT in store.ts says why not an index). Rows with a null minute carry
 -- the tail's size and oldest finish, which tell whether the window was cut short.
 WITH tail AS MATERIALIZED (
-  SELECT finished_at, outcome FROM mailroom_attempt ORDER BY id DESC LIMIT @limit
+  SELECT finished_at, outcome FROM mailroom_attempt ORDER BY id DESC LIMIT CAST(@limit AS INTEGER)
 )
 SELECT (finished_at / 60000) * 60000 AS minute, count(*) AS n, NULL AS oldest
 FROM tail

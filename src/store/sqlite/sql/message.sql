@@ -17,12 +17,12 @@ SELECT * FROM mailroom_message WHERE id = @id;
 
 -- name: messageList
 -- A page of messages in id order; @type narrows (NULL: every type).
-SELECT * FROM mailroom_message WHERE id > @after AND (@type IS NULL OR type = @type) ORDER BY id LIMIT @limit;
+SELECT * FROM mailroom_message WHERE id > @after AND (@type IS NULL OR type = @type) ORDER BY id LIMIT CAST(@limit AS INTEGER);
 
 -- name: messageList.tenant
 -- A page of one tenant's messages (mailroom_message_tenant_idx).
 SELECT * FROM mailroom_message
-WHERE tenant = @tenant AND id > @after AND (@type IS NULL OR type = @type) ORDER BY id LIMIT @limit;
+WHERE tenant = @tenant AND id > @after AND (@type IS NULL OR type = @type) ORDER BY id LIMIT CAST(@limit AS INTEGER);
 
 -- name: deliveryInsert
 INSERT INTO mailroom_delivery (message_id, endpoint_id, status, created_at, updated_at)
@@ -62,13 +62,13 @@ SELECT * FROM mailroom_delivery_state WHERE id = @id;
 -- A page of one endpoint's deliveries (mailroom_delivery_endpoint_idx); @status narrows.
 SELECT * FROM mailroom_delivery_state
 WHERE endpoint_id = @endpointId AND id > @after AND (@status IS NULL OR status = @status)
-ORDER BY id LIMIT @limit;
+ORDER BY id LIMIT CAST(@limit AS INTEGER);
 
 -- name: deliveryList.message
 -- A page of one message's deliveries (mailroom_delivery_message_idx); @status narrows.
 SELECT * FROM mailroom_delivery_state
 WHERE message_id = @messageId AND id > @after AND (@status IS NULL OR status = @status)
-ORDER BY id LIMIT @limit;
+ORDER BY id LIMIT CAST(@limit AS INTEGER);
 
 -- name: deliveryRecoverable
 -- An endpoint's failed and skipped deliveries since a time (a pending one whose job died
