@@ -168,9 +168,10 @@ export class LimitBudget {
    * The candidates (in claim order) that may start now, at most `limit` of them and at
    * most `slotLimit` of types under a concurrency limit (a claimed job holds its slot from
    * the claim on), each counted as started; and the [type, key] starts of the admitted
-   * rate-limited ones, for the store to record.
+   * rate-limited ones, for the store to record. Reads `candidates` no further than it
+   * must: given a statement's rows one at a time, it stops the scan once the claim is full.
    */
-  admit<C extends Candidate>(candidates: readonly C[], limit: number, slotLimit = limit): { admitted: C[]; starts: Array<[string, string]> } {
+  admit<C extends Candidate>(candidates: Iterable<C>, limit: number, slotLimit = limit): { admitted: C[]; starts: Array<[string, string]> } {
     const admitted: C[] = [];
     let holdingSlots = 0;
     for (const candidate of candidates) {

@@ -275,9 +275,16 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     return new LimitBudget(limits, { running, starts }, now);
   }
 
-  private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Array<PickedRow & Candidate> {
+  /**
+   * The limited pick's rows, read as admission asks for them. The pick walks the type's
+   * pending jobs in claim order past those of full keys, and admission stops at the
+   * claim's size: reading all `limit` candidates first cost 396 µs a claim in the outgoing
+   * row (two of three endpoints full, 28 candidates read to start 7), the most costly
+   * statement of a delivery.
+   */
+  private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Iterable<PickedRow & Candidate> {
     const [name, typeValues] = byTypes('jobClaim.pickLimited', params.types);
-    return this.engine.stmt(name).all({ ...startableValues(params, budget, now), ...typeValues, limit }) as Array<PickedRow & Candidate>;
+    return this.engine.stmt(name).iterate({ ...startableValues(params, budget, now), ...typeValues, limit }) as Iterable<PickedRow & Candidate>;
   }
 
   /** Whether any job of these limited types may start now (jobClaimable's answer for them). */
