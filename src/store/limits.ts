@@ -173,14 +173,17 @@ export class LimitBudget {
    */
   admit<C extends Candidate>(candidates: Iterable<C>, limit: number, slotLimit = limit): { admitted: C[]; starts: Array<[string, string]> } {
     const admitted: C[] = [];
+    // When every type holds a slot, the slots fill the claim first: stop reading there.
+    const fullAt = [...this.byType.values()].every(holdsSlot) ? Math.min(limit, slotLimit) : limit;
+    if (fullAt <= 0) return { admitted, starts: [] };
     let holdingSlots = 0;
     for (const candidate of candidates) {
-      if (admitted.length >= limit) break;
       const holdsSlot = this.holdsSlot(candidate.type);
       if (holdsSlot && holdingSlots >= slotLimit) continue;
       if (!this.fits(candidate)) continue;
       admitted.push(candidate);
       if (holdsSlot) holdingSlots++;
+      if (admitted.length >= fullAt) break;
     }
     return { admitted, starts: this.startsOf(admitted) };
   }

@@ -41,4 +41,37 @@ describe('a limited pick reads', () => {
     const candidates = Array.from({ length: size }, () => ({ type: 'deliver', key: 'a' }));
     expect(b.admit(candidates, 5).admitted).toHaveLength(5);
   });
+
+  it('and admission reads them no further than the claim needs', () => {
+    // As a claim's pick hands them over: one at a time, counted.
+    const counted = (rows: Array<{ type: string; key: string }>) => {
+      const read = { n: 0 };
+      const iterable = { *[Symbol.iterator]() { for (const row of rows) { read.n++; yield row; } } };
+      return { iterable, read };
+    };
+    const limits: TypeLimits[] = [{ type: 'deliver', perKey: { concurrency: 10 } }];
+    const usage = { running: [{ type: 'deliver', key: 'a', n: 8 }], starts: [] };
+    const rows = Array.from({ length: 20 }, (_, i) => ({ type: 'deliver', key: i < 6 ? 'a' : 'b' }));
+
+    // Claim of 20 jobs with 5 slots to start (prefetch): full once 5 hold slots, at the 9th row
+    // (2 of key a fit, 4 refused, then 3 of b).
+    const slots = counted(rows);
+    expect(budget(limits, usage).admit(slots.iterable, 20, 5).admitted.map((c) => c.key)).toEqual(['a', 'a', 'b', 'b', 'b']);
+    expect(slots.read.n).toBe(9);
+
+    // A claim of 3: full at the 3rd admitted, the 7th row.
+    const small = counted(rows);
+    expect(budget(limits, usage).admit(small.iterable, 3).admitted).toHaveLength(3);
+    expect(small.read.n).toBe(7);
+
+    // Nothing to start: nothing read.
+    const none = counted(rows);
+    expect(budget(limits, usage).admit(none.iterable, 20, 0).admitted).toEqual([]);
+    expect(none.read.n).toBe(0);
+
+    // A rate-only type holds no slot: the claim fills at its limit, whatever the slots say.
+    const rateOnly = counted(rows);
+    expect(budget([{ type: 'deliver', rate: { limit: 100, intervalMs: 1_000 } }]).admit(rateOnly.iterable, 4, 1).admitted).toHaveLength(4);
+    expect(rateOnly.read.n).toBe(4);
+  });
 });
