@@ -84,28 +84,34 @@ describe.each([
 });
 
 /**
- * SQLite (3.53 here) plans a `LIMIT @n` with the value bound to @n, so binding it again
- * marks the statement expired and every run compiles it anew: 123 µs a run of the
- * limited claim's pick against 38 µs with `LIMIT CAST(@n AS INTEGER)`, and 320 µs
+ * SQLite (3.53 here) plans a `LIMIT @limit` with the value bound to @limit, so binding it
+ * again marks the statement expired and every run compiles it anew: 123 µs a run of the
+ * limited claim's pick against 38 µs with `LIMIT CAST(@limit AS INTEGER)`, and 320 µs
  * against 7 µs for a long statement over a one-row table. Any expression in its place
- * keeps the compiled statement; the store writes CAST everywhere. Checked as text: the
- * cost is time, which tests do not measure.
+ * keeps the compiled statement; the store writes CAST everywhere. (OFFSET is coded as it
+ * stands.) Checked as text, each statement whole: the cost is time, which tests do not
+ * measure.
  */
 describe('SQLite statements', () => {
-  const BARE_PARAMETER_LIMIT = /\b(?:LIMIT|OFFSET)\s+\(?\s*[@:$?]/;
-  const sources = [
-    ...readdirSync(SQL_DIR).filter((file) => file.endsWith('.sql')).map((file) => new URL(file, SQL_DIR)),
-    ...readdirSync(new URL('../', SQL_DIR)).filter((file) => file.endsWith('.ts')).map((file) => new URL(`../${file}`, SQL_DIR)),
-  ];
+  /** LIMIT whose count is a bare parameter: `LIMIT @n`, `LIMIT (@n)`, `LIMIT 5, @n`. */
+  const BARE_PARAMETER_LIMIT = /\bLIMIT\s+(?:[\w@:$?]+\s*,\s*)?\(?\s*[@:$?]/;
+  const sqlFiles = readdirSync(SQL_DIR).filter((file) => file.endsWith('.sql'));
+  // SQL the executors build in code (a job listing's filters) is written in capitals there.
+  const codeFiles = readdirSync(new URL('../', SQL_DIR)).filter((file) => file.endsWith('.ts'));
 
-  it('never take LIMIT or OFFSET as a bare parameter, which would compile them again at every run', () => {
-    const offenders = sources.flatMap((url) =>
-      readFileSync(url, 'utf8')
-        .split('\n')
-        .filter((line) => !/^\s*(--|\/\/|\*)/.test(line) && BARE_PARAMETER_LIMIT.test(line))
-        .map((line) => `${url.pathname.split('/').slice(-2).join('/')}: ${line.trim()}`),
-    );
-    expect(sources.length).toBeGreaterThan(10);
+  it('never take LIMIT as a bare parameter, which would compile them again at every run', () => {
+    expect(BARE_PARAMETER_LIMIT.test('ORDER BY id\n  LIMIT\n @limit')).toBe(true);
+    expect(BARE_PARAMETER_LIMIT.test('LIMIT 5, @count')).toBe(true);
+    expect(BARE_PARAMETER_LIMIT.test('LIMIT CAST(@limit AS INTEGER)')).toBe(false);
+    const offenders = [
+      ...sqlFiles.flatMap((file) =>
+        [...parseSqlBlocks(readFileSync(new URL(file, SQL_DIR), 'utf8'))]
+          .filter(([, sql]) => new RegExp(BARE_PARAMETER_LIMIT.source, 'i').test(sql))
+          .map(([name]) => `${file}: ${name}`),
+      ),
+      ...codeFiles.filter((file) => BARE_PARAMETER_LIMIT.test(readFileSync(new URL(`../${file}`, SQL_DIR), 'utf8'))),
+    ];
+    expect(sqlFiles.length).toBeGreaterThan(5);
     expect(offenders).toEqual([]);
   });
 });
