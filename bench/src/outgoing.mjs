@@ -92,6 +92,12 @@ for (let i = 0; i < n; i += 100) {
 }
 say('PUBLISHED ' + JSON.stringify({ ms: performance.now() - t0 }));
 await next(); // WORK
+// BENCH_DRAIN_PROFILE=file: a CPU profile of the throughput phase alone (the drain);
+// statement-times.mjs, when loaded, times the drain's statements.
+const profileTo = process.env.BENCH_DRAIN_PROFILE;
+const inspector = profileTo ? new (await import('node:inspector/promises')).Session() : null;
+if (inspector) { inspector.connect(); await inspector.post('Profiler.enable'); await inspector.post('Profiler.start'); }
+globalThis.__benchStatementTimes?.reset();
 const cpuAtWork = process.cpuUsage();
 const startedAt = Date.now();
 const worker = mr.work();
@@ -100,6 +106,8 @@ worker.on('claimed', (jobs) => { claims++; claimed += jobs.length; });
 say('STARTED ' + startedAt);
 await next(); // STEADY (the receivers have every delivery of the throughput phase)
 const cpu = process.cpuUsage(cpuAtWork);
+globalThis.__benchStatementTimes?.write();
+if (inspector) { const { profile } = await inspector.post('Profiler.stop'); (await import('node:fs')).writeFileSync(profileTo, JSON.stringify(profile)); }
 say('DRAIN_CPU ' + JSON.stringify({ us: cpu.user + cpu.system }));
 const total = Math.round(rate * seconds), interval = 1000 / rate, start = performance.now();
 const pending = [];
