@@ -168,14 +168,14 @@ export class LimitBudget {
    * The candidates (in claim order) that may start now, at most `limit` of them and at
    * most `slotLimit` of types under a concurrency limit (a claimed job holds its slot from
    * the claim on), each counted as started; and the [type, key] starts of the admitted
-   * rate-limited ones, for the store to record. Reads `candidates` no further than it
-   * must: given a statement's rows one at a time, it stops the scan once the claim is full.
+   * rate-limited ones, for the store to record. Reads `candidates` no further than the
+   * `limit`-th admitted: given a statement's rows one at a time, it stops the scan there.
+   * (Candidates may mix in types without limits, which hold no slot and fill the rest of
+   * the claim; a caller whose candidates all hold slots passes the slots as `limit`.)
    */
   admit<C extends Candidate>(candidates: Iterable<C>, limit: number, slotLimit = limit): { admitted: C[]; starts: Array<[string, string]> } {
     const admitted: C[] = [];
-    // When every type holds a slot, the slots fill the claim first: stop reading there.
-    const fullAt = [...this.byType.values()].every(holdsSlot) ? Math.min(limit, slotLimit) : limit;
-    if (fullAt <= 0) return { admitted, starts: [] };
+    if (limit <= 0) return { admitted, starts: [] };
     let holdingSlots = 0;
     for (const candidate of candidates) {
       const holdsSlot = this.holdsSlot(candidate.type);
@@ -183,7 +183,7 @@ export class LimitBudget {
       if (!this.fits(candidate)) continue;
       admitted.push(candidate);
       if (holdsSlot) holdingSlots++;
-      if (admitted.length >= fullAt) break;
+      if (admitted.length >= limit) break;
     }
     return { admitted, starts: this.startsOf(admitted) };
   }

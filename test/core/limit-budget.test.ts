@@ -53,11 +53,17 @@ describe('a limited pick reads', () => {
     const usage = { running: [{ type: 'deliver', key: 'a', n: 8 }], starts: [] };
     const rows = Array.from({ length: 20 }, (_, i) => ({ type: 'deliver', key: i < 6 ? 'a' : 'b' }));
 
-    // Claim of 20 jobs with 5 slots to start (prefetch): full once 5 hold slots, at the 9th row
-    // (2 of key a fit, 4 refused, then 3 of b).
+    // 5 free slots of a claim whose candidates all hold one (SQLite's limited pick passes
+    // them as the limit): full at the 9th row (2 of key a fit, 4 refused, then 3 of b).
     const slots = counted(rows);
-    expect(budget(limits, usage).admit(slots.iterable, 20, 5).admitted.map((c) => c.key)).toEqual(['a', 'a', 'b', 'b', 'b']);
+    expect(budget(limits, usage).admit(slots.iterable, 5, 5).admitted.map((c) => c.key)).toEqual(['a', 'a', 'b', 'b', 'b']);
     expect(slots.read.n).toBe(9);
+
+    // Candidates of a type without limits hold no slot: once the slots are full they still
+    // fill the claim (PostgreSQL's pick mixes them in), so the slots alone do not stop it.
+    const mixed = counted([{ type: 'deliver', key: 'b' }, { type: 'deliver', key: 'b' }, { type: 'other', key: '' }, { type: 'deliver', key: 'b' }, { type: 'other', key: '' }, { type: 'other', key: '' }]);
+    expect(budget(limits, usage).admit(mixed.iterable, 3, 1).admitted.map((c) => c.type)).toEqual(['deliver', 'other', 'other']);
+    expect(mixed.read.n).toBe(5);
 
     // A claim of 3: full at the 3rd admitted, the 7th row.
     const small = counted(rows);
@@ -66,7 +72,7 @@ describe('a limited pick reads', () => {
 
     // Nothing to start: nothing read.
     const none = counted(rows);
-    expect(budget(limits, usage).admit(none.iterable, 20, 0).admitted).toEqual([]);
+    expect(budget(limits, usage).admit(none.iterable, 0).admitted).toEqual([]);
     expect(none.read.n).toBe(0);
 
     // A rate-only type holds no slot: the claim fills at its limit, whatever the slots say.

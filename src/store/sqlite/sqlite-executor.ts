@@ -251,7 +251,9 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     const size = limitedClaimSize(limitedParams, limits);
     if (size <= 0 || !this.hasDue(limitedParams, now)) return plain;
     const budget = this.limitBudget(limits, now, true);
-    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, budget.candidatesToRead(size), now), params.limit, params.limitedLimit);
+    // `size`, not the claim's limit: when every limited type holds a slot, the free slots fill
+    // this pick (its candidates are all limited), and admission stops reading there.
+    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, budget.candidatesToRead(size), now), size, params.limitedLimit);
     const kept = plain.length === 0 ? admitted : mergeInClaimOrder(plain, admitted, params.limit);
     const starts = budget.startsOf(kept.filter((row): row is PickedRow & Candidate => limitedTypes.includes(row.type as string)));
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
