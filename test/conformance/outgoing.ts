@@ -229,6 +229,26 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await startOne(ctx.store, '999999', T0)).toBeNull();
     });
 
+    it('starts a batch of several messages to several endpoints with each delivery’s own message, endpoint and secrets', async () => {
+      const first = await ctx.store.endpointAdd(endpoint());
+      const second = await ctx.store.endpointAdd(endpoint({ url: 'https://other.example.com/in', secret: NEW_SECRET }));
+      const gone = await ctx.store.endpointAdd(endpoint({ url: 'https://gone.example.com/in' }));
+      const a = await ctx.store.messagePublish(publish({ payload: { n: 'a' } }));
+      const b = await ctx.store.messagePublish(publish({ payload: { n: 'b' } }));
+      const byEndpoint = (published: typeof a, id: string) => published.deliveries.find((d) => d.endpointId === id)!.id;
+      expect(await ctx.store.endpointRemove({ id: gone.id })).toBe(true);
+      // Interleaved as a claim hands them out: a message's deliveries side by side, each endpoint's spread out.
+      const ids = [byEndpoint(a, first.id), byEndpoint(a, second.id), byEndpoint(a, gone.id), byEndpoint(b, first.id), byEndpoint(b, second.id)];
+      const starts = await ctx.store.deliveryStartMany({ deliveryIds: ids, breaker: BREAKER, now: T0 });
+      expect(starts.map((start) => [start!.delivery.id, start!.message.payload, start!.endpoint?.id ?? null, start!.secrets])).toEqual([
+        [ids[0], '{"n":"a"}', first.id, [SECRET]],
+        [ids[1], '{"n":"a"}', second.id, [NEW_SECRET]],
+        [ids[2], '{"n":"a"}', null, []],
+        [ids[3], '{"n":"b"}', first.id, [SECRET]],
+        [ids[4], '{"n":"b"}', second.id, [NEW_SECRET]],
+      ]);
+    });
+
     it('refuses a second rotation while the first one’s old secret still signs, unless its overlap is 0', async () => {
       const ep = await ctx.store.endpointAdd(endpoint());
       const { deliveries } = await ctx.store.messagePublish(publish());

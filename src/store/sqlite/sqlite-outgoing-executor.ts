@@ -66,6 +66,12 @@ interface EndpointAtStart {
   readonly healthRow: Row;
 }
 
+/** What one read-only pass of deliveryStartMany has read so far, by endpoint and message id. */
+interface ReadAtStart {
+  readonly endpoints: Map<unknown, EndpointAtStart | null>;
+  readonly messages: Map<unknown, Message<string>>;
+}
+
 export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
   protected abstract readonly engine: SqliteWriteEngine<any>;
   protected abstract insertJobsSync(jobs: readonly JobInsert[], now: Date | undefined, event: null): JobInsertResult[];
@@ -250,8 +256,8 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     // transaction answers the batch without a commit. Those that must write (a probe to
     // take, a rate to count) are read again, in order, in one write transaction.
     const results = await this.engine.read(() => {
-      const endpoints = new Map<unknown, EndpointAtStart | null>();
-      return params.deliveryIds.map((id) => this.deliveryStartSync(id, params, false, endpoints));
+      const seen: ReadAtStart = { endpoints: new Map(), messages: new Map() };
+      return params.deliveryIds.map((id) => this.deliveryStartSync(id, params, false, seen));
     });
     const toWrite = results.flatMap((result, index) => (result === NEEDS_WRITE ? [index] : []));
     if (toWrite.length > 0) {
@@ -263,25 +269,26 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
 
   /**
    * One delivery's start; without `canWrite`, NEEDS_WRITE where it would have to write.
-   * `endpoints` holds what a read-only pass already read of each endpoint: one snapshot
-   * answers for all of a claim's deliveries to it (most of a claim goes to one endpoint,
-   * the one with room), where reading it again per delivery was a third of the start.
+   * `seen` holds what a read-only pass already read of each endpoint and message: one
+   * snapshot answers for all of a claim's deliveries to an endpoint, or of a message,
+   * where reading them again per delivery was a third of the start. (A claim's
+   * deliveries go to the one, two or three endpoints with room, and a message's
+   * deliveries to several endpoints have neighbouring ids, so often share a claim.)
    */
-  private deliveryStartSync(
-    deliveryId: string,
-    params: DeliveryStartManyParams,
-    canWrite: boolean,
-    endpoints?: Map<unknown, EndpointAtStart | null>,
-  ): DeliveryStart | null | typeof NEEDS_WRITE {
+  private deliveryStartSync(deliveryId: string, params: DeliveryStartManyParams, canWrite: boolean, seen?: ReadAtStart): DeliveryStart | null | typeof NEEDS_WRITE {
     if (!DECIMAL_ID.test(String(deliveryId))) return null;
     const now = nowMs(params.now);
     const deliveryRow = this.engine.stmt('deliveryGet').get({ id: deliveryId }) as Row | undefined;
     if (!deliveryRow) return null;
-    const message = messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true);
-    let atStart = endpoints?.get(deliveryRow.endpoint_id);
+    let message = seen?.messages.get(deliveryRow.message_id);
+    if (message === undefined) {
+      message = messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true);
+      seen?.messages.set(deliveryRow.message_id, message);
+    }
+    let atStart = seen?.endpoints.get(deliveryRow.endpoint_id);
     if (atStart === undefined) {
       atStart = this.endpointAtStart(deliveryRow.endpoint_id, canWrite, now);
-      endpoints?.set(deliveryRow.endpoint_id, atStart);
+      seen?.endpoints.set(deliveryRow.endpoint_id, atStart);
     }
     if (!atStart) {
       return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
