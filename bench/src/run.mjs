@@ -394,7 +394,7 @@ async function main() {
               res[w][name] = await measure(w, name, templates);
             }
             const m = res[w][name];
-            log(`run ${r + 1}/${opts.runs} ${w} ${name}: ${m.skipped ?? (m.rate != null ? `${fmtRate(m.rate)}/s${m.capped ? ' (capped)' : ''}` : `p50 ${fmtMs(m.p50)} p99 ${fmtMs(m.p99)} ms (${m.jobs}/${m.expected})`)}${m.maxRssMB ? `, rss ${fmtMB(m.maxRssMB)} MB` : ''}${m.loopMaxMs != null ? `, loop max ${fmtMs(m.loopMaxMs)} ms` : ''} [${((Date.now() - t0) / 1000).toFixed(1)} s]`);
+            log(`run ${r + 1}/${opts.runs} ${w} ${name}: ${m.skipped ?? (m.rate != null ? `${fmtRate(m.rate)}/s${m.capped ? ' (capped)' : ''}` : m.deliveriesPerS != null ? `${fmtRate(m.deliveriesPerS)} deliveries/s, p50 ${fmtMs(m.p50)} p99 ${fmtMs(m.p99)} ms` : `p50 ${fmtMs(m.p50)} p99 ${fmtMs(m.p99)} ms (${m.jobs}/${m.expected})`)}${m.maxRssMB ? `, rss ${fmtMB(m.maxRssMB)} MB` : ''}${m.loopMaxMs != null ? `, loop max ${fmtMs(m.loopMaxMs)} ms` : ''} [${((Date.now() - t0) / 1000).toFixed(1)} s]`);
           } catch (e) {
             res[w][name] = { error: e.message };
             log(`run ${r + 1}/${opts.runs} ${w} ${name}: ERROR ${e.message}`);
