@@ -175,7 +175,11 @@ export class LimitBudget {
    */
   admit<C extends Candidate>(candidates: Iterable<C>, limit: number, slotLimit = limit): { admitted: C[]; starts: Array<[string, string]> } {
     const admitted: C[] = [];
-    if (limit <= 0) return { admitted, starts: [] };
+    if (limit <= 0) {
+      // A statement's rows hold the statement, and its connection, until they are closed.
+      candidates[Symbol.iterator]().return?.();
+      return { admitted, starts: [] };
+    }
     let holdingSlots = 0;
     for (const candidate of candidates) {
       const holdsSlot = this.holdsSlot(candidate.type);

@@ -45,8 +45,19 @@ describe('a limited pick reads', () => {
   it('and admission reads them no further than the claim needs', () => {
     // As a claim's pick hands them over: one at a time, counted.
     const counted = (rows: Array<{ type: string; key: string }>) => {
-      const read = { n: 0 };
-      const iterable = { *[Symbol.iterator]() { for (const row of rows) { read.n++; yield row; } } };
+      const read = { n: 0, closed: false };
+      const iterable = {
+        *[Symbol.iterator]() {
+          try {
+            for (const row of rows) {
+              read.n++;
+              yield row;
+            }
+          } finally {
+            read.closed = true;
+          }
+        },
+      };
       return { iterable, read };
     };
     const limits: TypeLimits[] = [{ type: 'deliver', perKey: { concurrency: 10 } }];
@@ -57,7 +68,7 @@ describe('a limited pick reads', () => {
     // them as the limit): full at the 9th row (2 of key a fit, 4 refused, then 3 of b).
     const slots = counted(rows);
     expect(budget(limits, usage).admit(slots.iterable, 5, 5).admitted.map((c) => c.key)).toEqual(['a', 'a', 'b', 'b', 'b']);
-    expect(slots.read.n).toBe(9);
+    expect(slots.read).toEqual({ n: 9, closed: true });
 
     // Candidates of a type without limits hold no slot: once the slots are full they still
     // fill the claim (PostgreSQL's pick mixes them in), so the slots alone do not stop it.
@@ -70,10 +81,12 @@ describe('a limited pick reads', () => {
     expect(budget(limits, usage).admit(small.iterable, 3).admitted).toHaveLength(3);
     expect(small.read.n).toBe(7);
 
-    // Nothing to start: nothing read.
+    // Nothing to start: nothing read, and the rows closed (a statement's would hold its connection).
     const none = counted(rows);
-    expect(budget(limits, usage).admit(none.iterable, 0).admitted).toEqual([]);
+    const unread = none.iterable[Symbol.iterator]();
+    expect(budget(limits, usage).admit({ [Symbol.iterator]: () => unread }, 0).admitted).toEqual([]);
     expect(none.read.n).toBe(0);
+    expect(unread.next().done).toBe(true);
 
     // A rate-only type holds no slot: the claim fills at its limit, whatever the slots say.
     const rateOnly = counted(rows);
