@@ -72,6 +72,14 @@ interface ReadAtStart {
   readonly messages: Map<unknown, Message<string>>;
 }
 
+/** `read()`, once per key of `seen` (null is a value kept too); every time without `seen`. */
+function readOnce<T>(seen: Map<unknown, T> | undefined, key: unknown, read: () => T): T {
+  if (seen?.has(key)) return seen.get(key)!;
+  const value = read();
+  seen?.set(key, value);
+  return value;
+}
+
 export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
   protected abstract readonly engine: SqliteWriteEngine<any>;
   protected abstract insertJobsSync(jobs: readonly JobInsert[], now: Date | undefined, event: null): JobInsertResult[];
@@ -280,16 +288,8 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     const now = nowMs(params.now);
     const deliveryRow = this.engine.stmt('deliveryGet').get({ id: deliveryId }) as Row | undefined;
     if (!deliveryRow) return null;
-    let message = seen?.messages.get(deliveryRow.message_id);
-    if (message === undefined) {
-      message = messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true);
-      seen?.messages.set(deliveryRow.message_id, message);
-    }
-    let atStart = seen?.endpoints.get(deliveryRow.endpoint_id);
-    if (atStart === undefined) {
-      atStart = this.endpointAtStart(deliveryRow.endpoint_id, canWrite, now);
-      seen?.endpoints.set(deliveryRow.endpoint_id, atStart);
-    }
+    const message = readOnce(seen?.messages, deliveryRow.message_id, () => messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true));
+    const atStart = readOnce(seen?.endpoints, deliveryRow.endpoint_id, () => this.endpointAtStart(deliveryRow.endpoint_id, canWrite, now));
     if (!atStart) {
       return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
     }
