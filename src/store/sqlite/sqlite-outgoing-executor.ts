@@ -289,7 +289,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     const deliveryRow = this.engine.stmt('deliveryGet').get({ id: deliveryId }) as Row | undefined;
     if (!deliveryRow) return null;
     const message = readOnce(seen?.messages, deliveryRow.message_id, () => messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true));
-    const atStart = readOnce(seen?.endpoints, deliveryRow.endpoint_id, () => this.endpointAtStart(deliveryRow.endpoint_id, canWrite, now));
+    const atStart = readOnce(seen?.endpoints, deliveryRow.endpoint_id, () => this.endpointAtStart(deliveryRow.endpoint_id, now));
     if (!atStart) {
       return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
     }
@@ -307,10 +307,10 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets, admission };
   }
 
-  /** An endpoint as a delivery's start needs it, with its health row (locked for the write when `canWrite`); null once removed. */
-  private endpointAtStart(endpointId: unknown, canWrite: boolean, now: number): EndpointAtStart | null {
+  /** An endpoint as a delivery's start needs it, with its health row; null once removed. */
+  private endpointAtStart(endpointId: unknown, now: number): EndpointAtStart | null {
     const endpointRow = this.engine.stmt('endpointSigning').get({ id: endpointId }) as Row | undefined;
-    const healthRow = this.engine.stmt(canWrite ? 'endpointHealth.row' : 'endpointHealth.peek').get({ id: endpointId }) as Row | undefined;
+    const healthRow = this.engine.stmt('endpointHealth.row').get({ id: endpointId }) as Row | undefined;
     if (!endpointRow || !healthRow) return null;
     return { endpoint: endpointFromRow(endpointRow), secrets: secretsInForce(endpointRow, now), healthRow };
   }

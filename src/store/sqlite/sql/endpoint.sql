@@ -92,7 +92,9 @@ SELECT h.*,
 FROM mailroom_endpoint_health h WHERE h.endpoint_id = @id;
 
 -- name: endpointHealth.row
--- The health row alone, read inside the write transaction that updates it.
+-- The health row alone: deliveryStartMany's first look, and read again inside the write
+-- transaction that updates it. (PostgreSQL's reads the row FOR UPDATE; here the write
+-- transaction holds the whole database, so one statement serves both.)
 SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = @id;
 
 -- name: endpointHealth.write
@@ -132,7 +134,3 @@ SELECT started_at FROM mailroom_limit_start WHERE type = @type AND limit_key = @
 -- name: endpointRate.start
 -- One more start of a delivery to a rate-limited endpoint.
 INSERT INTO mailroom_limit_start (type, limit_key, started_at) VALUES (@type, @id, @now);
-
--- name: endpointHealth.peek
--- The health row, read without a write: deliveryStartMany's first look (most find the breaker closed).
-SELECT * FROM mailroom_endpoint_health WHERE endpoint_id = @id;
