@@ -125,11 +125,12 @@ FROM mailroom_endpoint_backlog b;
 
 -- name: endpointRate.prune
 -- Drops an endpoint's rate starts that left its window (kept under the endpoint-rate type).
-DELETE FROM mailroom_limit_start WHERE type = @type AND limit_key = @id AND started_at <= @since;
+-- Parameters wrapped (`+@type`) as in limit.sql's limitStarts.
+DELETE FROM mailroom_limit_start WHERE type = +@type AND limit_key = +@id AND started_at <= +@since;
 
 -- name: endpointRate.starts
 -- An endpoint's rate starts still in its window.
-SELECT started_at FROM mailroom_limit_start WHERE type = @type AND limit_key = @id ORDER BY started_at;
+SELECT started_at FROM mailroom_limit_start WHERE type = +@type AND limit_key = +@id ORDER BY started_at;
 
 -- name: endpointRate.start
 -- One more start of a delivery to a rate-limited endpoint.

@@ -10,13 +10,15 @@ WHERE status = 'running' AND type IN (SELECT value FROM json_each(@types))
 GROUP BY type, coalesce(limit_key, '');
 
 -- name: limitStarts
--- Starts of these types after @since (the longest window the claim applies).
+-- Starts of these types after @since (the longest window the claim applies). `+@since`,
+-- not @since: a bare parameter compared with an indexed column is compiled again at every
+-- run once an ANALYZE has written STAT4 statistics (job.sql, fragment claimable).
 SELECT type, limit_key AS key, started_at AS at FROM mailroom_limit_start
-WHERE type IN (SELECT value FROM json_each(@types)) AND started_at > @since;
+WHERE type IN (SELECT value FROM json_each(@types)) AND started_at > +@since;
 
 -- name: limitStartsPrune
 -- Starts no window reaches any more; each claim of a rate-limited type drops its own.
-DELETE FROM mailroom_limit_start WHERE type IN (SELECT value FROM json_each(@types)) AND started_at <= @before;
+DELETE FROM mailroom_limit_start WHERE type IN (SELECT value FROM json_each(@types)) AND started_at <= +@before;
 
 -- name: limitStartsInsert
 -- This claim's starts of rate-limited types: @starts is a JSON array of [type, key].
