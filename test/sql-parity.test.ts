@@ -43,6 +43,7 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // walks the type index in claim order and stops at the limit, where the list costs a
     // json_each and a sorter per claim. PostgreSQL's `type = ANY(@types)` has no such cost.
     'jobClaim.pick.oneType',
+    'jobClaim.pickInQueues.oneType',
     'jobClaim.pickLimited.oneType',
     'jobClaimable.oneType',
     // A keyless batch is one INSERT over json_each with ids derived from the last rowid;

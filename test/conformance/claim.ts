@@ -78,6 +78,21 @@ export function claimConformance(harness: StoreHarness): void {
       expect(idsOf(await claim(ctx.store, { queues: null }))).toEqual([other]);
     });
 
+    it('claims in named queues in claim order, for one type and for several', async () => {
+      const [a1, , a2, b1, a3] = await enqueueIds(ctx.store, [
+        { type: 'a', queue: 'q1', priority: 0, runAt: at(-2 * SECOND_MS) },
+        { type: 'a', queue: 'q2', priority: 9 },
+        { type: 'a', queue: 'q1', priority: 5 },
+        { type: 'b', queue: 'q1', priority: 0, runAt: at(-5 * SECOND_MS) },
+        { type: 'a', queue: 'q1', priority: 0, runAt: at(-5 * SECOND_MS) },
+      ]);
+      // One type (SQLite walks that type's index in claim order, no sort): the best two only.
+      expect(idsOf(await claim(ctx.store, { types: ['a'], queues: ['q1'], limit: 2 }))).toEqual([a2, a3]);
+      // Several types: merged in claim order across them; q2's job stays.
+      expect(idsOf(await claim(ctx.store, { types: ['a', 'b'], queues: ['q1', 'nope'], limit: 10 }))).toEqual([b1, a1]);
+      expect((await ctx.store.jobList({ status: 'pending' })).map((job) => job.queue)).toEqual(['q2']);
+    });
+
     it('hands out higher priority first, then earlier runAt, then lower id', async () => {
       const [lowLate, high, lowEarly1, lowEarly2] = await enqueueIds(ctx.store, [
         { priority: 0, runAt: at(-2 * SECOND_MS) },

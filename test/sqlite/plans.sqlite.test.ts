@@ -26,6 +26,8 @@ const STATEMENTS = ['job.sql', 'event.sql'].flatMap((file) => [...parseSqlBlocks
 const CLAIMS_BY_TYPE = new Set([
   'jobClaim.pick',
   'jobClaim.pick.oneType',
+  'jobClaim.pickInQueues',
+  'jobClaim.pickInQueues.oneType',
   'jobClaim.pickLimited',
   'jobClaim.pickLimited.oneType',
   'jobClaimable',
@@ -38,7 +40,13 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function databaseWithHistory(analyze: boolean): Promise<Database.Database> {
+/**
+ * A store with 20,000 finished jobs or, for `backlog`, 20,000 pending jobs of one type in
+ * one queue and nothing else (an outgoing backlog published at once); statistics from an
+ * ANALYZE of it when `analyze`. With the second's statistics the planner chose to scan
+ * the whole jobs table and sort it for a claim in named queues.
+ */
+async function databaseWithHistory(analyze: boolean, backlog = false): Promise<Database.Database> {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-plans-'));
   dirs.push(dir);
   const path = join(dir, 'plans.db');
@@ -46,11 +54,19 @@ async function databaseWithHistory(analyze: boolean): Promise<Database.Database>
   await store.migrate();
   await store.close();
   const db = new Database(path);
-  db.prepare(
-    `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 20000)
-     INSERT INTO mailroom_job (queue, type, status, payload, run_at, attempts, max_attempts, created_at, started_at, finished_at)
-     SELECT 'default', 'old', CASE WHEN x % 10 = 0 THEN 'dead' ELSE 'done' END, '{}', x, 1, 1, x, x, x + 1 FROM s`,
-  ).run();
+  if (!backlog) {
+    db.prepare(
+      `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 20000)
+       INSERT INTO mailroom_job (queue, type, status, payload, run_at, attempts, max_attempts, created_at, started_at, finished_at)
+       SELECT 'default', 'old', CASE WHEN x % 10 = 0 THEN 'dead' ELSE 'done' END, '{}', x, 1, 1, x, x, x + 1 FROM s`,
+    ).run();
+  } else {
+    db.prepare(
+      `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 20000)
+       INSERT INTO mailroom_job (queue, type, status, payload, run_at, max_attempts, limit_key, created_at)
+       SELECT 'default', 'deliver', 'pending', '{}', 30000 + x, 5, x % 3, 30000 + x FROM s`,
+    ).run();
+  }
   if (analyze) db.exec('ANALYZE');
   return db;
 }
@@ -71,12 +87,13 @@ function planOf(db: Database.Database, sql: string): string[] {
 }
 
 describe.each([
-  ['without statistics', false],
-  ['with statistics from an ANALYZE of a table of finished jobs', true],
-])('SQLite statement plans %s', (_label, analyze) => {
+  ['without statistics', false, false],
+  ['with statistics from an ANALYZE of a table of finished jobs', true, false],
+  ['with statistics from an ANALYZE of a backlog of one type in one queue alone', true, true],
+])('SQLite statement plans %s', (_label, analyze, backlog) => {
   it('never scan the jobs or events table, and claim by type', async () => {
     expect(STATEMENTS.map(([name]) => name)).toEqual(expect.arrayContaining([...CLAIMS_BY_TYPE, 'jobFinishMany.done']));
-    const db = await databaseWithHistory(analyze);
+    const db = await databaseWithHistory(analyze, backlog);
     try {
       const offenders: Record<string, string[]> = {};
       for (const [name, sql] of STATEMENTS) {

@@ -227,12 +227,10 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
   /** The pick of a claim of these (unlimited) types, in claim order. */
   private pickPlain(params: JobClaimParams, types: readonly string[], now: number): PickedRow[] {
-    if (params.queues !== null) {
-      const pick = { now, types: JSON.stringify(types), queues: JSON.stringify(params.queues), limit: params.limit };
-      return this.engine.stmt('jobClaim.pickInQueues').all(pick) as PickedRow[];
-    }
-    const [name, typeValues] = byTypes('jobClaim.pick', types);
-    return this.engine.stmt(name).all({ now, ...typeValues, limit: params.limit }) as PickedRow[];
+    const inQueues = params.queues !== null;
+    const [name, typeValues] = byTypes(inQueues ? 'jobClaim.pickInQueues' : 'jobClaim.pick', types);
+    const queues = inQueues ? { queues: JSON.stringify(params.queues) } : {};
+    return this.engine.stmt(name).all({ now, ...typeValues, ...queues, limit: params.limit }) as PickedRow[];
   }
 
   /**

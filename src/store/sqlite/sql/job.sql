@@ -91,12 +91,25 @@ ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaim.pickInQueues
--- The same pick restricted to the worker's queues; separate so each plan can use the
--- index whose leading column matches.
-SELECT j.id, j.priority, j.run_at FROM mailroom_job j
+-- The same pick restricted to the worker's queues, from the same type index: left to
+-- itself, the planner given statistics where every pending job had one type and one
+-- queue chose to scan the whole jobs table, history included (7 ms a pick on a store of
+-- 30,000 pending deliveries, 385 µs from the index).
+SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
 WHERE {{claimable}}
   AND j.queue IN (SELECT value FROM json_each(@queues))
   AND j.type IN (SELECT value FROM json_each(@types))
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT CAST(@limit AS INTEGER);
+
+-- name: jobClaim.pickInQueues.oneType
+-- The same for a worker of one type and some queues (as jobClaim.pick.oneType): the type's
+-- index entries in claim order, stopping at @limit, with no sort (16 µs against 385 for
+-- the list form above on that store).
+SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+WHERE {{claimable}}
+  AND j.queue IN (SELECT value FROM json_each(@queues))
+  AND j.type = +@type
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT CAST(@limit AS INTEGER);
 
