@@ -478,6 +478,22 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(await runJson(['replay', '--db', url, '--event', push.event.id, '--force'])).toEqual({ count: 1, ids: [claimed!.id] });
   });
 
+  it.runIf(harness.isAvailable)('replay --event with a filter counts only the done jobs that filter would run again', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const push = await mr.store.eventInsertWithJobs({
+      event: { source: 'github', deliveryId: 'd-two', type: 'push', headers: {}, rawBody: Buffer.from('{"ref":"main"}') },
+      jobs: [jobInsert({ type: 'deploy_done' }), jobInsert({ type: 'notify_done' })],
+    });
+    const claimed = await mr.store.jobClaim({ workerId: 'w-1', types: ['deploy_done', 'notify_done'], queues: null, limit: 2, leaseMs: 60_000 });
+    await mr.store.jobFinishMany({ finishes: asDone(claimed) });
+    const told = await runCommand(['replay', '--db', url, '--event', push.event.id, '--type', 'deploy_done']);
+    expect(told.stdout).toBe(`Event ${push.event.id} has no dead jobs that match, and 1 done one; nothing replayed. Add --force to run it again (side effects repeat).\n`);
+    const none = await runCommand(['replay', '--db', url, '--event', push.event.id, '--type', 'no_such_type']);
+    expect(none.stdout).toBe('No jobs matched; nothing replayed. (List dead jobs: mailroom dead)\n');
+    const forced = await runJson(['replay', '--db', url, '--event', push.event.id, '--type', 'deploy_done', '--force']);
+    expect(forced.ids).toEqual(claimed.filter((job) => job.type === 'deploy_done').map((job) => job.id));
+  });
+
   it.runIf(harness.isAvailable)('retry runs a waiting job now by id or by filter, attempts untouched, and sends dead ones to replay', async () => {
     const { mr, url } = await openTestMailroom(harness);
     const waiting = await insertJob(mr.store, { type: 'forward', attempts: 2, retryDelayMs: 3_600_000, error: 'Error: connect ECONNREFUSED' });

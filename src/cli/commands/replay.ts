@@ -106,15 +106,18 @@ Options:
       } else if (result.count === 0) {
         // A filter leaves cancelled jobs out, while `mailroom dead` lists them: say so when that is why.
         const cancelled = 'status' in options.target && !options.replay.includeCancelled ? await cancelledMatching(mr, options.target) : 0;
-        // "Re-run the whole webhook" of an event whose jobs all succeeded needs --force: say so.
-        const eventId = 'status' in options.target ? options.target.eventId : undefined;
-        const done = cancelled === 0 && eventId !== undefined && !options.alsoDone ? (await mr.listJobs({ status: 'done', eventId, limit: 1_000 })).length : 0;
+        // "Re-run the whole webhook" of an event whose jobs all succeeded needs --force: say so,
+        // counting the done jobs --force would replay (the same filter: --type, --source, --error).
+        const target = 'status' in options.target ? options.target : undefined;
+        const eventId = target?.eventId;
+        const done = cancelled === 0 && target && eventId !== undefined && !options.alsoDone ? await doneMatching(mr, target) : 0;
+        const isNarrowed = target !== undefined && (target.type !== undefined || target.source !== undefined || target.errorContains !== undefined);
         writeLines(
           io.stdout,
           cancelled > 0
             ? `No jobs matched but ${cancelled} cancelled one${cancelled === 1 ? '' : 's'}, which a filter leaves out; nothing replayed. Add --include-cancelled to replay ${cancelled === 1 ? 'it' : 'them'}.`
             : done > 0
-              ? `Event ${eventId} has no dead jobs, and ${done} done one${done === 1 ? '' : 's'}; nothing replayed. Add --force to run ${done === 1 ? 'it' : 'them'} again (side effects repeat).`
+              ? `Event ${eventId} has no dead jobs${isNarrowed ? ' that match' : ''}, and ${done} done one${done === 1 ? '' : 's'}; nothing replayed. Add --force to run ${done === 1 ? 'it' : 'them'} again (side effects repeat).`
               : 'No jobs matched; nothing replayed. (List dead jobs: mailroom dead)',
         );
       } else {
@@ -128,8 +131,18 @@ Options:
 
 /** How many cancelled dead jobs the filter matches (at most 1,000 counted). */
 async function cancelledMatching(mr: Mailroom, filter: Extract<ReplayTarget, { status: unknown }>): Promise<number> {
-  const dead = await mr.listJobs({ status: 'dead', type: filter.type, source: filter.source, eventId: filter.eventId, errorContains: filter.errorContains, limit: 1_000 });
+  const dead = await mr.listJobs({ ...listFilter(filter), status: 'dead', limit: 1_000 });
   return dead.filter((job) => job.deadReason === 'cancelled').length;
+}
+
+/** How many done jobs the filter matches: what --force would replay too (at most 1,000 counted). */
+async function doneMatching(mr: Mailroom, filter: Extract<ReplayTarget, { status: unknown }>): Promise<number> {
+  return (await mr.listJobs({ ...listFilter(filter), status: 'done', limit: 1_000 })).length;
+}
+
+/** A replay filter as a job listing's. */
+function listFilter(filter: Extract<ReplayTarget, { status: unknown }>) {
+  return { type: filter.type, source: filter.source, eventId: filter.eventId, errorContains: filter.errorContains };
 }
 
 /** The library's advice names its API (`{ force: true }`, retryNow); an operator types commands. */
