@@ -78,19 +78,24 @@ export function claimConformance(harness: StoreHarness): void {
       expect(idsOf(await claim(ctx.store, { queues: null }))).toEqual([other]);
     });
 
-    it('claims in named queues in claim order, for one type and for several', async () => {
-      const [a1, , a2, b1, a3] = await enqueueIds(ctx.store, [
+    it('claims in named queues in claim order, for one type and for several, never from a paused one', async () => {
+      const [a1, , a2, b1, a3, b2] = await enqueueIds(ctx.store, [
         { type: 'a', queue: 'q1', priority: 0, runAt: at(-2 * SECOND_MS) },
         { type: 'a', queue: 'q2', priority: 9 },
         { type: 'a', queue: 'q1', priority: 5 },
         { type: 'b', queue: 'q1', priority: 0, runAt: at(-5 * SECOND_MS) },
         { type: 'a', queue: 'q1', priority: 0, runAt: at(-5 * SECOND_MS) },
+        { type: 'b', queue: 'q1', priority: 0, runAt: at(-1 * SECOND_MS) },
+        { type: 'b', queue: 'held', priority: 9 },
       ]);
+      await ctx.store.queuePause({ queue: 'held' });
       // One type (SQLite walks that type's index in claim order, no sort): the best two only.
       expect(idsOf(await claim(ctx.store, { types: ['a'], queues: ['q1'], limit: 2 }))).toEqual([a2, a3]);
-      // Several types: merged in claim order across them; q2's job stays.
-      expect(idsOf(await claim(ctx.store, { types: ['a', 'b'], queues: ['q1', 'nope'], limit: 10 }))).toEqual([b1, a1]);
-      expect((await ctx.store.jobList({ status: 'pending' })).map((job) => job.queue)).toEqual(['q2']);
+      // Several types, fewer than match: the best of them across types; neither q2's job
+      // (not asked for) nor the paused queue's (asked for) is taken.
+      expect(idsOf(await claim(ctx.store, { types: ['a', 'b'], queues: ['q1', 'held', 'nope'], limit: 2 }))).toEqual([b1, a1]);
+      expect(idsOf(await claim(ctx.store, { types: ['a', 'b'], queues: ['q1', 'held'], limit: 10 }))).toEqual([b2]);
+      expect((await ctx.store.jobList({ status: 'pending' })).map((job) => job.queue).sort()).toEqual(['held', 'q2']);
     });
 
     it('hands out higher priority first, then earlier runAt, then lower id', async () => {

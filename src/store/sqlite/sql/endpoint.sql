@@ -81,8 +81,10 @@ SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disa
 FROM mailroom_endpoint WHERE id = @id;
 
 -- name: endpointsOfTenant
--- Every endpoint of a tenant, for publish to match on event types.
-SELECT id, event_types, enabled FROM mailroom_endpoint WHERE tenant = @tenant ORDER BY id;
+-- Every endpoint of a tenant, for publish to match on event types. `+@tenant`: once an
+-- ANALYZE has written STAT4 statistics, a bare parameter compared with an indexed column is
+-- compiled again at every run (job.sql, fragment claimable): 22 µs a publish, 11 wrapped.
+SELECT id, event_types, enabled FROM mailroom_endpoint WHERE tenant = +@tenant ORDER BY id;
 
 -- name: endpointHealth
 -- An endpoint's health row and its backlog: its pending deliveries, whose jobs wait or run

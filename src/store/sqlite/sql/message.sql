@@ -66,8 +66,10 @@ ORDER BY id LIMIT CAST(@limit AS INTEGER);
 
 -- name: deliveryList.message
 -- A page of one message's deliveries (mailroom_delivery_message_idx); @status narrows.
+-- Every publish reads its deliveries here: parameters wrapped as in endpointsOfTenant
+-- (after an ANALYZE, 67 µs a run bare, 25 wrapped).
 SELECT * FROM mailroom_delivery_state
-WHERE message_id = @messageId AND id > @after AND (@status IS NULL OR status = @status)
+WHERE message_id = +@messageId AND id > +@after AND (@status IS NULL OR status = @status)
 ORDER BY id LIMIT CAST(@limit AS INTEGER);
 
 -- name: deliveryRecoverable
