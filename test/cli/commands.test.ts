@@ -487,7 +487,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     const claimed = await mr.store.jobClaim({ workerId: 'w-1', types: ['deploy_done', 'notify_done'], queues: null, limit: 2, leaseMs: 60_000 });
     await mr.store.jobFinishMany({ finishes: asDone(claimed) });
     const told = await runCommand(['replay', '--db', url, '--event', push.event.id, '--type', 'deploy_done']);
-    expect(told.stdout).toBe(`Event ${push.event.id} has no dead jobs that match, and 1 done one; nothing replayed. Add --force to run it again (side effects repeat).\n`);
+    expect(told.stdout).toBe(`Event ${push.event.id} has no dead jobs that match, and 1 done one that does; nothing replayed. Add --force to run it again (side effects repeat).\n`);
     const none = await runCommand(['replay', '--db', url, '--event', push.event.id, '--type', 'no_such_type']);
     expect(none.stdout).toBe('No jobs matched; nothing replayed. (List dead jobs: mailroom dead)\n');
     const forced = await runJson(['replay', '--db', url, '--event', push.event.id, '--type', 'deploy_done', '--force']);

@@ -117,7 +117,7 @@ Options:
           cancelled > 0
             ? `No jobs matched but ${cancelled} cancelled one${cancelled === 1 ? '' : 's'}, which a filter leaves out; nothing replayed. Add --include-cancelled to replay ${cancelled === 1 ? 'it' : 'them'}.`
             : done > 0
-              ? `Event ${eventId} has no dead jobs${isNarrowed ? ' that match' : ''}, and ${done} done one${done === 1 ? '' : 's'}; nothing replayed. Add --force to run ${done === 1 ? 'it' : 'them'} again (side effects repeat).`
+              ? `Event ${eventId} has no dead jobs${isNarrowed ? ' that match' : ''}, and ${done} done one${done === 1 ? '' : 's'}${isNarrowed ? ` that ${done === 1 ? 'does' : 'do'}` : ''}; nothing replayed. Add --force to run ${done === 1 ? 'it' : 'them'} again (side effects repeat).`
               : 'No jobs matched; nothing replayed. (List dead jobs: mailroom dead)',
         );
       } else {
