@@ -92,6 +92,15 @@ for (let i = 0; i < n; i += 100) {
 }
 say('PUBLISHED ' + JSON.stringify({ ms: performance.now() - t0 }));
 await next(); // WORK
+// BENCH_ANALYZE=1 (SQLite): the drain on a store with statistics, as after a user's ANALYZE
+// or PRAGMA optimize (docs/benchmarks.md, "Claims that STAT4 compiled again").
+if (process.env.BENCH_ANALYZE && dbUrl.startsWith('sqlite:')) {
+  const { createRequire } = await import('node:module');
+  const Database = createRequire(import.meta.resolve('mailroom'))('better-sqlite3');
+  const db = new Database(dbUrl.slice('sqlite:'.length));
+  db.exec('ANALYZE');
+  db.close();
+}
 // BENCH_DRAIN_PROFILE=file: a CPU profile of the throughput phase alone (the drain);
 // statement-times.mjs, when loaded, times the drain's statements.
 const profileTo = process.env.BENCH_DRAIN_PROFILE;
