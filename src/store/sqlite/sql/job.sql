@@ -94,11 +94,12 @@ LIMIT CAST(@limit AS INTEGER);
 -- The same pick restricted to the worker's queues, from the same type index: left to
 -- itself, the planner given statistics where every pending job had one type and one
 -- queue chose to scan the whole jobs table, history included (7 ms a pick on a store of
--- 30,000 pending deliveries, 385 µs from the index). Not solved: a worker for a small
--- queue whose types have a backlog in another queue walks that backlog (29 ms a claim
--- past 100,000 jobs; the queue index would take 64 µs, but picks for a queue shared with
--- other types' backlog, the case migration 0014 fixed). An index on (type, queue, …)
--- would serve both, at one more index write per enqueue and claim.
+-- 30,000 pending deliveries, 385 µs from the index). Not solved: a worker that names its
+-- queues walks its types' backlog in other queues (SPEC's lanes: the `email` worker's pick
+-- took 15.7 ms past 100,000 pending reports, 20 µs by the queue index; but the queue
+-- index walks other types' backlog in a shared queue, the case migration 0014 fixed). An
+-- index on (queue, type, priority, run_at, id) would serve both, at one more index write
+-- per enqueue and claim (docs/benchmarks.md).
 SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
 WHERE {{claimable}}
   AND j.queue IN (SELECT value FROM json_each(@queues))
