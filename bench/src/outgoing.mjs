@@ -95,8 +95,7 @@ await next(); // WORK
 // BENCH_ANALYZE=1 (SQLite): the drain on a store with statistics, as after a user's ANALYZE
 // or PRAGMA optimize (docs/benchmarks.md, "Claims that STAT4 compiled again").
 if (process.env.BENCH_ANALYZE && dbUrl.startsWith('sqlite:')) {
-  const { createRequire } = await import('node:module');
-  const Database = createRequire(import.meta.resolve('mailroom'))('better-sqlite3');
+  const { default: Database } = await import('better-sqlite3');
   const db = new Database(dbUrl.slice('sqlite:'.length));
   db.exec('ANALYZE');
   db.close();

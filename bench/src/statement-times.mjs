@@ -21,9 +21,9 @@ const timeOf = (statement, method) => {
   let byMethod = entriesOf.get(statement);
   if (!byMethod) entriesOf.set(statement, (byMethod = new Map()));
   let entry = byMethod.get(method);
-  if (!entry || times.get(entry.name) !== entry) {
+  if (!entry) {
     const name = `${method} ${statement.source.replace(/\s+/g, ' ').slice(0, 100)}`;
-    entry = times.get(name) ?? { name, calls: 0, ns: 0n };
+    entry = times.get(name) ?? { calls: 0, ns: 0n };
     times.set(name, entry);
     byMethod.set(method, entry);
   }
@@ -69,12 +69,19 @@ Statement.iterate = function (...args) {
 };
 
 globalThis.__benchStatementTimes = {
-  reset: () => times.clear(),
+  /** Zeroes every count (the entries stay: each statement holds its own). */
+  reset() {
+    for (const entry of times.values()) {
+      entry.calls = 0;
+      entry.ns = 0n;
+    }
+  },
   /** Writes the table to $BENCH_STATEMENT_TIMES.<pid>, costliest first. */
   write() {
     const to = process.env.BENCH_STATEMENT_TIMES;
     if (!to) return;
     const lines = [...times]
+      .filter(([, { calls }]) => calls > 0)
       .map(([name, { calls, ns }]) => ({ name, calls, us: Number(ns) / 1_000 }))
       .sort((a, b) => b.us - a.us)
       .map(({ name, calls, us }) => `${(us / 1_000).toFixed(0).padStart(7)} ms ${String(calls).padStart(7)} calls ${(us / calls).toFixed(1).padStart(8)} µs  ${name}`);
