@@ -104,14 +104,14 @@ Options:
       if (options.common.json) {
         writeJson(io.stdout, { count: result.count, ids: result.ids });
       } else if (result.count === 0) {
+        const filter = 'status' in options.target ? options.target : undefined;
         // A filter leaves cancelled jobs out, while `mailroom dead` lists them: say so when that is why.
-        const cancelled = 'status' in options.target && !options.replay.includeCancelled ? await cancelledMatching(mr, options.target) : 0;
+        const cancelled = filter && !options.replay.includeCancelled ? await cancelledMatching(mr, filter) : 0;
         // "Re-run the whole webhook" of an event whose jobs all succeeded needs --force: say so,
         // counting the done jobs --force would replay (the same filter: --type, --source, --error).
-        const target = 'status' in options.target ? options.target : undefined;
-        const eventId = target?.eventId;
-        const done = cancelled === 0 && target && eventId !== undefined && !options.alsoDone ? await doneMatching(mr, target) : 0;
-        const isNarrowed = target !== undefined && (target.type !== undefined || target.source !== undefined || target.errorContains !== undefined);
+        const eventId = filter?.eventId;
+        const done = cancelled === 0 && filter && eventId !== undefined && !options.alsoDone ? await doneMatching(mr, filter) : 0;
+        const isNarrowed = filter !== undefined && (filter.type !== undefined || filter.source !== undefined || filter.errorContains !== undefined);
         writeLines(
           io.stdout,
           cancelled > 0
