@@ -16,7 +16,9 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { parseSqlBlocks } from '../../src/store/sql-file.js';
 
 const SQL_DIR = new URL('../../src/store/sqlite/sql/', import.meta.url);
-const STATEMENTS = ['job.sql', 'event.sql'].flatMap((file) => [...parseSqlBlocks(readFileSync(new URL(file, SQL_DIR), 'utf8'))]);
+/** The named statements of one of the store's SQL files, as [name, sql]. */
+const blocksOf = (file: string): Array<[string, string]> => [...parseSqlBlocks(readFileSync(new URL(file, SQL_DIR), 'utf8'))];
+const STATEMENTS = ['job.sql', 'event.sql'].flatMap(blocksOf);
 
 /**
  * The claims: each reads only the pending jobs of the worker's types from the type index
@@ -40,13 +42,21 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** 20,000 finished jobs: a store's history. */
+const HISTORY = `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 20000)
+  INSERT INTO mailroom_job (queue, type, status, payload, run_at, attempts, max_attempts, created_at, started_at, finished_at)
+  SELECT 'default', 'old', CASE WHEN x % 10 = 0 THEN 'dead' ELSE 'done' END, '{}', x, 1, 1, x, x, x + 1 FROM s`;
 /**
- * A store with 20,000 finished jobs or, for `backlog`, 20,000 pending jobs of one type in
- * one queue and nothing else (an outgoing backlog published at once); statistics from an
- * ANALYZE of it when `analyze`. With the second's statistics the planner chose to scan
- * the whole jobs table and sort it for a claim in named queues.
+ * 20,000 pending jobs of one type in one queue and nothing else (an outgoing backlog
+ * published at once). With its statistics the planner chose to scan the whole jobs table
+ * and sort it for a claim in named queues.
  */
-async function databaseWithHistory(analyze: boolean, backlog = false): Promise<Database.Database> {
+const BACKLOG = `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 20000)
+  INSERT INTO mailroom_job (queue, type, status, payload, run_at, max_attempts, limit_key, created_at)
+  SELECT 'default', 'deliver', 'pending', '{}', 30000 + x, 5, x % 3, 30000 + x FROM s`;
+
+/** A migrated store holding the rows `seed` inserts; statistics from an ANALYZE of it when `analyze`. */
+async function databaseWith(seed: string, analyze: boolean): Promise<Database.Database> {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-plans-'));
   dirs.push(dir);
   const path = join(dir, 'plans.db');
@@ -54,19 +64,7 @@ async function databaseWithHistory(analyze: boolean, backlog = false): Promise<D
   await store.migrate();
   await store.close();
   const db = new Database(path);
-  if (!backlog) {
-    db.prepare(
-      `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 20000)
-       INSERT INTO mailroom_job (queue, type, status, payload, run_at, attempts, max_attempts, created_at, started_at, finished_at)
-       SELECT 'default', 'old', CASE WHEN x % 10 = 0 THEN 'dead' ELSE 'done' END, '{}', x, 1, 1, x, x, x + 1 FROM s`,
-    ).run();
-  } else {
-    db.prepare(
-      `WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 20000)
-       INSERT INTO mailroom_job (queue, type, status, payload, run_at, max_attempts, limit_key, created_at)
-       SELECT 'default', 'deliver', 'pending', '{}', 30000 + x, 5, x % 3, 30000 + x FROM s`,
-    ).run();
-  }
+  db.prepare(seed).run();
   if (analyze) db.exec('ANALYZE');
   return db;
 }
@@ -87,13 +85,13 @@ function planOf(db: Database.Database, sql: string): string[] {
 }
 
 describe.each([
-  ['without statistics', false, false],
-  ['with statistics from an ANALYZE of a table of finished jobs', true, false],
-  ['with statistics from an ANALYZE of a backlog of one type in one queue alone', true, true],
-])('SQLite statement plans %s', (_label, analyze, backlog) => {
+  ['without statistics', HISTORY, false],
+  ['with statistics from an ANALYZE of a table of finished jobs', HISTORY, true],
+  ['with statistics from an ANALYZE of a backlog of one type in one queue alone', BACKLOG, true],
+])('SQLite statement plans %s', (_label, seed, analyze) => {
   it('never scan the jobs or events table, and claim by type', async () => {
     expect(STATEMENTS.map(([name]) => name)).toEqual(expect.arrayContaining([...CLAIMS_BY_TYPE, 'jobFinishMany.done']));
-    const db = await databaseWithHistory(analyze, backlog);
+    const db = await databaseWith(seed, analyze);
     try {
       const offenders: Record<string, string[]> = {};
       for (const [name, sql] of STATEMENTS) {
@@ -130,7 +128,7 @@ describe('SQLite statements', () => {
     expect(BARE_PARAMETER_LIMIT.test('LIMIT CAST(@limit AS INTEGER)')).toBe(false);
     const offenders = [
       ...sqlFiles.flatMap((file) =>
-        [...parseSqlBlocks(readFileSync(new URL(file, SQL_DIR), 'utf8'))]
+        blocksOf(file)
           .filter(([, sql]) => new RegExp(BARE_PARAMETER_LIMIT.source, 'i').test(sql))
           .map(([name]) => `${file}: ${name}`),
       ),
@@ -152,7 +150,7 @@ describe('SQLite statements', () => {
  * statement timings are in docs/benchmarks.md. Checked as text, from the first WHERE on:
  * a join's ON before it is not read (no such statement has one).
  */
-describe('SQLite claim statements', () => {
+describe('SQLite claims, rate starts and publish reads', () => {
   const INDEXED = '(?:type|queue|priority|run_at|id|limit_key|started_at|tenant|message_id)';
   const OP = '(?:==?|<=|>=|<>|!=|<|>|IS|BETWEEN|IN\\s*\\()';
   const PARAMETER = '\\(?\\s*(?:[@:$]\\w+|\\?)';
@@ -174,7 +172,7 @@ describe('SQLite claim statements', () => {
     }
     // The claims, the rate starts each claim of a rate-limited type (or each start of a
     // delivery to a rate-limited endpoint) reads and prunes, and what every publish reads.
-    const all = ['job.sql', 'limit.sql', 'endpoint.sql', 'message.sql'].flatMap((file) => [...parseSqlBlocks(readFileSync(new URL(file, SQL_DIR), 'utf8'))]);
+    const all = ['job.sql', 'limit.sql', 'endpoint.sql', 'message.sql'].flatMap(blocksOf);
     const hot = all.filter(([name]) => /^(?:jobClaim|limitStarts|endpointRate|endpointsOfTenant$|deliveryList\.message$)/.test(name));
     expect(hot.map(([name]) => name)).toEqual(expect.arrayContaining([...CLAIMS_BY_TYPE, 'endpointsOfTenant', 'deliveryList.message']));
     // The conditions only: from the first WHERE on, comments left out (an UPDATE's SET
