@@ -38,14 +38,22 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // claim in one statement, since it must pick with SKIP LOCKED inside its UPDATE. The
     // names say so: a block named jobClaim is the whole claim, in either dialect.
     'jobClaim.pick',
-    'jobClaim.pickInQueues',
     // A claim of one type names it (`type = @type`) rather than passing a list: SQLite then
     // walks the type index in claim order and stops at the limit, where the list costs a
     // json_each and a sorter per claim. PostgreSQL's `type = ANY(@types)` has no such cost.
     'jobClaim.pick.oneType',
-    'jobClaim.pickInQueues.oneType',
     'jobClaim.pickLimited.oneType',
     'jobClaimable.oneType',
+    // A claim in named queues reads the lane index (queue, type, …) that SQLite names in its
+    // statements (migration 0019); PostgreSQL takes `queue = ANY(@queues)` in one statement
+    // and plans the index from its statistics.
+    'jobClaim.pick.inQueues',
+    'jobClaim.pick.inQueues.oneType',
+    'jobClaim.pickLimited.inQueues',
+    'jobClaim.pickLimited.inQueues.oneType',
+    'jobClaimable.inQueues',
+    'jobClaimable.inQueues.oneType',
+    'jobClaimable.limited.inQueues',
     // A keyless batch is one INSERT over json_each with ids derived from the last rowid;
     // PostgreSQL's jobInsertMany is already one statement over unnest for every batch.
     'jobInsertMany.keyless',
@@ -59,6 +67,11 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // SQLite plans without table statistics, so a status-filtered list reads the counters to
     // choose between a partial index and a walk in id order; PostgreSQL's planner has statistics.
     'jobList.matchEstimate',
+    // The oldest-pending walk of a queue with more types or priorities than it takes comes
+    // back cut short, and the store reads that queue's rows in a second statement. SQLite's
+    // walk goes by (queue, type) in the lane index; PostgreSQL's by queue, falling back in
+    // its one statement.
+    'jobStats.oldestPending.read',
   ]),
   postgres: new Set<string>([
     // A batch of successful deliveries' records in one statement: on PostgreSQL the general

@@ -43,6 +43,32 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(idsOf(await claim(ctx.store, { limits, now: at(SECOND_MS) }))).toEqual([ids[1]]);
     });
 
+    it('applies limits to a claim in named queues, for one limited type and for several, and answers jobClaimable there', async () => {
+      // The limits count a type's jobs in every queue; the claim takes only the named ones.
+      const ids = await enqueueIds(ctx.store, [
+        { queue: 'q1', limitKey: 'a' },
+        { queue: 'q2', limitKey: 'a' },
+        { queue: 'q1', limitKey: 'a' },
+        { queue: 'q1', limitKey: 'b' },
+        { queue: 'q1', type: 'other_job', limitKey: 'a' },
+        { queue: 'q2', type: 'other_job', limitKey: 'b' },
+      ]);
+      const perKey = { concurrency: 1 };
+      const oneType: TypeLimits[] = [{ type: 'test_job', perKey }];
+      const ask = (types: string[], queues: string[], limits: TypeLimits[]) => ctx.store.jobClaimable({ types, queues, limits, now: T0 });
+      expect(idsOf(await claim(ctx.store, { queues: ['q2'], limits: oneType, now: T0 }))).toEqual([ids[1]]);
+      // Key a is held by q2's job: q1 can start only key b.
+      expect(await ask(['test_job'], ['q1'], oneType)).toMatchObject({ hasClaimable: true });
+      expect(idsOf(await claim(ctx.store, { queues: ['q1', 'nope'], limits: oneType, now: T0 }))).toEqual([ids[3]]);
+      expect(await ask(['test_job'], ['q1'], oneType)).toMatchObject({ hasClaimable: false });
+      // Two limited types: other_job's keys are its own.
+      const both: TypeLimits[] = [...oneType, { type: 'other_job', perKey }];
+      expect(await ask(['test_job', 'other_job'], ['q1'], both)).toMatchObject({ hasClaimable: true });
+      expect(idsOf(await claim(ctx.store, { types: ['test_job', 'other_job'], queues: ['q1'], limits: both, now: T0 }))).toEqual([ids[4]]);
+      expect(await ask(['test_job', 'other_job'], ['q1'], both)).toMatchObject({ hasClaimable: false });
+      expect(idsOf(await claim(ctx.store, { types: ['test_job', 'other_job'], queues: ['q2'], limits: both, now: T0 }))).toEqual([ids[5]]);
+    });
+
     it('takes at most `limitedLimit` jobs under a concurrency limit and fills the rest of the claim with others', async () => {
       // A worker passes the jobs it can start now: a limited job waiting in its buffer would
       // hold its limit's slot idle.

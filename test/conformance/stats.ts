@@ -153,7 +153,8 @@ export function statsConformance(harness: StoreHarness): void {
     });
 
     it('still finds the oldest due job in a queue with more priorities than the walk takes', async () => {
-      // Past 64 priorities a queue is read row by row instead; the answer must not change.
+      // Past the walk's bounds a queue is read row by row instead (PostgreSQL: 64 priorities;
+      // SQLite: 32 types, or 32 priorities of one type); the answer must not change.
       await enqueueIds(
         ctx.store,
         Array.from({ length: 70 }, (_, i) => ({ queue: 'many', priority: 100 - i, runAt: at(-(i + 1) * SECOND_MS) })),
@@ -161,6 +162,22 @@ export function statsConformance(harness: StoreHarness): void {
       await enqueueIds(ctx.store, [{ queue: 'few', priority: 2, runAt: at(-SECOND_MS) }, { queue: 'few', priority: 1, runAt: at(-9 * SECOND_MS) }]);
       const stats = await ctx.store.jobStats({ now: T0 });
       expect(stats.oldestDuePendingAt).toEqual({ many: at(-70 * SECOND_MS), few: at(-9 * SECOND_MS) });
+    });
+
+    it('finds the oldest due job among many types of a queue, and among the priorities of each type', async () => {
+      // SQLite walks each queue's types, then each type's priorities; the oldest due job
+      // may be of any type, at any priority, and a queue may hold more types than the walk takes.
+      await enqueueIds(ctx.store, [
+        ...Array.from({ length: 40 }, (_, i) => ({ queue: 'wide', type: `t${String(i).padStart(2, '0')}`, runAt: at(-(i + 1) * SECOND_MS) })),
+        { queue: 'mixed', type: 'a', priority: 5, runAt: at(-SECOND_MS) },
+        { queue: 'mixed', type: 'a', priority: 1, runAt: at(-4 * SECOND_MS) },
+        { queue: 'mixed', type: 'b', priority: 9, runAt: at(-2 * SECOND_MS) },
+        { queue: 'mixed', type: 'b', priority: -1, runAt: at(-6 * SECOND_MS) }, // the oldest due one
+        { queue: 'mixed', type: 'b', priority: -2, runAt: at(MINUTE_MS) }, // not due
+        { queue: 'mixed', type: 'c', priority: 0, runAt: at(-3 * SECOND_MS) },
+      ]);
+      const stats = await ctx.store.jobStats({ now: T0 });
+      expect(stats.oldestDuePendingAt).toEqual({ wide: at(-40 * SECOND_MS), mixed: at(-6 * SECOND_MS) });
     });
   });
 }

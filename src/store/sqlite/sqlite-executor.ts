@@ -227,10 +227,8 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
   /** The pick of a claim of these (unlimited) types, in claim order. */
   private pickPlain(params: JobClaimParams, types: readonly string[], now: number): PickedRow[] {
-    const inQueues = params.queues !== null;
-    const [name, typeValues] = byTypes(inQueues ? 'jobClaim.pickInQueues' : 'jobClaim.pick', types);
-    const queues = inQueues ? { queues: JSON.stringify(params.queues) } : {};
-    return this.engine.stmt(name).all({ now, ...typeValues, ...queues, limit: params.limit }) as PickedRow[];
+    const [name, values] = claimStatement('jobClaim.pick', { types, queues: params.queues });
+    return this.engine.stmt(name).all({ now, ...values, limit: params.limit }) as PickedRow[];
   }
 
   /**
@@ -260,9 +258,8 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
 
   /** Whether any job of these types is claimable now, limits aside (one index probe per type). */
   private hasDue(params: { types: readonly string[]; queues: readonly string[] | null }, now: number): boolean {
-    const [name, typeValues] = byTypes('jobClaimable', params.types);
-    const values = { now, ...typeValues, queues: params.queues === null ? null : JSON.stringify(params.queues) };
-    return (this.engine.stmt(name).get(values) as Row).has_claimable === 1;
+    const [name, values] = claimStatement('jobClaimable', params);
+    return (this.engine.stmt(name).get({ now, ...values }) as Row).has_claimable === 1;
   }
 
   /** What limited types use now, as a budget; `prune` drops starts no window reaches (writes only). */
@@ -283,14 +280,16 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    * else may run on the connection until admission has finished with the rows.
    */
   private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Iterable<PickedRow & Candidate> {
-    const [name, typeValues] = byTypes('jobClaim.pickLimited', params.types);
-    return this.engine.stmt(name).iterate({ ...startableValues(params, budget, now), ...typeValues, limit }) as Iterable<PickedRow & Candidate>;
+    const [name, values] = claimStatement('jobClaim.pickLimited', params);
+    return this.engine.stmt(name).iterate({ ...startableValues(budget, now), ...values, limit }) as Iterable<PickedRow & Candidate>;
   }
 
   /** Whether any job of these limited types may start now (jobClaimable's answer for them). */
   private hasStartable(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, now: number): boolean {
-    const values = { ...startableValues(params, budget, now), types: JSON.stringify(params.types) };
-    return (this.engine.stmt('jobClaimable.limited').get(values) as Row).has_claimable === 1;
+    // Always the list form: no `.oneType` of this probe (it runs once per empty claim, not per job).
+    const queues = params.queues === null ? {} : { queues: JSON.stringify(params.queues) };
+    const name = params.queues === null ? 'jobClaimable.limited' : 'jobClaimable.limited.inQueues';
+    return (this.engine.stmt(name).get({ ...startableValues(budget, now), ...queues, types: JSON.stringify(params.types) }) as Row).has_claimable === 1;
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -554,8 +553,16 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
         counts[row.status as JobStatus] = row.n;
       }
       const oldestDuePendingAt: Record<string, Date> = {};
+      const capped = new Set<string>();
       for (const row of this.engine.stmt('jobStats.oldestPending').all({ now }) as Row[]) {
-        oldestDuePendingAt[row.queue] = new Date(row.oldest);
+        if (row.capped === 1) capped.add(row.queue);
+        else if (row.oldest !== null) oldestDuePendingAt[row.queue] = new Date(row.oldest);
+      }
+      // Queues with more types or priorities than the walk takes: their rows, read.
+      for (const queue of capped) {
+        const { oldest } = this.engine.stmt('jobStats.oldestPending.read').get({ queue, now }) as Row;
+        if (oldest === null) delete oldestDuePendingAt[queue];
+        else oldestDuePendingAt[queue] = new Date(oldest);
       }
       return { byQueue, oldestDuePendingAt, now: new Date(now), paused: this.pausedSync() };
     });
@@ -916,19 +923,22 @@ function mergeInClaimOrder<R extends ClaimOrderKeys>(a: readonly R[], b: readonl
 }
 
 /**
- * A claim statement for these types and its type parameter: the `.oneType` form (`type =
- * @type`, read in index order) for a single type, else the IN-list form over @types.
+ * A claim statement for these types and queues, and its parameters: the `.inQueues` form
+ * (from the lane index, migration 0019) when the worker names its queues, and the
+ * `.oneType` form (`type = @type`, read in index order) for a single type, else the
+ * IN-list form over @types.
  */
-function byTypes(statement: string, types: readonly string[]): [string, { type: string } | { types: string }] {
-  return types.length === 1 ? [`${statement}.oneType`, { type: types[0]! }] : [statement, { types: JSON.stringify(types) }];
+function claimStatement(
+  statement: string,
+  params: { types: readonly string[]; queues: readonly string[] | null },
+): [string, { type?: string; types?: string; queues?: string }] {
+  const { types, queues } = params;
+  const name = queues === null ? statement : `${statement}.inQueues`;
+  const values = queues === null ? {} : { queues: JSON.stringify(queues) };
+  return types.length === 1 ? [`${name}.oneType`, { ...values, type: types[0]! }] : [name, { ...values, types: JSON.stringify(types) }];
 }
 
-/** The `startable` fragment's parameters: the queues asked for, and what is full. */
-function startableValues(params: { queues: readonly string[] | null }, budget: LimitBudget, now: number) {
-  return {
-    now,
-    queues: params.queues === null ? null : JSON.stringify(params.queues),
-    fullTypes: JSON.stringify(budget.fullTypes()),
-    fullKeys: JSON.stringify(budget.fullKeys()),
-  };
+/** The `startable` fragment's parameters: what is full. */
+function startableValues(budget: LimitBudget, now: number) {
+  return { now, fullTypes: JSON.stringify(budget.fullTypes()), fullKeys: JSON.stringify(budget.fullKeys()) };
 }

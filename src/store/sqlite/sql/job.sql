@@ -90,28 +90,24 @@ WHERE {{claimable}}
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT CAST(@limit AS INTEGER);
 
--- name: jobClaim.pickInQueues
--- The same pick restricted to the worker's queues, from the same type index: left to
--- itself, the planner given statistics where every pending job had one type and one
--- queue chose to scan the whole jobs table, history included (7 ms a pick on a store of
--- 30,000 pending deliveries, 385 µs from the index). Not solved: a worker that names its
--- queues walks its types' backlog in other queues (SPEC's lanes: the `email` worker's pick
--- took 15.7 ms past 100,000 pending reports, 20 µs by the queue index; but the queue
--- index walks other types' backlog in a shared queue, the case migration 0014 fixed). An
--- index on (queue, type, priority, run_at, id) would serve both, at one more index write
--- per enqueue and claim (docs/benchmarks.md).
-SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+-- name: jobClaim.pick.inQueues
+-- The same pick for a worker that names its queues, from the lane index (migration 0019):
+-- each (queue, type) pair's pending jobs in claim order, merged, so neither another
+-- queue's backlog of the worker's types (SPEC's lanes: the `email` worker's pick took
+-- 15.7 ms past 100,000 pending reports from the type index) nor another type's backlog in
+-- the worker's queues (the case migration 0014 fixed) is read. Named, as the type index is
+-- above: with statistics where every pending job had one type and one queue, the planner
+-- left to itself scanned and sorted the whole jobs table (7 ms a pick).
+SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
 WHERE {{claimable}}
   AND j.queue IN (SELECT value FROM json_each(@queues))
   AND j.type IN (SELECT value FROM json_each(@types))
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT CAST(@limit AS INTEGER);
 
--- name: jobClaim.pickInQueues.oneType
--- The same for a worker of one type and some queues (as jobClaim.pick.oneType): the type's
--- index entries in claim order, stopping at @limit, with no sort (16 µs against 385 for
--- the list form above on that store).
-SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+-- name: jobClaim.pick.inQueues.oneType
+-- The same for a worker of one type in some queues (as jobClaim.pick.oneType).
+SELECT j.id, j.priority, j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
 WHERE {{claimable}}
   AND j.queue IN (SELECT value FROM json_each(@queues))
   AND j.type = +@type
@@ -139,9 +135,9 @@ RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, la
 -- correlated NOT EXISTS, json_each re-read the whole list for every row scanned (28 ms a
 -- claim with 100 keys at their limit). An empty list is not built at all (the OR stops
 -- first): most claims find nothing full, and the two lists cost a third of the pick.
--- The types are the statement's own filter (one type, or a list).
+-- The types and queues are the statement's own filter (one type or a list; in named queues
+-- from the lane index, as jobClaim.pick.inQueues).
 {{claimable}}
-  AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
   AND (@fullTypes = '[]' OR j.type NOT IN (SELECT value FROM json_each(@fullTypes)))
   AND (@fullKeys = '[]' OR (j.type, coalesce(j.limit_key, '')) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f))
 
@@ -163,6 +159,23 @@ WHERE {{startable}}
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT CAST(@limit AS INTEGER);
 
+-- name: jobClaim.pickLimited.inQueues
+-- The limited pick in named queues, from the lane index (see jobClaim.pick.inQueues).
+SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+WHERE {{startable}}
+  AND j.queue IN (SELECT value FROM json_each(@queues))
+  AND j.type IN (SELECT value FROM json_each(@types))
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT CAST(@limit AS INTEGER);
+
+-- name: jobClaim.pickLimited.inQueues.oneType
+SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+WHERE {{startable}}
+  AND j.queue IN (SELECT value FROM json_each(@queues))
+  AND j.type = +@type
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT CAST(@limit AS INTEGER);
+
 -- name: jobClaimable.limited
 -- Whether anything limited may start now (drained(), and the claim loop's "when next").
 SELECT EXISTS (
@@ -171,12 +184,19 @@ SELECT EXISTS (
     AND j.type IN (SELECT value FROM json_each(@types))
 ) AS has_claimable;
 
+-- name: jobClaimable.limited.inQueues
+SELECT EXISTS (
+  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{startable}}
+    AND j.queue IN (SELECT value FROM json_each(@queues))
+    AND j.type IN (SELECT value FROM json_each(@types))
+) AS has_claimable;
+
 -- name: jobClaimable
 -- Whether anything is claimable now by the claim predicate (drained()).
 SELECT EXISTS (
   SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
   WHERE {{claimable}}
-    AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
     AND j.type IN (SELECT value FROM json_each(@types))
 ) AS has_claimable;
 
@@ -185,7 +205,24 @@ SELECT EXISTS (
 SELECT EXISTS (
   SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
   WHERE {{claimable}}
-    AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
+    AND j.type = +@type
+) AS has_claimable;
+
+-- name: jobClaimable.inQueues
+-- The same in named queues, from the lane index (see jobClaim.pick.inQueues): 14.6 ms from
+-- the type index past 100,000 pending reports, for an email worker's probe.
+SELECT EXISTS (
+  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{claimable}}
+    AND j.queue IN (SELECT value FROM json_each(@queues))
+    AND j.type IN (SELECT value FROM json_each(@types))
+) AS has_claimable;
+
+-- name: jobClaimable.inQueues.oneType
+SELECT EXISTS (
+  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{claimable}}
+    AND j.queue IN (SELECT value FROM json_each(@queues))
     AND j.type = +@type
 ) AS has_claimable;
 
@@ -372,32 +409,50 @@ SELECT queue, status, n FROM mailroom_queue_count WHERE n <> 0;
 -- min(run_at) … GROUP BY queue read the whole claim index (23 ms at 300,000 pending,
 -- blocking the event loop on every stats() and metrics scrape). Instead, for each queue
 -- with pending jobs (from the counters, so writes that bypass the store's counting are
--- not seen here), step through its distinct priorities in the per-queue claim index and
--- take each priority's earliest run_at: one index probe per (queue, priority), so the
--- cost follows how many priorities are in use, not the backlog. A queue with more than
--- 64 priorities in use falls back to reading its pending rows (the walk would cost more).
-WITH RECURSIVE levels(queue, priority, depth) AS (
-  SELECT c.queue, (SELECT max(j.priority) FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = c.queue), 1
+-- not seen here), step through its types, then each type's distinct priorities, in the
+-- lane index (queue, type, priority, run_at), and take each priority's earliest run_at:
+-- one index probe per step, so the cost follows how many types and priorities are in use,
+-- not the backlog. A queue with more than 32 types, or a type with more than 32
+-- priorities, comes back `capped`, its walk cut short; the store reads that queue's
+-- pending rows instead (jobStats.oldestPending.read), where the walk would cost more.
+-- Each step reads one index entry (`ORDER BY … LIMIT 1`): as `max(priority) … <` the step
+-- to the next priority cost several times as much. `+@now`: a bare parameter compared with
+-- run_at is compiled again at every run once an ANALYZE has written statistics (the
+-- claimable fragment says why).
+WITH RECURSIVE kinds(queue, type, depth) AS (
+  SELECT c.queue, (SELECT j.type FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = c.queue
+                   ORDER BY j.type LIMIT 1), 1
   FROM mailroom_queue_count c WHERE c.status = 'pending' AND c.n > 0
   UNION ALL
-  SELECT l.queue, (SELECT max(j.priority) FROM mailroom_job j
-                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority < l.priority), l.depth + 1
-  FROM levels l WHERE l.priority IS NOT NULL AND l.depth < 64
+  SELECT k.queue, (SELECT j.type FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = k.queue AND j.type > k.type
+                   ORDER BY j.type LIMIT 1), k.depth + 1
+  FROM kinds k WHERE k.type IS NOT NULL AND k.depth < 32
 ),
-walked AS MATERIALIZED (
-  SELECT l.queue, (SELECT min(j.run_at) FROM mailroom_job j
-                   WHERE j.status = 'pending' AND j.queue = l.queue AND j.priority = l.priority
-                     AND j.run_at <= @now) AS oldest
-  FROM levels l WHERE l.priority IS NOT NULL
-),
-cut AS (SELECT queue FROM levels WHERE depth = 64 AND priority IS NOT NULL)
-SELECT queue, min(oldest) AS oldest FROM walked
-WHERE oldest IS NOT NULL AND queue NOT IN (SELECT queue FROM cut)
-GROUP BY queue
+levels(queue, type, priority, depth) AS (
+  SELECT k.queue, k.type, (SELECT j.priority FROM mailroom_job j WHERE j.status = 'pending' AND j.queue = k.queue AND j.type = k.type
+                           ORDER BY j.priority DESC LIMIT 1), 1
+  FROM kinds k WHERE k.type IS NOT NULL
+  UNION ALL
+  SELECT l.queue, l.type, (SELECT j.priority FROM mailroom_job j
+                           WHERE j.status = 'pending' AND j.queue = l.queue AND j.type = l.type AND j.priority < l.priority
+                           ORDER BY j.priority DESC LIMIT 1), l.depth + 1
+  FROM levels l WHERE l.priority IS NOT NULL AND l.depth < 32
+)
+SELECT l.queue,
+       min((SELECT j.run_at FROM mailroom_job j
+            WHERE j.status = 'pending' AND j.queue = l.queue AND j.type = l.type AND j.priority = l.priority AND j.run_at <= +@now
+            ORDER BY j.run_at LIMIT 1)) AS oldest,
+       max(l.depth = 32) AS capped
+FROM levels l WHERE l.priority IS NOT NULL
+GROUP BY l.queue
 UNION ALL
-SELECT queue, min(run_at) AS oldest FROM mailroom_job
-WHERE status = 'pending' AND run_at <= @now AND queue IN (SELECT queue FROM cut)
-GROUP BY queue;
+SELECT queue, NULL, 1 FROM kinds WHERE depth = 32 AND type IS NOT NULL;
+
+-- name: jobStats.oldestPending.read
+-- The oldest due pending job of one queue whose walk was cut short, read row by row.
+-- `+run_at`: with statistics, the planner skip-scanned the lane index across every queue for it.
+SELECT min(run_at) AS oldest FROM mailroom_job
+WHERE status = 'pending' AND queue = @queue AND +run_at <= @now;
 
 -- name: queueCountAdd
 -- Applies one status counter delta; the store calls it once per (queue, status) per batch,
