@@ -72,6 +72,10 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // walk goes by (queue, type) in the lane index; PostgreSQL's by queue, falling back in
     // its one statement.
     'jobStats.oldestPending.read',
+    // Likewise the next run time: walked by priority in the type or the lane index, and read
+    // row by row past the walk's bound. PostgreSQL reads it in one statement.
+    'jobClaimable.nextRunAt.inQueues',
+    'jobClaimable.nextRunAt.read',
   ]),
   postgres: new Set<string>([
     // A batch of successful deliveries' records in one statement: on PostgreSQL the general

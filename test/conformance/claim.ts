@@ -233,5 +233,29 @@ export function claimConformance(harness: StoreHarness): void {
       // The wait measured on the store's clock, for a worker whose own clock may be off.
       expect(answer.nextRunInMs).toBe(2 * MINUTE_MS);
     });
+
+    it('finds the earliest future runAt at any priority, in named queues, and among more priorities than a walk takes', async () => {
+      // SQLite walks each type's priorities (each queue's and type's, in named queues)
+      // rather than reading every pending job, and reads the rows past 32 priorities.
+      const ask = (types: string[], queues: string[] | null) => ctx.store.jobClaimable({ types, queues, now: T0 });
+      await enqueueIds(ctx.store, [
+        { priority: 9, delayMs: 5 * MINUTE_MS },
+        { priority: 9 }, // due: not a next run
+        { priority: -4, delayMs: 3 * MINUTE_MS, queue: 'q1' },
+        { priority: 2, delayMs: 4 * MINUTE_MS, queue: 'q1' },
+        { type: 'other', priority: 0, delayMs: MINUTE_MS, queue: 'q1' },
+        { priority: 0, delayMs: 2 * MINUTE_MS, queue: 'q2' },
+      ]);
+      expect((await ask(['test_job'], null)).nextRunAt).toEqual(at(2 * MINUTE_MS));
+      expect((await ask(['test_job'], ['q1'])).nextRunAt).toEqual(at(3 * MINUTE_MS));
+      expect((await ask(['test_job', 'other'], ['q1', 'nope'])).nextRunAt).toEqual(at(MINUTE_MS));
+      expect((await ask(['test_job'], ['nope'])).nextRunAt).toBeNull();
+      await enqueueIds(
+        ctx.store,
+        Array.from({ length: 40 }, (_, i) => ({ type: 'many', queue: 'q3', priority: 100 - i, delayMs: (60 - i) * SECOND_MS })),
+      );
+      expect((await ask(['many'], null)).nextRunAt).toEqual(at(21 * SECOND_MS));
+      expect((await ask(['many', 'test_job'], ['q3', 'q1'])).nextRunAt).toEqual(at(21 * SECOND_MS));
+    });
   });
 }

@@ -303,7 +303,9 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
         types: JSON.stringify(params.types),
         queues: params.queues === null ? null : JSON.stringify(params.queues),
       };
-      const next = this.engine.stmt('jobClaimable.nextRunAt').get(values) as Row;
+      const walked = this.engine.stmt(values.queues === null ? 'jobClaimable.nextRunAt' : 'jobClaimable.nextRunAt.inQueues').get(values) as Row;
+      // A type with more priorities than the walk takes: its rows, read.
+      const next = walked.capped === 1 ? (this.engine.stmt('jobClaimable.nextRunAt.read').get(values) as Row) : walked;
       let nextRunInMs = (next.next_run_in_ms as number | null) ?? null;
       let has: boolean;
       if (limits.length === 0) {

@@ -228,8 +228,55 @@ SELECT EXISTS (
 
 -- name: jobClaimable.nextRunAt
 -- The earliest future run_at among pending jobs these workers could run (sleep target).
--- Not the claim predicate: these jobs are not due yet, which is the point. `+run_at`
--- for the reason in the claimable fragment.
+-- Not the claim predicate: these jobs are not due yet, which is the point. A worker asks
+-- after every empty claim, and a claim comes back empty with a backlog that waits: behind
+-- an open breaker (snoozed deliveries), a full limit or a group's head. A min(run_at) of
+-- the types' pending jobs read that whole backlog: 8 ms a look past 100,000 jobs. Instead,
+-- each type's priorities in the type index (walked as jobStats.oldestPending walks them),
+-- and in each the first run_at past @now: one index probe a step. Past 32 priorities of a
+-- type the walk stops and says `capped`; the store then reads the rows (nextRunAt.read).
+-- Each index named: with statistics of a table of finished jobs, the planner scanned the
+-- lane index for the probe. `+@now` for the reason in the claimable fragment.
+WITH RECURSIVE levels(type, priority, depth) AS (
+  SELECT t.value, (SELECT j.priority FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+                   WHERE j.status = 'pending' AND j.type = t.value ORDER BY j.priority DESC LIMIT 1), 1
+  FROM json_each(@types) t
+  UNION ALL
+  SELECT l.type, (SELECT j.priority FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+                  WHERE j.status = 'pending' AND j.type = l.type AND j.priority < l.priority
+                  ORDER BY j.priority DESC LIMIT 1), l.depth + 1
+  FROM levels l WHERE l.priority IS NOT NULL AND l.depth < 32
+)
+SELECT min(next) AS next_run_at, min(next) - @now AS next_run_in_ms, max(capped) AS capped FROM (
+  SELECT (SELECT j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+          WHERE j.status = 'pending' AND j.type = l.type AND j.priority = l.priority AND j.run_at > +@now
+          ORDER BY j.run_at LIMIT 1) AS next,
+         l.depth = 32 AS capped
+  FROM levels l WHERE l.priority IS NOT NULL
+);
+
+-- name: jobClaimable.nextRunAt.inQueues
+-- The same in named queues: each (queue, type) pair's priorities in the lane index.
+WITH RECURSIVE levels(queue, type, priority, depth) AS (
+  SELECT q.value, t.value, (SELECT j.priority FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+                            WHERE j.status = 'pending' AND j.queue = q.value AND j.type = t.value ORDER BY j.priority DESC LIMIT 1), 1
+  FROM json_each(@queues) q, json_each(@types) t
+  UNION ALL
+  SELECT l.queue, l.type, (SELECT j.priority FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+                           WHERE j.status = 'pending' AND j.queue = l.queue AND j.type = l.type AND j.priority < l.priority
+                           ORDER BY j.priority DESC LIMIT 1), l.depth + 1
+  FROM levels l WHERE l.priority IS NOT NULL AND l.depth < 32
+)
+SELECT min(next) AS next_run_at, min(next) - @now AS next_run_in_ms, max(capped) AS capped FROM (
+  SELECT (SELECT j.run_at FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+          WHERE j.status = 'pending' AND j.queue = l.queue AND j.type = l.type AND j.priority = l.priority AND j.run_at > +@now
+          ORDER BY j.run_at LIMIT 1) AS next,
+         l.depth = 32 AS capped
+  FROM levels l WHERE l.priority IS NOT NULL
+);
+
+-- name: jobClaimable.nextRunAt.read
+-- The same read row by row, for a walk cut short (a type with more than 32 priorities).
 SELECT min(run_at) AS next_run_at, min(run_at) - @now AS next_run_in_ms FROM mailroom_job
 WHERE status = 'pending' AND +run_at > @now
   AND (@queues IS NULL OR queue IN (SELECT value FROM json_each(@queues)))
