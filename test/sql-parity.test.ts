@@ -84,6 +84,14 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // The whole claim in one statement (see jobClaim.pick above).
     'jobClaim',
     'jobClaim.inQueues',
+    // A claim in one named queue compares its queue with `($n)[1]`, which PostgreSQL's generic
+    // plan seeks the queue index by; with `= ANY($n)` it walked the claim index past every
+    // other queue's backlog. SQLite names its lane index in the .inQueues forms instead.
+    'jobClaim.oneQueue',
+    'jobClaim.pickLimited.oneQueue',
+    'jobClaimable.oneQueue',
+    'jobClaimable.limited.oneQueue',
+    'jobClaimable.nextRunAt.oneQueue',
     // A limited claim is several statements in one transaction (pick, lease, starts); they
     // share one instant of the server's clock. SQLite's clock is the process's.
     'claimClock',

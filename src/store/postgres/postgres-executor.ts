@@ -162,7 +162,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
         ? await this.runner.atomic((runner) => this.claimWithinLimits(runner, params, limits, leaseToken, leaseMs))
         : params.queues === null
           ? await this.runner.run(this.stmt('jobClaim'), values)
-          : await this.runner.run(this.stmt('jobClaim.inQueues'), [...values, [...params.queues]]);
+          : await this.runner.run(this.stmt(params.queues.length === 1 ? 'jobClaim.oneQueue' : 'jobClaim.inQueues'), [...values, [...params.queues]]);
     // RETURNING order is unspecified; hand jobs out in claim order.
     const claimed = (rows as Array<ClaimedRow & { started_at: number }>).sort(compareClaimed);
     // Every row carries the statement's clock (started_at); the lease runs from it.
@@ -215,7 +215,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     limit: number,
     now: Date,
   ): Promise<Row[]> {
-    return runner.run(this.stmt('jobClaim.pickLimited'), startableValues(params, budget, limit, now));
+    return runner.run(this.stmt(inOneQueue('jobClaim.pickLimited', params)), startableValues(params, budget, limit, now));
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -223,11 +223,11 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
       return { hasClaimable: false, nextRunAt: null, nextRunInMs: null };
     }
     const values = [[...params.types], params.queues === null ? null : [...params.queues], params.now ?? null];
-    const [next] = await this.runner.run(this.stmt('jobClaimable.nextRunAt'), values);
+    const [next] = await this.runner.run(this.stmt(inOneQueue('jobClaimable.nextRunAt', params)), values);
     const nextRunAt: Date | null = next?.next_run_at ?? null;
     const limits = limitsOf(params);
     if (limits.length === 0) {
-      const [has] = await this.runner.run(this.stmt('jobClaimable'), values);
+      const [has] = await this.runner.run(this.stmt(inOneQueue('jobClaimable', params)), values);
       return { hasClaimable: has?.has_claimable === true, nextRunAt, nextRunInMs: next?.next_run_in_ms ?? null };
     }
     // Anything left once what is full is taken out can start; a full rate window ends at a
@@ -235,7 +235,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     // and a transaction's statements would not share a snapshot in READ COMMITTED anyway.
     const [{ now }] = (await this.runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(this.runner, limits, now, false);
-    const [row] = await this.runner.run(this.stmt('jobClaimable.limited'), startableValues(params, budget, 1, now));
+    const [row] = await this.runner.run(this.stmt(inOneQueue('jobClaimable.limited', params)), startableValues(params, budget, 1, now));
     return { hasClaimable: row?.has_claimable === true, nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
   }
 
@@ -693,6 +693,14 @@ function validLeases<L extends Lease>(leases: readonly L[]): L[] {
 function inInputOrder(leases: readonly Lease[], rows: Row[]): string[] {
   const written = new Set(rows.map((row) => String(row.id)));
   return leases.filter((lease) => written.has(lease.id)).map((lease) => lease.id);
+}
+
+/**
+ * The `.oneQueue` form of a claim statement for a worker that names one queue (its queue
+ * `= ($n)[1]`, which the generic plan seeks the queue index by), else the statement itself.
+ */
+function inOneQueue(statement: string, params: { queues: readonly string[] | null }): string {
+  return params.queues?.length === 1 ? `${statement}.oneQueue` : statement;
 }
 
 /** The `startable` fragment's parameters, and $3 the statement's limit. */
