@@ -69,6 +69,21 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(idsOf(await claim(ctx.store, { types: ['test_job', 'other_job'], queues: ['q2'], limits: both, now: T0 }))).toEqual([ids[5]]);
     });
 
+    it('merges a limited and an unlimited type in claim order in one named queue, leaving other queues alone', async () => {
+      const ids = await enqueueIds(ctx.store, [
+        { queue: 'q1', limitKey: 'a', priority: 1 },
+        { queue: 'q1', type: 'other_job' },
+        { queue: 'q1', limitKey: 'a', priority: 2 },
+        { queue: 'q2', type: 'other_job', priority: 9 },
+        { queue: 'q1', limitKey: 'b' },
+      ]);
+      const limits: TypeLimits[] = [{ type: 'test_job', perKey: { concurrency: 1 } }];
+      const claimed = await claim(ctx.store, { types: ['test_job', 'other_job'], queues: ['q1'], limits, now: T0 });
+      // Key a's second job waits for its slot; q2's job is not asked for.
+      expect(idsOf(claimed)).toEqual([ids[2], ids[1], ids[4]]);
+      expect((await ctx.store.jobClaimable({ types: ['test_job', 'other_job'], queues: ['q1'], limits, now: T0 })).hasClaimable).toBe(false);
+    });
+
     it('takes at most `limitedLimit` jobs under a concurrency limit and fills the rest of the claim with others', async () => {
       // A worker passes the jobs it can start now: a limited job waiting in its buffer would
       // hold its limit's slot idle.

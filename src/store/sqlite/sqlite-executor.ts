@@ -256,7 +256,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     return kept;
   }
 
-  /** Whether any job of these types is claimable now, limits aside (one index probe per type). */
+  /** Whether any job of these types is claimable now, limits aside (one index probe per type, or per (queue, type) in named queues). */
   private hasDue(params: { types: readonly string[]; queues: readonly string[] | null }, now: number): boolean {
     const [name, values] = claimStatement('jobClaimable', params);
     return (this.engine.stmt(name).get({ now, ...values }) as Row).has_claimable === 1;

@@ -9,7 +9,9 @@
 -- deliveries beside the app's jobs), the case 0014 fixed. This index serves both, and
 -- replaces the queue index rather than joining it, so an insert or a claim writes as many
 -- index entries as before; its other reader, the oldest-pending statistic, walks each
--- (queue, type) pair instead of each queue. Code of 0013 on names neither index.
+-- (queue, type) pair instead of each queue. Code of 0013 on names neither index; code
+-- before this one still walks the oldest-pending statistic by queue, which without the
+-- queue index reads each queue's pending rows: slower stats() while an upgrade rolls out.
 CREATE INDEX mailroom_job_claim_lane_idx ON mailroom_job (queue, type, priority DESC, run_at, id)
 WHERE status = 'pending';
 

@@ -233,7 +233,7 @@ SELECT EXISTS (
 -- an open breaker (snoozed deliveries), a full limit or a group's head. A min(run_at) of
 -- the types' pending jobs read that whole backlog: 8 ms a look past 100,000 jobs. Instead,
 -- each type's priorities in the type index (walked as jobStats.oldestPending walks them),
--- and in each the first run_at past @now: one index probe a step. Past 32 priorities of a
+-- and in each the first run_at past @now: one index probe a step. At 32 priorities of a
 -- type the walk stops and says `capped`; the store then reads the rows (nextRunAt.read).
 -- Each index named: with statistics of a table of finished jobs, the planner scanned the
 -- lane index for the probe. `+@now` for the reason in the claimable fragment.
@@ -276,7 +276,7 @@ SELECT min(next) AS next_run_at, min(next) - @now AS next_run_in_ms, max(capped)
 );
 
 -- name: jobClaimable.nextRunAt.read
--- The same read row by row, for a walk cut short (a type with more than 32 priorities).
+-- The same read row by row, for a walk cut short (a type with 32 priorities or more).
 SELECT min(run_at) AS next_run_at, min(run_at) - @now AS next_run_in_ms FROM mailroom_job
 WHERE status = 'pending' AND +run_at > @now
   AND (@queues IS NULL OR queue IN (SELECT value FROM json_each(@queues)))
@@ -459,8 +459,8 @@ SELECT queue, status, n FROM mailroom_queue_count WHERE n <> 0;
 -- not seen here), step through its types, then each type's distinct priorities, in the
 -- lane index (queue, type, priority, run_at), and take each priority's earliest run_at:
 -- one index probe per step, so the cost follows how many types and priorities are in use,
--- not the backlog. A queue with more than 32 types, or a type with more than 32
--- priorities, comes back `capped`, its walk cut short; the store reads that queue's
+-- not the backlog. A queue with 32 types or more, or a type with 32 priorities or
+-- more, comes back `capped`, its walk cut short; the store reads that queue's
 -- pending rows instead (jobStats.oldestPending.read), where the walk would cost more.
 -- Each step reads one index entry (`ORDER BY … LIMIT 1`): as `max(priority) … <` the step
 -- to the next priority cost several times as much. `+@now`: a bare parameter compared with
@@ -497,9 +497,10 @@ SELECT queue, NULL, 1 FROM kinds WHERE depth = 32 AND type IS NOT NULL;
 
 -- name: jobStats.oldestPending.read
 -- The oldest due pending job of one queue whose walk was cut short, read row by row.
--- `+run_at`: with statistics, the planner skip-scanned the lane index across every queue for it.
+-- `+run_at`: with statistics, the planner skip-scanned the lane index across every queue for
+-- it; `+@queue` for the reason in the claimable fragment.
 SELECT min(run_at) AS oldest FROM mailroom_job
-WHERE status = 'pending' AND queue = @queue AND +run_at <= @now;
+WHERE status = 'pending' AND queue = +@queue AND +run_at <= @now;
 
 -- name: queueCountAdd
 -- Applies one status counter delta; the store calls it once per (queue, status) per batch,
