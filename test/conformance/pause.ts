@@ -29,6 +29,29 @@ export function pauseConformance(harness: StoreHarness): void {
       expect((await claim(elsewhere, { now: at(SECOND_MS) })).map((job) => job.id)).toEqual([email, later]);
     });
 
+    it('claims around a paused queue, in claim order across the others, with limits, and still says when the next job is due', async () => {
+      // SQLite reads the other queues by name while one is paused (not past its backlog).
+      const [a1, held, b1, a2] = await enqueueIds(ctx.store, [
+        { queue: 'a', priority: 1 },
+        { queue: 'held', priority: 9 },
+        { queue: 'b', priority: 5 },
+        { queue: 'a', type: 'other', limitKey: 'k' },
+        { queue: 'held', type: 'other', limitKey: 'k' },
+        { queue: 'held', delayMs: 30 * SECOND_MS },
+      ]);
+      await ctx.store.queuePause({ queue: 'held', now: T0 });
+      const types = ['test_job', 'other'];
+      const limits = [{ type: 'other', perKey: { concurrency: 1 } }];
+      expect((await claim(ctx.store, { types, limit: 10, now: at(SECOND_MS) })).map((job) => job.id)).toEqual([b1, a1, a2]);
+      expect(await claim(ctx.store, { types, queues: ['held', 'nope'], now: at(SECOND_MS) })).toEqual([]);
+      const probe = await ctx.store.jobClaimable({ types, queues: null, limits, now: at(SECOND_MS) });
+      // The paused queue's delayed job still sets the next wake-up, as the queue may resume.
+      expect(probe).toMatchObject({ hasClaimable: false, nextRunAt: at(30 * SECOND_MS) });
+      expect((await ctx.store.jobClaimable({ types, queues: ['held'], now: at(SECOND_MS) })).nextRunAt).toEqual(at(30 * SECOND_MS));
+      await ctx.store.queueResume({ queue: 'held' });
+      expect((await claim(ctx.store, { types, limits, limit: 10, now: at(SECOND_MS) })).map((job) => job.id)).toEqual([held]);
+    });
+
     it('lists paused queues in stats with reason and time; pausing again keeps the time and takes the new reason, or keeps the old without one', async () => {
       expect((await ctx.store.jobStats({ now: T0 })).paused).toEqual([]);
       expect(await ctx.store.queuePause({ queue: 'webhooks', now: T0 })).toBe(true);

@@ -114,6 +114,19 @@ WHERE {{claimable}}
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT CAST(@limit AS INTEGER);
 
+-- name: jobQueuesPending
+-- The queues that have pending jobs, one lane-index probe each (a claim while a queue is
+-- paused: sqlite-executor.ts unpausedQueues). Read from the jobs, not the counters, so a
+-- queue's jobs are claimable whatever its counters say.
+WITH RECURSIVE queues(queue) AS (
+  SELECT (SELECT min(j.queue) FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx WHERE j.status = 'pending')
+  UNION ALL
+  SELECT (SELECT j.queue FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+          WHERE j.status = 'pending' AND j.queue > q.queue ORDER BY j.queue LIMIT 1)
+  FROM queues q WHERE q.queue IS NOT NULL
+)
+SELECT queue FROM queues WHERE queue IS NOT NULL;
+
 -- name: jobClaim.lease
 -- The second half of jobClaim: leases the picked jobs (@ids, a JSON array). Attempts are
 -- charged here, so a job that kills its process still reaches its limit. No
