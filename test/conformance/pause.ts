@@ -42,7 +42,8 @@ export function pauseConformance(harness: StoreHarness): void {
       await ctx.store.queuePause({ queue: 'held', now: T0 });
       const types = ['test_job', 'other'];
       const limits = [{ type: 'other', perKey: { concurrency: 1 } }];
-      expect((await claim(ctx.store, { types, limit: 10, now: at(SECOND_MS) })).map((job) => job.id)).toEqual([b1, a1, a2]);
+      expect((await ctx.store.jobClaimable({ types: ['other'], queues: null, limits, now: at(SECOND_MS) })).hasClaimable).toBe(true);
+      expect((await claim(ctx.store, { types, limits, limit: 10, now: at(SECOND_MS) })).map((job) => job.id)).toEqual([b1, a1, a2]);
       expect(await claim(ctx.store, { types, queues: ['held', 'nope'], now: at(SECOND_MS) })).toEqual([]);
       const probe = await ctx.store.jobClaimable({ types, queues: null, limits, now: at(SECOND_MS) });
       // The paused queue's delayed job still sets the next wake-up, as the queue may resume.
@@ -50,6 +51,16 @@ export function pauseConformance(harness: StoreHarness): void {
       expect((await ctx.store.jobClaimable({ types, queues: ['held'], now: at(SECOND_MS) })).nextRunAt).toEqual(at(30 * SECOND_MS));
       await ctx.store.queueResume({ queue: 'held' });
       expect((await claim(ctx.store, { types, limits, limit: 10, now: at(SECOND_MS) })).map((job) => job.id)).toEqual([held]);
+    });
+
+    it('claims around a paused queue among more queues than are worth naming', async () => {
+      // Past 64 queues with pending jobs SQLite walks the type index as usual; the same answer.
+      const ids = await enqueueIds(ctx.store, Array.from({ length: 70 }, (_, i) => ({ queue: `q${i}`, priority: i % 3 })));
+      await enqueueIds(ctx.store, [{ queue: 'held', priority: 9 }]);
+      await ctx.store.queuePause({ queue: 'held', now: T0 });
+      // Claim order: priority 2 first, then 1, then 0, each in enqueue (id) order.
+      const expected = [2, 1, 0].flatMap((priority) => ids.filter((_, i) => i % 3 === priority));
+      expect((await claim(ctx.store, { limit: 100, now: at(SECOND_MS) })).map((job) => job.id)).toEqual(expected);
     });
 
     it('lists paused queues in stats with reason and time; pausing again keeps the time and takes the new reason, or keeps the old without one', async () => {

@@ -115,15 +115,15 @@ ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobQueuesPending
--- The queues that have pending jobs, one lane-index probe each (a claim while a queue is
--- paused: sqlite-executor.ts unpausedQueues). Read from the jobs, not the counters, so a
--- queue's jobs are claimable whatever its counters say.
-WITH RECURSIVE queues(queue) AS (
-  SELECT (SELECT min(j.queue) FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx WHERE j.status = 'pending')
+-- The queues that have pending jobs, one lane-index probe each, at most @most of them (a
+-- claim while a queue is paused: sqlite-executor.ts unpausedQueues). Read from the jobs,
+-- not the counters, so a queue's jobs are claimable whatever its counters say.
+WITH RECURSIVE queues(queue, n) AS (
+  SELECT (SELECT min(j.queue) FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx WHERE j.status = 'pending'), 1
   UNION ALL
   SELECT (SELECT j.queue FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
-          WHERE j.status = 'pending' AND j.queue > q.queue ORDER BY j.queue LIMIT 1)
-  FROM queues q WHERE q.queue IS NOT NULL
+          WHERE j.status = 'pending' AND j.queue > q.queue ORDER BY j.queue LIMIT 1), q.n + 1
+  FROM queues q WHERE q.queue IS NOT NULL AND q.n < CAST(@most AS INTEGER)
 )
 SELECT queue FROM queues WHERE queue IS NOT NULL;
 
