@@ -75,10 +75,9 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // While a queue is paused, a SQLite claim reads the other queues with pending jobs through
     // the lane index instead of walking past the paused queue's backlog in the type index.
     'jobQueuesPending',
-    // Likewise the next run time: walked by priority in the type or the lane index, and read
-    // row by row past the walk's bound. PostgreSQL reads it in one statement.
+    // Likewise the next run time: walked by priority in the type or the lane index (PostgreSQL
+    // walks its claim or queue index), and read row by row past the walk's bound.
     'jobClaimable.nextRunAt.inQueues',
-    'jobClaimable.nextRunAt.read',
   ]),
   postgres: new Set<string>([
     // A batch of successful deliveries' records in one statement: on PostgreSQL the general

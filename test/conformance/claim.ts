@@ -235,8 +235,8 @@ export function claimConformance(harness: StoreHarness): void {
     });
 
     it('finds the earliest future runAt at any priority, in named queues, and among more priorities than a walk takes', async () => {
-      // SQLite walks each type's priorities (each queue's and type's, in named queues)
-      // rather than reading every pending job, and reads the rows past 32 priorities.
+      // The stores walk the priorities in use rather than reading every pending job (SQLite
+      // each type's, PostgreSQL every one), and read the rows past 32 (SQLite) or 64.
       const ask = (types: string[], queues: string[] | null) => ctx.store.jobClaimable({ types, queues, now: T0 });
       await enqueueIds(ctx.store, [
         { priority: 9, delayMs: 5 * MINUTE_MS },
@@ -252,10 +252,12 @@ export function claimConformance(harness: StoreHarness): void {
       expect((await ask(['test_job'], ['nope'])).nextRunAt).toBeNull();
       await enqueueIds(
         ctx.store,
-        Array.from({ length: 40 }, (_, i) => ({ type: 'many', queue: 'q3', priority: 100 - i, delayMs: (60 - i) * SECOND_MS })),
+        Array.from({ length: 70 }, (_, i) => ({ type: 'many', queue: 'q3', priority: 100 - i, delayMs: (80 - i) * SECOND_MS })),
       );
-      expect((await ask(['many'], null)).nextRunAt).toEqual(at(21 * SECOND_MS));
-      expect((await ask(['many', 'test_job'], ['q3', 'q1'])).nextRunAt).toEqual(at(21 * SECOND_MS));
+      // Past SQLite's 32 priorities and PostgreSQL's 64: the earliest is at the lowest.
+      expect((await ask(['many'], null)).nextRunAt).toEqual(at(11 * SECOND_MS));
+      expect((await ask(['many'], ['q3'])).nextRunAt).toEqual(at(11 * SECOND_MS));
+      expect((await ask(['many', 'test_job'], ['q3', 'q1'])).nextRunAt).toEqual(at(11 * SECOND_MS));
     });
   });
 }

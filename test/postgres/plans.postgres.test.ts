@@ -44,6 +44,9 @@ const STATEMENTS: Array<[name: string, args: unknown[]]> = [
   ['jobRescue', [null, BATCH]],
   ['jobPurge', ['done', 60_000, null]],
   ['jobStats.oldestPending', [null]],
+  // After every empty claim; a min(run_at) over the pending jobs was a parallel sequential scan.
+  ['jobClaimable.nextRunAt', [['t'], null, null]],
+  ['jobClaimable.nextRunAt.oneQueue', [['t'], ['default'], null]],
 ];
 
 interface PlanNode {
@@ -148,9 +151,9 @@ describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL bookkeeping plans', ()
     await withMigratedSchema(async (client, schema) => {
       await client.query(
         `INSERT INTO "${schema}".mailroom_job (queue, type, status, payload, run_at, max_attempts, created_at)
-         SELECT CASE WHEN x > 20000 THEN 'email' ELSE 'reports' END, CASE WHEN x > 20000 THEN 'send_email' ELSE 'report' END,
+         SELECT CASE WHEN x > 100000 THEN 'email' ELSE 'reports' END, CASE WHEN x > 100000 THEN 'send_email' ELSE 'report' END,
                 'pending', '{}', now() - interval '1 hour' + x * interval '1 ms', 5, now()
-         FROM generate_series(1, 20020) x`,
+         FROM generate_series(1, 100020) x`,
       );
       await client.query(`ANALYZE "${schema}".mailroom_job`);
       await client.query('SET plan_cache_mode = force_generic_plan');
@@ -165,6 +168,14 @@ describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL bookkeeping plans', ()
         if (!byQueue) offenders[name] = scans.map((node) => `${node['Node Type']} ${node['Index Name'] ?? ''} ${node['Index Cond'] ?? ''}`);
       }
       expect(offenders).toEqual({});
+      // The next-run look over that backlog of due jobs: an index search from now on, not a
+      // (parallel) sequential scan of every pending job.
+      for (const [name, args] of [
+        ['jobClaimable.nextRunAt', [['report'], null, null]],
+        ['jobClaimable.nextRunAt.oneQueue', [['report'], ['reports'], null]],
+      ] as const) {
+        expect(problems((await explainPrepared(client, sqlBlock(sql, name), [...args])).Plan), name).toEqual([]);
+      }
     });
   });
 

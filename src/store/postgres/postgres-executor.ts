@@ -223,7 +223,9 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
       return { hasClaimable: false, nextRunAt: null, nextRunInMs: null };
     }
     const values = [[...params.types], params.queues === null ? null : [...params.queues], params.now ?? null];
-    const [next] = await this.runner.run(this.stmt(inOneQueue('jobClaimable.nextRunAt', params)), values);
+    const [walked] = await this.runner.run(this.stmt(inOneQueue('jobClaimable.nextRunAt', params)), values);
+    // A walk cut short (64 priorities or more): the rows, read.
+    const [next] = walked?.capped === true ? await this.runner.run(this.stmt('jobClaimable.nextRunAt.read'), values) : [walked];
     const nextRunAt: Date | null = next?.next_run_at ?? null;
     const limits = limitsOf(params);
     if (limits.length === 0) {
