@@ -249,7 +249,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    */
   private unpausedQueues(queues: readonly string[] | null): readonly string[] | null {
     if (performance.now() - this.noPauseSeenAt < NO_PAUSE_RECHECK_MS) return queues;
-    const paused = new Set((this.engine.stmt('queuePaused').all() as Row[]).map((row) => row.queue as string));
+    const paused = new Set(this.pausedSync().map((pause) => pause.queue));
     this.noPauseSeenAt = paused.size === 0 ? performance.now() : -Infinity;
     if (paused.size === 0) return queues;
     if (queues !== null) return queues.filter((queue) => !paused.has(queue));
