@@ -53,7 +53,6 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'jobClaim.pickLimited.inQueues.oneType',
     'jobClaimable.inQueues',
     'jobClaimable.inQueues.oneType',
-    'jobClaimable.limited.inQueues',
     // A keyless batch is one INSERT over json_each with ids derived from the last rowid;
     // PostgreSQL's jobInsertMany is already one statement over unnest for every batch.
     'jobInsertMany.keyless',
@@ -93,6 +92,11 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'jobClaim.pickLimited.oneQueue',
     'jobClaimable.oneQueue',
     'jobClaimable.limited.oneQueue',
+    // "May a limited job start?" is the claim's own pick without locks. On SQLite that is
+    // the pick itself, for one job (nothing locks there); PostgreSQL's pick row-locks what
+    // it reads, which a probe must not (jobClaimable.limited says why).
+    'jobClaimable.limited',
+    'jobClaimable.limited.byKey',
     'jobClaimable.nextRunAt.oneQueue',
     // A limited claim is several statements in one transaction (pick, lease, starts); they
     // share one instant of the server's clock. SQLite's clock is the process's.

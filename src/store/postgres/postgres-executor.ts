@@ -8,8 +8,8 @@ import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, PausedQueue, StatusCounts } from '../../core/types.js';
-import { LimitBudget, limitedClaimSize, limitsOf, longestWindowMs } from '../limits.js';
-import type { Candidate, TypeLimits } from '../limits.js';
+import { LIMITED_PICK_SCAN, LimitBudget, limitedClaimSize, limitsOf, longestWindowMs } from '../limits.js';
+import type { Candidate, LimitedPick, TypeLimits } from '../limits.js';
 import {
   attemptFromRow,
   batchFromRow,
@@ -188,9 +188,9 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     if (size <= 0) return [];
     const [{ now }] = (await runner.run(this.stmt('limitLock'), [limits.map((limit) => limit.type), params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(runner, limits, now, true);
-    const candidates = await this.pickLimited(runner, params, budget, budget.candidatesToRead(size), now);
-    const { admitted, starts } = budget.admit(candidates as Array<Row & Candidate>, params.limit, params.limitedLimit);
+    const admitted = await this.admitLimited(runner, params, budget, size, now);
     if (admitted.length === 0) return [];
+    const starts = budget.startsOf(admitted);
     if (starts.length > 0) {
       await runner.run(this.stmt('limitStartsInsert'), [starts.map(([type]) => type), starts.map(([, key]) => key), now]);
     }
@@ -208,14 +208,49 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     return new LimitBudget(limits, { running, starts }, now.getTime());
   }
 
-  private async pickLimited(
-    runner: QueryRunner,
-    params: { types: readonly string[]; queues: readonly string[] | null },
-    budget: LimitBudget,
-    limit: number,
-    now: Date,
-  ): Promise<Row[]> {
-    return runner.run(this.stmt(inOneQueue('jobClaim.pickLimited', params)), startableValues(params, budget, limit, now));
+  /**
+   * The limited jobs a claim takes: `params.limit` at most, `limitedLimit` of them at most
+   * holding a slot. The pick reads a bounded stretch of the backlog (LIMITED_PICK_SCAN); when
+   * that leaves the claim short while keys are full, each type with full keys goes on by
+   * key (jobClaim.pickLimited.byKey), so that a key with room is reached however many jobs
+   * of full keys wait ahead of it. Every row read is locked until the claim commits.
+   */
+  private async admitLimited(runner: QueryRunner, params: JobClaimParams, budget: LimitBudget, size: number, now: Date): Promise<Array<Row & Candidate>> {
+    const slots = params.limitedLimit ?? params.limit;
+    const candidates = (await this.pickLimited(runner, params, budget, budget.candidatesToRead(size), now)) as Array<Row & Candidate>;
+    const first = budget.admit(candidates, params.limit, slots).admitted;
+    if (first.length >= size || first.length >= slots) return first;
+    const taken = new Set(candidates.map((row) => String(row.id)));
+    const more: Array<Row & Candidate> = [];
+    const unseen = (rows: Row[]) => (rows as Array<Row & Candidate>).filter((row) => !taken.has(String(row.id)) && taken.add(String(row.id)));
+    // The bounded pick of several types shares its stretch among them: each type's own first.
+    if (params.types.length > 1) {
+      for (const type of params.types) more.push(...unseen(await this.pickLimited(runner, { types: [type], queues: params.queues }, budget, size, now)));
+    }
+    for (const type of budget.typesWithFullKeys(params.types)) {
+      more.push(...unseen(await runner.run(this.stmt('jobClaim.pickLimited.byKey'), startableValues({ types: [type], queues: params.queues }, budget, size, now))));
+    }
+    if (more.length === 0) return first;
+    // The lease hands jobs out in claim order; admission here only needs each key's order.
+    return [...first, ...budget.admit(more, params.limit - first.length, slots - first.length).admitted];
+  }
+
+  private async pickLimited(runner: QueryRunner, params: LimitedPick, budget: LimitBudget, limit: number, now: Date): Promise<Row[]> {
+    return runner.run(this.stmt(inOneQueue('jobClaim.pickLimited', params)), [...startableValues(params, budget, limit, now), LIMITED_PICK_SCAN]);
+  }
+
+  /** Whether any job of these limited types may start now: what the claim's pick would read, unlocked. */
+  private async hasStartable(params: LimitedPick, budget: LimitBudget, now: Date): Promise<boolean> {
+    for (const type of params.types) {
+      const one = { types: [type], queues: params.queues };
+      const [bounded] = await this.runner.run(this.stmt(inOneQueue('jobClaimable.limited', one)), [...startableValues(one, budget, 1, now), LIMITED_PICK_SCAN]);
+      if (bounded?.has_claimable === true) return true;
+    }
+    for (const type of budget.typesWithFullKeys(params.types)) {
+      const [byKey] = await this.runner.run(this.stmt('jobClaimable.limited.byKey'), startableValues({ types: [type], queues: params.queues }, budget, 1, now));
+      if (byKey?.has_claimable === true) return true;
+    }
+    return false;
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -237,8 +272,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     // and a transaction's statements would not share a snapshot in READ COMMITTED anyway.
     const [{ now }] = (await this.runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(this.runner, limits, now, false);
-    const [row] = await this.runner.run(this.stmt(inOneQueue('jobClaimable.limited', params)), startableValues(params, budget, 1, now));
-    return { hasClaimable: row?.has_claimable === true, nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
+    return { hasClaimable: await this.hasStartable(params, budget, now), nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
   }
 
   async jobProgressMany(params: JobProgressManyParams): Promise<string[]> {

@@ -73,8 +73,8 @@ import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import { StatusCountDeltas } from './status-count-deltas.js';
-import { LimitBudget, limitedClaimSize, limitsOf, longestWindowMs, splitByLimits } from '../limits.js';
-import type { Candidate, TypeLimits } from '../limits.js';
+import { LIMITED_PICK_SCAN, LimitBudget, limitedClaimSize, limitsOf, longestWindowMs, splitByLimits } from '../limits.js';
+import type { Candidate, LimitedPick, TypeLimits } from '../limits.js';
 import { SqliteWriteEngine, nowMs } from './write-engine.js';
 import { SqliteOutgoingExecutor } from './sqlite-outgoing-executor.js';
 
@@ -283,9 +283,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     const size = limitedClaimSize(limitedParams, limits);
     if (size <= 0 || !this.hasDue(limitedParams, now)) return plain;
     const budget = this.limitBudget(limits, now, true);
-    // `size`, not the claim's limit: when every limited type holds a slot, the free slots fill
-    // this pick (its candidates are all limited), and admission stops reading there.
-    const { admitted } = budget.admit(this.pickLimited(limitedParams, budget, budget.candidatesToRead(size), now), size, params.limitedLimit);
+    const admitted = this.admitLimited(limitedParams, budget, size, params.limitedLimit ?? size, now);
     const kept = plain.length === 0 ? admitted : mergeInClaimOrder(plain, admitted, params.limit);
     const starts = budget.startsOf(kept.filter((row): row is PickedRow & Candidate => limitedTypes.includes(row.type as string)));
     if (starts.length > 0) this.engine.stmt('limitStartsInsert').run({ starts: JSON.stringify(starts), now });
@@ -309,23 +307,63 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   }
 
   /**
-   * The limited pick's rows, read as admission asks for them. The pick walks the type's
-   * pending jobs in claim order past those of full keys, and admission stops once the
-   * claim is full (LimitBudget.admit): reading all `limit` candidates first cost 142 µs a
-   * claim against 42 with two of three endpoints full (28 rows read to start 7). Nothing
-   * else may run on the connection until admission has finished with the rows.
+   * The limited jobs a claim takes, in claim order: `size` at most, `slots` of them at most
+   * holding a concurrency slot. `size`, not the claim's limit: when every limited type
+   * holds a slot, the free slots fill this pick (its candidates are all limited), and
+   * admission stops reading there. The pick reads a bounded stretch of the backlog
+   * (LIMITED_PICK_SCAN); when that leaves the claim short while keys are full, each type with
+   * full keys goes on by key (jobClaim.pickLimited.byKey), so that a key with room is
+   * reached however many jobs of full keys wait ahead of it.
    */
-  private pickLimited(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: number): Iterable<PickedRow & Candidate> {
-    const [name, values] = claimStatement('jobClaim.pickLimited', params);
-    return this.engine.stmt(name).iterate({ ...startableValues(budget, now), ...values, limit }) as Iterable<PickedRow & Candidate>;
+  private admitLimited(params: LimitedPick, budget: LimitBudget, size: number, slots: number, now: number): Array<PickedRow & Candidate> {
+    const first = budget.admit(this.pickLimited(params, budget, budget.candidatesToRead(size), now), size, slots).admitted;
+    if (first.length >= size || first.length >= slots) return first;
+    const taken = new Set(first.map((row) => row.id));
+    const heads: Array<PickedRow & Candidate> = [];
+    // The bounded pick of several types shares its stretch among them: each type's own first.
+    if (params.types.length > 1) {
+      for (const type of params.types) heads.push(...this.pickLimited({ types: [type], queues: params.queues }, budget, size, now));
+    }
+    for (const type of budget.typesWithFullKeys(params.types)) heads.push(...this.pickByKey(type, params.queues, budget, size, now));
+    if (heads.length === 0) return first;
+    const unseen = heads.filter((row) => !taken.has(row.id) && taken.add(row.id)).sort(compareClaimed);
+    const more = budget.admit(unseen, size - first.length, slots - first.length).admitted;
+    return more.length === 0 ? first : mergeInClaimOrder(first, more, size);
   }
 
-  /** Whether any job of these limited types may start now (jobClaimable's answer for them). */
-  private hasStartable(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, now: number): boolean {
-    // Always the list form: no `.oneType` of this probe (it runs once per empty claim, not per job).
-    const queues = params.queues === null ? {} : { queues: JSON.stringify(params.queues) };
-    const name = params.queues === null ? 'jobClaimable.limited' : 'jobClaimable.limited.inQueues';
-    return (this.engine.stmt(name).get({ ...startableValues(budget, now), ...queues, types: JSON.stringify(params.types) }) as Row).has_claimable === 1;
+  /**
+   * The limited pick's rows, read as admission asks for them, in claim order past those of
+   * full keys, from at most LIMITED_PICK_SCAN claimable jobs; admission stops once the claim is
+   * full (LimitBudget.admit): reading all `limit` candidates first cost 142 µs a claim
+   * against 42 with two of three endpoints full (28 rows read to start 7). Nothing else may
+   * run on the connection until admission has finished with the rows.
+   */
+  private pickLimited(params: LimitedPick, budget: LimitBudget, limit: number, now: number): Iterable<PickedRow & Candidate> {
+    const [name, values] = claimStatement('jobClaim.pickLimited', params);
+    return this.engine.stmt(name).iterate({ ...startableValues(budget, now), ...values, limit, scan: LIMITED_PICK_SCAN }) as Iterable<PickedRow & Candidate>;
+  }
+
+  /** The claimable heads of a limited type's keys that are not full, in claim order (jobClaim.pickLimited.byKey). */
+  private pickByKey(type: string, queues: readonly string[] | null, budget: LimitBudget, limit: number, now: number): Array<PickedRow & Candidate> {
+    return this.engine.stmt('jobClaim.pickLimited.byKey').all({
+      now,
+      type,
+      queues: queues === null ? null : JSON.stringify(queues),
+      fullKeys: JSON.stringify(budget.fullKeys()),
+      limit,
+    }) as Array<PickedRow & Candidate>;
+  }
+
+  /** Whether any job of these limited types may start now (jobClaimable's answer for them): the claim's own pick, for one job. */
+  private hasStartable(params: LimitedPick, budget: LimitBudget, now: number): boolean {
+    for (const type of params.types) {
+      const one = { types: [type], queues: params.queues };
+      const rows = this.pickLimited(one, budget, 1, now)[Symbol.iterator]();
+      const found = !rows.next().done;
+      rows.return?.();
+      if (found) return true;
+    }
+    return budget.typesWithFullKeys(params.types).some((type) => this.pickByKey(type, params.queues, budget, 1, now).length > 0);
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -984,7 +1022,7 @@ function claimStatement(
   return types.length === 1 ? [`${name}.oneType`, { ...values, type: types[0]! }] : [name, { ...values, types: JSON.stringify(types) }];
 }
 
-/** The `startable` fragment's parameters: what is full. */
+/** The `roomFor` fragment's parameters: what is full. */
 function startableValues(budget: LimitBudget, now: number) {
   return { now, fullTypes: JSON.stringify(budget.fullTypes()), fullKeys: JSON.stringify(budget.fullKeys()) };
 }

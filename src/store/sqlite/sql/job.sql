@@ -140,70 +140,98 @@ WHERE id IN (SELECT value FROM json_each(@ids))
 RETURNING id, queue, type, priority, payload, run_at, attempts, max_attempts, last_error, key, group_key, event_id, source, created_at,
           trace_context, snoozes, batch_id, completes_batch_id;
 
--- fragment: startable
--- Which claimable jobs a limited claim may take (store/limits.ts): the claim predicate,
--- less the types (@fullTypes) and (type, key) pairs (@fullKeys, JSON [type, key]) that
--- are at a limit now. Shared by the limited claim's pick and jobClaimable.limited. The
--- full pairs are an uncorrelated NOT IN, built into an index once per statement: as a
--- correlated NOT EXISTS, json_each re-read the whole list for every row scanned (28 ms a
--- claim with 100 keys at their limit). An empty list is not built at all (the OR stops
--- first): most claims find nothing full, and the two lists cost a third of the pick.
--- The types and queues are the statement's own filter (one type or a list; in named queues
--- from the lane index, as jobClaim.pick.inQueues).
-{{claimable}}
-  AND (@fullTypes = '[]' OR j.type NOT IN (SELECT value FROM json_each(@fullTypes)))
-  AND (@fullKeys = '[]' OR (j.type, coalesce(j.limit_key, '')) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f))
+-- fragment: roomFor
+-- Which of a limited pick's claimable jobs (alias `c`: its type and limit_key) may start
+-- now (store/limits.ts): not of the types (@fullTypes) or (type, key) pairs (@fullKeys,
+-- JSON [type, key]) at a limit now. The full pairs are an uncorrelated NOT IN, built into
+-- an index once per statement: as a correlated NOT EXISTS, json_each re-read the whole
+-- list for every row scanned (28 ms a claim with 100 keys at their limit). An empty list is
+-- not built at all (the OR stops first): most claims find nothing full, and the two lists
+-- cost a third of the pick.
+(@fullTypes = '[]' OR c.type NOT IN (SELECT value FROM json_each(@fullTypes)))
+  AND (@fullKeys = '[]' OR (c.type, coalesce(c.limit_key, '')) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f))
 
 -- name: jobClaim.pickLimited
--- The pick of a claim's limited types: the startable jobs in claim order. The claim then
--- admits candidates one by one against the limits (several may share a key) and leases
--- them with jobClaim.lease.
-SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
-WHERE {{startable}}
-  AND j.type IN (SELECT value FROM json_each(@types))
-ORDER BY j.priority DESC, j.run_at, j.id
+-- The pick of a claim's limited types: the claimable jobs in claim order that may start
+-- (roomFor). The claim then admits candidates one by one against the limits (several may
+-- share a key) and leases them with jobClaim.lease. It reads at most @scan claimable jobs
+-- (the inner LIMIT; SQLite runs the subquery as a co-routine, in its order, and stops it
+-- with the outer LIMIT): left unbounded, a backlog whose keys were all full was read to
+-- its end at every claim (56 ms past 100,000 deliveries to 3 full endpoints). A pick cut
+-- short there goes on by key (jobClaim.pickLimited.byKey).
+SELECT c.id, c.priority, c.run_at, c.type, coalesce(c.limit_key, '') AS key FROM (
+  SELECT j.id, j.priority, j.run_at, j.type, j.limit_key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+  WHERE {{claimable}}
+    AND j.type IN (SELECT value FROM json_each(@types))
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT CAST(@scan AS INTEGER)
+) c
+WHERE {{roomFor}}
 LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaim.pickLimited.oneType
 -- The same for one limited type (as jobClaim.pick.oneType): every outgoing delivery's claim.
-SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
-WHERE {{startable}}
-  AND j.type = +@type
-ORDER BY j.priority DESC, j.run_at, j.id
+SELECT c.id, c.priority, c.run_at, c.type, coalesce(c.limit_key, '') AS key FROM (
+  SELECT j.id, j.priority, j.run_at, j.type, j.limit_key FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+  WHERE {{claimable}}
+    AND j.type = +@type
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT CAST(@scan AS INTEGER)
+) c
+WHERE {{roomFor}}
 LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaim.pickLimited.inQueues
 -- The limited pick in named queues, from the lane index (see jobClaim.pick.inQueues).
-SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
-WHERE {{startable}}
-  AND j.queue IN (SELECT value FROM json_each(@queues))
-  AND j.type IN (SELECT value FROM json_each(@types))
-ORDER BY j.priority DESC, j.run_at, j.id
+SELECT c.id, c.priority, c.run_at, c.type, coalesce(c.limit_key, '') AS key FROM (
+  SELECT j.id, j.priority, j.run_at, j.type, j.limit_key FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{claimable}}
+    AND j.queue IN (SELECT value FROM json_each(@queues))
+    AND j.type IN (SELECT value FROM json_each(@types))
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT CAST(@scan AS INTEGER)
+) c
+WHERE {{roomFor}}
 LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaim.pickLimited.inQueues.oneType
-SELECT j.id, j.priority, j.run_at, j.type, coalesce(j.limit_key, '') AS key FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
-WHERE {{startable}}
-  AND j.queue IN (SELECT value FROM json_each(@queues))
-  AND j.type = +@type
-ORDER BY j.priority DESC, j.run_at, j.id
+SELECT c.id, c.priority, c.run_at, c.type, coalesce(c.limit_key, '') AS key FROM (
+  SELECT j.id, j.priority, j.run_at, j.type, j.limit_key FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{claimable}}
+    AND j.queue IN (SELECT value FROM json_each(@queues))
+    AND j.type = +@type
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT CAST(@scan AS INTEGER)
+) c
+WHERE {{roomFor}}
 LIMIT CAST(@limit AS INTEGER);
 
--- name: jobClaimable.limited
--- Whether anything limited may start now (drained(), and the claim loop's "when next").
-SELECT EXISTS (
-  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_type_idx
-  WHERE {{startable}}
-    AND j.type IN (SELECT value FROM json_each(@types))
-) AS has_claimable;
-
--- name: jobClaimable.limited.inQueues
-SELECT EXISTS (
-  SELECT 1 FROM mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
-  WHERE {{startable}}
-    AND j.queue IN (SELECT value FROM json_each(@queues))
-    AND j.type IN (SELECT value FROM json_each(@types))
-) AS has_claimable;
+-- name: jobClaim.pickLimited.byKey
+-- A limited pick of one type that the bounded pick left short while some of its keys are
+-- full: the type's keys with pending jobs, walked in the limit-key index (migration 0020;
+-- one index probe a key), and the claimable head of each key that is not full, in claim
+-- order. A key's jobs past the bounded stretch are reached this way, however many jobs of
+-- full keys wait ahead of them. One head a key: the next claim takes the next.
+WITH RECURSIVE keys(key) AS (
+  SELECT (SELECT min(k.limit_key) FROM mailroom_job k INDEXED BY mailroom_job_limit_key_idx
+          WHERE k.type = +@type AND k.status = 'pending' AND k.limit_key IS NOT NULL)
+  UNION ALL
+  SELECT (SELECT min(k.limit_key) FROM mailroom_job k INDEXED BY mailroom_job_limit_key_idx
+          WHERE k.type = +@type AND k.status = 'pending' AND k.limit_key > keys.key)
+  FROM keys WHERE keys.key IS NOT NULL
+)
+SELECT h.id, h.priority, h.run_at, h.type, h.limit_key AS key
+FROM keys JOIN mailroom_job h ON h.id = (
+  SELECT j.id FROM mailroom_job j INDEXED BY mailroom_job_limit_key_idx
+  WHERE j.type = +@type AND j.limit_key = keys.key
+    AND {{claimable}}
+    AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
+  ORDER BY j.priority DESC, j.run_at, j.id
+  LIMIT 1)
+WHERE keys.key IS NOT NULL
+  AND (+@type, keys.key) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f)
+ORDER BY h.priority DESC, h.run_at, h.id
+LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobClaimable
 -- Whether anything is claimable now by the claim predicate (drained()).
