@@ -51,7 +51,6 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'jobClaim.pick.inQueues.oneType',
     'jobClaim.pickLimited.inQueues',
     'jobClaim.pickLimited.inQueues.oneType',
-    'jobClaimable.inQueues',
     'jobClaimable.inQueues.oneType',
     // A keyless batch is one INSERT over json_each with ids derived from the last rowid;
     // PostgreSQL's jobInsertMany is already one statement over unnest for every batch.

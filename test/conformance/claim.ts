@@ -96,6 +96,17 @@ export function claimConformance(harness: StoreHarness): void {
       expect(idsOf(await claim(ctx.store, { types: ['a', 'b'], queues: ['q1', 'held', 'nope'], limit: 2 }))).toEqual([b1, a1]);
       expect(idsOf(await claim(ctx.store, { types: ['a', 'b'], queues: ['q1', 'held'], limit: 10 }))).toEqual([b2]);
       expect((await ctx.store.jobList({ status: 'pending' })).map((job) => job.queue).sort()).toEqual(['held', 'q2']);
+      // The best jobs spread over two named queues (PostgreSQL reads each from the queue index).
+      const [x1, x2, x3, x4] = await enqueueIds(ctx.store, [
+        { type: 'a', queue: 'q1', priority: 0, runAt: at(-3 * SECOND_MS) },
+        { type: 'a', queue: 'q3', priority: 9 },
+        { type: 'a', queue: 'q3', priority: 0, runAt: at(-4 * SECOND_MS) },
+        { type: 'a', queue: 'q1', priority: 0, runAt: at(-1 * SECOND_MS) },
+      ]);
+      expect(await ctx.store.jobClaimable({ types: ['a'], queues: ['q1', 'q3'], now: T0 })).toMatchObject({ hasClaimable: true });
+      expect(idsOf(await claim(ctx.store, { types: ['a'], queues: ['q1', 'q3'], limit: 2 }))).toEqual([x2, x3]);
+      expect(idsOf(await claim(ctx.store, { types: ['a'], queues: ['q3', 'q1'], limit: 10 }))).toEqual([x1, x4]);
+      expect(await ctx.store.jobClaimable({ types: ['a'], queues: ['q1', 'q3'], now: T0 })).toMatchObject({ hasClaimable: false });
     });
 
     it('hands out higher priority first, then earlier runAt, then lower id', async () => {

@@ -76,6 +76,9 @@ const LANE: Array<[name: string, args: unknown[]]> = [
   ['jobClaimable.oneQueue', [['send_email', 'report'], ['email'], null]],
   ['jobClaimable.limited.oneQueue', [['send_email', 'report'], ['email'], 1, '2026-01-01T00:00:00Z', [], [], [], 256]],
   ['jobClaimable.nextRunAt.oneQueue', [['send_email', 'report'], ['email'], null]],
+  // Several named queues: each one from the queue index.
+  ['jobClaim.inQueues', ['w', ['send_email', 'report'], 5, 'token', 60_000, null, ['email', 'sms']]],
+  ['jobClaimable.inQueues', [['send_email', 'report'], ['email', 'sms'], null]],
 ];
 
 /** Every problem in a plan tree, as readable strings. */
@@ -150,7 +153,7 @@ describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL bookkeeping plans', ()
     });
   });
 
-  it('claims in one named queue from the queue index, beside the backlog of another queue', async () => {
+  it('claims in named queues from the queue index, beside the backlog of another queue', async () => {
     await withMigratedSchema(async (client, schema) => {
       await client.query(
         `INSERT INTO "${schema}".mailroom_job (queue, type, status, payload, run_at, max_attempts, created_at)

@@ -264,7 +264,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     const nextRunAt: Date | null = next?.next_run_at ?? null;
     const limits = limitsOf(params);
     if (limits.length === 0) {
-      const [has] = await this.runner.run(this.stmt(inOneQueue('jobClaimable', params)), values);
+      const [has] = await this.runner.run(this.stmt(inNamedQueues('jobClaimable', params)), values);
       return { hasClaimable: has?.has_claimable === true, nextRunAt, nextRunInMs: next?.next_run_in_ms ?? null };
     }
     // Anything left once what is full is taken out can start; a full rate window ends at a
@@ -737,6 +737,11 @@ function inInputOrder(leases: readonly Lease[], rows: Row[]): string[] {
  */
 function inOneQueue(statement: string, params: { queues: readonly string[] | null }): string {
   return params.queues?.length === 1 ? `${statement}.oneQueue` : statement;
+}
+
+/** As inOneQueue, and the `.inQueues` form (each queue from the queue index) for several. */
+function inNamedQueues(statement: string, params: { queues: readonly string[] | null }): string {
+  return params.queues !== null && params.queues.length > 1 ? `${statement}.inQueues` : inOneQueue(statement, params);
 }
 
 /** The `startable` fragment's parameters, and $3 the statement's limit. */

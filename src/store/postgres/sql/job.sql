@@ -120,19 +120,27 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
           (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
 
 -- name: jobClaim.inQueues
--- The same claim restricted to the worker's queues; separate so each plan can use the
--- index whose leading column matches.
+-- The same claim in several named queues: each queue's jobs from the queue index, in claim
+-- order, up to $3 of each, row-locked, then the first $3 of them all. With
+-- `queue = ANY($7)` the generic plan could not seek the queue index by the list and walked
+-- the claim index past every other queue's backlog (see jobClaim.oneQueue). A queue's rows
+-- beyond the $3 taken stay locked until this statement commits, at most $3 a queue.
 -- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now, $7 queues
 WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
                       set_config('synchronous_commit', 'on', true) AS durable),
 picked AS MATERIALIZED (
-  SELECT j.id FROM mailroom_job j, clock
-  WHERE {{claimable}}
-    AND j.queue = ANY($7::text[])
-    AND j.type = ANY($2::text[])
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT p.id FROM unnest($7::text[]) AS q(queue)
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.priority, j.run_at FROM mailroom_job j, clock
+    WHERE {{claimable}}
+      AND j.queue = q.queue
+      AND j.type = ANY($2::text[])
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT $3
+    FOR UPDATE OF j SKIP LOCKED
+  ) p
+  ORDER BY p.priority DESC, p.run_at, p.id
   LIMIT $3
-  FOR UPDATE OF j SKIP LOCKED
 )
 UPDATE mailroom_job j
 SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token = $4,
@@ -370,6 +378,19 @@ SELECT EXISTS (
   WHERE {{claimable}}
     AND j.queue = ($2::text[])[1]
     AND j.type = ANY($1::text[])
+) AS has_claimable;
+
+-- name: jobClaimable.inQueues
+-- The same in several named queues, each from the queue index (see jobClaim.inQueues).
+-- params: $1 types, $2 queues, $3 now
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+SELECT EXISTS (
+  SELECT 1 FROM unnest($2::text[]) AS q(queue)
+  WHERE EXISTS (
+    SELECT 1 FROM mailroom_job j, clock
+    WHERE {{claimable}}
+      AND j.queue = q.queue
+      AND j.type = ANY($1::text[]))
 ) AS has_claimable;
 
 -- name: jobClaimable.nextRunAt
