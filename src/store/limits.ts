@@ -217,6 +217,11 @@ export class LimitBudget {
     return { admitted, starts: this.startsOf(admitted) };
   }
 
+  /** How many of these admitted candidates hold a concurrency slot (admit's `slotLimit` counts them). */
+  slotsHeldBy(admitted: readonly Candidate[]): number {
+    return admitted.filter((candidate) => this.holdsSlot(candidate.type)).length;
+  }
+
   /** The [type, key] starts to record for these admitted candidates: those of rate-limited types. */
   startsOf(admitted: readonly Candidate[]): Array<[string, string]> {
     return admitted

@@ -106,6 +106,20 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(await statusOf(ctx.store, c3!)).toBe('pending');
     });
 
+    it('counts only slot holders against `limitedLimit` when it goes on by key past a backlog of full keys', async () => {
+      // Unlimited jobs at the front fill part of the claim; they hold no slot, so the key
+      // with room behind the backlog still gets the third slot.
+      const behind = 2 * LIMITED_PICK_SCAN + 10;
+      const ids = await enqueueIds(ctx.store, [
+        ...Array.from({ length: 3 }, () => ({ type: 'other_job' })),
+        ...Array.from({ length: behind }, (_, i) => ({ limitKey: i % 2 === 0 ? 'a' : 'b' })),
+        { limitKey: 'c' },
+      ]);
+      const limits: TypeLimits[] = [{ type: 'test_job', perKey: { concurrency: 1 } }];
+      const claimed = await claim(ctx.store, { types: ['test_job', 'other_job'], limits, limit: 10, limitedLimit: 3, now: T0 });
+      expect(idsOf(claimed).sort()).toEqual([...ids.slice(0, 5), ids[3 + behind]!].sort());
+    });
+
     it('merges a limited and an unlimited type in claim order in one named queue, leaving other queues alone', async () => {
       const ids = await enqueueIds(ctx.store, [
         { queue: 'q1', limitKey: 'a', priority: 1 },

@@ -27,7 +27,7 @@ import {
 } from '../rows.js';
 import { DEFAULT_LOCK_DEADLINE_MS, RetryableStoreError } from '../errors.js';
 import { claimedJob, compareClaimed, compareJobIds } from '../claimed-job.js';
-import type { ClaimedRow } from '../claimed-job.js';
+import type { ClaimOrderKeys, ClaimedRow } from '../claimed-job.js';
 import type {
   BatchGetParams,
   BatchInsertParams,
@@ -190,11 +190,15 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     const budget = await this.limitBudget(runner, limits, now, true);
     const admitted = await this.admitLimited(runner, params, budget, size, now);
     if (admitted.length === 0) return [];
-    const starts = budget.startsOf(admitted);
+    const leased = await runner.run(this.stmt('jobClaim.lease'), [params.workerId, leaseToken, leaseMs, now, admitted.map((row) => row.id)]);
+    // The starts of the jobs leased: a row the pick locked after it stopped being pending
+    // (cancelled meanwhile) is admitted but not leased, and took no start.
+    const leasedIds = new Set(leased.map((row) => String(row.id)));
+    const starts = budget.startsOf(admitted.filter((row) => leasedIds.has(String(row.id))));
     if (starts.length > 0) {
       await runner.run(this.stmt('limitStartsInsert'), [starts.map(([type]) => type), starts.map(([, key]) => key), now]);
     }
-    return runner.run(this.stmt('jobClaim.lease'), [params.workerId, leaseToken, leaseMs, now, admitted.map((row) => row.id)]);
+    return leased;
   }
 
   /** What limited types use now, as a budget; `prune` drops starts no window reaches. */
@@ -219,7 +223,8 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     const slots = params.limitedLimit ?? params.limit;
     const candidates = (await this.pickLimited(runner, params, budget, budget.candidatesToRead(size), now)) as Array<Row & Candidate>;
     const first = budget.admit(candidates, params.limit, slots).admitted;
-    if (first.length >= size || first.length >= slots) return first;
+    const held = budget.slotsHeldBy(first);
+    if (first.length >= size || held >= slots) return first;
     const taken = new Set(candidates.map((row) => String(row.id)));
     const more: Array<Row & Candidate> = [];
     const unseen = (rows: Row[]) => (rows as Array<Row & Candidate>).filter((row) => !taken.has(String(row.id)) && taken.add(String(row.id)));
@@ -231,8 +236,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
       more.push(...unseen(await runner.run(this.stmt('jobClaim.pickLimited.byKey'), startableValues({ types: [type], queues: params.queues }, budget, size, now))));
     }
     if (more.length === 0) return first;
-    // The lease hands jobs out in claim order; admission here only needs each key's order.
-    return [...first, ...budget.admit(more, params.limit - first.length, slots - first.length).admitted];
+    return [...first, ...budget.admit((more as Array<Row & Candidate & ClaimOrderKeys>).sort(compareClaimed), params.limit - first.length, slots - held).admitted];
   }
 
   private async pickLimited(runner: QueryRunner, params: LimitedPick, budget: LimitBudget, limit: number, now: Date): Promise<Row[]> {

@@ -317,7 +317,8 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    */
   private admitLimited(params: LimitedPick, budget: LimitBudget, size: number, slots: number, now: number): Array<PickedRow & Candidate> {
     const first = budget.admit(this.pickLimited(params, budget, budget.candidatesToRead(size), now), size, slots).admitted;
-    if (first.length >= size || first.length >= slots) return first;
+    const held = budget.slotsHeldBy(first);
+    if (first.length >= size || held >= slots) return first;
     const taken = new Set(first.map((row) => row.id));
     const heads: Array<PickedRow & Candidate> = [];
     // The bounded pick of several types shares its stretch among them: each type's own first.
@@ -327,7 +328,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     for (const type of budget.typesWithFullKeys(params.types)) heads.push(...this.pickByKey(type, params.queues, budget, size, now));
     if (heads.length === 0) return first;
     const unseen = heads.filter((row) => !taken.has(row.id) && taken.add(row.id)).sort(compareClaimed);
-    const more = budget.admit(unseen, size - first.length, slots - first.length).admitted;
+    const more = budget.admit(unseen, size - first.length, slots - held).admitted;
     return more.length === 0 ? first : mergeInClaimOrder(first, more, size);
   }
 
