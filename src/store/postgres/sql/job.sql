@@ -124,10 +124,15 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
 -- seek the queue index by the list and walked the claim index past every other queue's
 -- backlog (see jobClaim.oneQueue): 20-26 ms a claim beside 100,000 pending reports. So the
 -- candidates are read first, unlocked: each named queue's jobs from the queue index in claim
--- order (a LATERAL over unnest($7)), up to twice the limit of each and of them all. Then the
--- first $3 of those that are still claimable are locked, skipping rows other claimers hold:
--- only what is leased is locked. Under contention a claim may come back short of $3; the
--- worker claims again.
+-- order (a LATERAL over unnest($7)), up to twice the limit of each and of them all. Then
+-- they are locked in that order by primary key, skipping rows other claimers hold, until $3
+-- are still pending: the lock returns a row's latest version, so one another claim leased
+-- meanwhile is left out, not leased twice. Only a row found no longer pending is locked
+-- beyond what is leased. The status is tested above the lookup (OFFSET 0 keeps the planner
+-- from pushing it down): in the lookup, statistics taken while the claim index looked
+-- empty made the plan scan that index for each row (as in jobClaim.pickLimited). Under
+-- contention a claim may come back short of $3; the worker
+-- claims again.
 -- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now, $7 queues
 WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
                       set_config('synchronous_commit', 'on', true) AS durable),
@@ -145,12 +150,15 @@ candidates AS MATERIALIZED (
   LIMIT 2 * $3
 ),
 picked AS MATERIALIZED (
-  SELECT j.id FROM mailroom_job j, clock
-  WHERE j.id = ANY (ARRAY(SELECT id FROM candidates))
-    AND {{claimable}}
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT l.id FROM candidates c
+  CROSS JOIN LATERAL (
+    SELECT j.id, j.status FROM mailroom_job j
+    WHERE j.id = c.id
+    OFFSET 0
+    FOR UPDATE OF j SKIP LOCKED
+  ) l
+  WHERE l.status = 'pending'
   LIMIT $3
-  FOR UPDATE OF j SKIP LOCKED
 )
 UPDATE mailroom_job j
 SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token = $4,
