@@ -70,9 +70,6 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // walk goes by (queue, type) in the lane index; PostgreSQL's by queue, falling back in
     // its one statement.
     'jobStats.oldestPending.read',
-    // While a queue is paused, a SQLite claim reads the other queues with pending jobs through
-    // the lane index instead of walking past the paused queue's backlog in the type index.
-    'jobQueuesPending',
     // Likewise the next run time: walked by priority in the type or the lane index (PostgreSQL
     // walks its claim or queue index), and read row by row past the walk's bound.
     'jobClaimable.nextRunAt.inQueues',

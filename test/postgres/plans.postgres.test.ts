@@ -50,6 +50,8 @@ const STATEMENTS: Array<[name: string, args: unknown[]]> = [
   // After every empty claim; a min(run_at) over the pending jobs was a parallel sequential scan.
   ['jobClaimable.nextRunAt', [['t'], null, null]],
   ['jobClaimable.nextRunAt.oneQueue', [['t'], ['default'], null]],
+  // While a queue is paused: the queues with pending jobs, one probe each.
+  ['jobQueuesPending', [65]],
 ];
 
 interface PlanNode {

@@ -8,6 +8,7 @@ import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
 import type { Batch, ClaimedJob, EventSummary, InboundEvent, Job, JobDetail, JobStatus, PausedQueue, StatusCounts } from '../../core/types.js';
+import { QUEUES_NAMED_AT_MOST, UnpausedQueues, unpausedOf } from '../unpaused-queues.js';
 import { LIMITED_PICK_SCAN, LimitBudget, limitedClaimSize, limitsOf, longestWindowMs } from '../limits.js';
 import type { Candidate, LimitedPick, TypeLimits } from '../limits.js';
 import {
@@ -82,6 +83,8 @@ const DEFAULT_RESCUE_LIMIT = 1_000;
 
 export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreExecutor {
   protected readonly sql: SqlBlocks;
+  /** Which queues a claim reads while one is paused (unpausedQueues). */
+  private readonly unpaused = new UnpausedQueues();
 
   constructor(
     protected readonly runner: QueryRunner,
@@ -153,16 +156,19 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
   async jobClaim(params: JobClaimParams): Promise<ClaimedJob[]> {
     if (params.types.length === 0 || params.limit <= 0) return [];
     if (params.queues !== null && params.queues.length === 0) return [];
+    const queues = await this.unpausedQueues(params.queues);
+    if (queues !== null && queues.length === 0) return [];
+    const scoped = { ...params, queues };
     const leaseToken = randomUUID();
     const leaseMs = Math.round(params.leaseMs);
     const values: unknown[] = [params.workerId, [...params.types], Math.floor(params.limit), leaseToken, leaseMs, params.now ?? null];
     const limits = limitsOf(params);
     const rows =
       limits.length > 0
-        ? await this.runner.atomic((runner) => this.claimWithinLimits(runner, params, limits, leaseToken, leaseMs))
-        : params.queues === null
+        ? await this.runner.atomic((runner) => this.claimWithinLimits(runner, scoped, limits, leaseToken, leaseMs))
+        : queues === null
           ? await this.runner.run(this.stmt('jobClaim'), values)
-          : await this.runner.run(this.stmt(params.queues.length === 1 ? 'jobClaim.oneQueue' : 'jobClaim.inQueues'), [...values, [...params.queues]]);
+          : await this.runner.run(this.stmt(queues.length === 1 ? 'jobClaim.oneQueue' : 'jobClaim.inQueues'), [...values, [...queues]]);
     // RETURNING order is unspecified; hand jobs out in claim order.
     const claimed = (rows as Array<ClaimedRow & { started_at: number }>).sort(compareClaimed);
     // Every row carries the statement's clock (started_at); the lease runs from it.
@@ -266,9 +272,13 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     // A walk cut short (64 priorities or more): the rows, read.
     const [next] = walked?.capped === true ? await this.runner.run(this.stmt('jobClaimable.nextRunAt.read'), values) : [walked];
     const nextRunAt: Date | null = next?.next_run_at ?? null;
+    // The next run counts paused queues' delayed jobs too, as on SQLite; what can run now does not.
+    const queues = await this.unpausedQueues(params.queues);
+    if (queues !== null && queues.length === 0) return { hasClaimable: false, nextRunAt, nextRunInMs: next?.next_run_in_ms ?? null };
+    const scoped = { ...params, queues };
     const limits = limitsOf(params);
     if (limits.length === 0) {
-      const [has] = await this.runner.run(this.stmt(inNamedQueues('jobClaimable', params)), values);
+      const [has] = await this.runner.run(this.stmt(inNamedQueues('jobClaimable', scoped)), [values[0], queues === null ? null : [...queues], values[2]]);
       return { hasClaimable: has?.has_claimable === true, nextRunAt, nextRunInMs: next?.next_run_in_ms ?? null };
     }
     // Anything left once what is full is taken out can start; a full rate window ends at a
@@ -276,7 +286,21 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     // and a transaction's statements would not share a snapshot in READ COMMITTED anyway.
     const [{ now }] = (await this.runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(this.runner, limits, now, false);
-    return { hasClaimable: await this.hasStartable(params, budget, now), nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
+    return { hasClaimable: await this.hasStartable(scoped, budget, now), nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
+  }
+
+  /**
+   * The queues a claim or a probe reads, paused ones left out (store/unpaused-queues.ts):
+   * while any queue is paused, a worker that names none reads the queues with pending jobs
+   * less the paused, each from the queue index (jobClaim.inQueues), as if it had named them.
+   */
+  private async unpausedQueues(queues: readonly string[] | null): Promise<readonly string[] | null> {
+    if (!this.unpaused.mustRead()) return queues;
+    const paused = new Set((await this.queuePausedList()).map((pause) => pause.queue));
+    const chosen = this.unpaused.afterPausedRead(queues, paused);
+    if (chosen !== undefined) return chosen;
+    const pending = await this.runner.run(this.stmt('jobQueuesPending'), [QUEUES_NAMED_AT_MOST + 1]);
+    return unpausedOf(pending.map((row) => row.queue as string), paused);
   }
 
   async jobProgressMany(params: JobProgressManyParams): Promise<string[]> {
@@ -503,6 +527,8 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
 
   async queuePause(params: QueuePauseParams): Promise<boolean> {
     const [row] = await this.runner.run(this.stmt('queuePause'), [params.queue, params.reason ?? null, params.now ?? null]);
+    // A claim between the call and the commit may have read "nothing paused" (unpausedQueues).
+    this.unpaused.forget();
     return row!.is_new === true;
   }
 

@@ -73,6 +73,7 @@ import { ATTEMPT_SCAN_LIMIT } from '../store.js';
 import { buildJobFilter } from './job-filter.js';
 import type { BuiltJobFilter } from './job-filter.js';
 import { StatusCountDeltas } from './status-count-deltas.js';
+import { QUEUES_NAMED_AT_MOST, UnpausedQueues, unpausedOf } from '../unpaused-queues.js';
 import { LIMITED_PICK_SCAN, LimitBudget, limitedClaimSize, limitsOf, longestWindowMs, splitByLimits } from '../limits.js';
 import type { Candidate, LimitedPick, TypeLimits } from '../limits.js';
 import { SqliteWriteEngine, nowMs } from './write-engine.js';
@@ -88,17 +89,12 @@ export interface MergeableAck {
   readonly jobs: readonly JobInsert[];
 }
 
-/** How long "no queue is paused" holds before a claim reads the pauses again (unpausedQueues). */
-const NO_PAUSE_RECHECK_MS = 1_000;
-/** Past this many queues with pending jobs, a claim beside a paused queue walks the type index as usual (unpausedQueues). */
-const QUEUES_NAMED_AT_MOST = 64;
-
 export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecutor {
   protected readonly engine: SqliteWriteEngine<MergeableAck>;
   /** Whether jobClaim.lease's columns were checked and its raw mode set (leaseStatement). */
   private isLeaseChecked = false;
-  /** When the paused queues were last read as none (performance.now()), for unpausedQueues; -Infinity: read at the next claim. */
-  private noPauseSeenAt = -Infinity;
+  /** Which queues a claim reads while one is paused (unpausedQueues). */
+  private readonly unpaused = new UnpausedQueues();
 
   constructor(makeEngine: (mergedWrite: (merges: readonly MergeableAck[]) => unknown[]) => SqliteWriteEngine<MergeableAck>) {
     super();
@@ -236,29 +232,16 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   }
 
   /**
-   * The queues a claim or a probe reads, paused ones left out. Every claim walks its types'
-   * pending jobs in claim order and passes over a paused queue's: while `email` was paused
-   * with 100,000 jobs waiting, each claim of a worker running send_email took 17–27 ms in
-   * the write transaction. So while any queue is paused, a worker that names no queue reads
-   * the queues that have pending jobs (one index probe each), less the paused ones, through
-   * the lane index as if it had named them; a worker that names queues drops the paused.
-   * With nothing paused (the usual case) the table is read at most once a second, not at
-   * every claim (a read costs about as much as a small claim's share of a job): a pause
-   * made by another process within that second is still honoured, by the claim predicate,
-   * only through the slower walk. A pause made here is seen from its commit on.
+   * The queues a claim or a probe reads, paused ones left out (store/unpaused-queues.ts):
+   * while any queue is paused, a worker that names none reads the queues with pending jobs
+   * less the paused, through the lane index as if it had named them.
    */
   private unpausedQueues(queues: readonly string[] | null): readonly string[] | null {
-    if (performance.now() - this.noPauseSeenAt < NO_PAUSE_RECHECK_MS) return queues;
+    if (!this.unpaused.mustRead()) return queues;
     const paused = new Set(this.pausedSync().map((pause) => pause.queue));
-    this.noPauseSeenAt = paused.size === 0 ? performance.now() : -Infinity;
-    if (paused.size === 0) return queues;
-    if (queues !== null) return queues.filter((queue) => !paused.has(queue));
-    const pending = (this.engine.stmt('jobQueuesPending').all({ most: QUEUES_NAMED_AT_MOST + 1 }) as Row[]).map((row) => row.queue as string);
-    // No paused queue has anything waiting (a pause set ahead of an outage), or more queues
-    // than are worth naming (a queue per tenant): the type index, the predicate leaving out
-    // the paused, as when nothing is paused.
-    if (!pending.some((queue) => paused.has(queue)) || pending.length > QUEUES_NAMED_AT_MOST) return null;
-    return pending.filter((queue) => !paused.has(queue));
+    const chosen = this.unpaused.afterPausedRead(queues, paused);
+    if (chosen !== undefined) return chosen;
+    return unpausedOf((this.engine.stmt('jobQueuesPending').all({ most: QUEUES_NAMED_AT_MOST + 1 }) as Row[]).map((row) => row.queue as string), paused);
   }
 
   /** The pick of a claim of these (unlimited) types, in claim order. */
@@ -658,7 +641,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
       return row.is_new === 1;
     });
     // A claim between the call and the commit may have read "nothing paused" (unpausedQueues).
-    this.noPauseSeenAt = -Infinity;
+    this.unpaused.forget();
     return isNew;
   }
 

@@ -365,6 +365,19 @@ SELECT EXISTS (
       LIMIT $3)
 ) AS has_claimable;
 
+-- name: jobQueuesPending
+-- The queues that have pending jobs, one queue-index probe each, at most $1 of them (a
+-- claim while a queue is paused: store/unpaused-queues.ts). Read from the jobs, not the
+-- counters, so a queue's jobs are claimable whatever its counters say.
+-- params: $1 most
+WITH RECURSIVE queues(queue, n) AS (
+  SELECT (SELECT min(j.queue) FROM mailroom_job j WHERE j.status = 'pending'), 1
+  UNION ALL
+  SELECT (SELECT min(j.queue) FROM mailroom_job j WHERE j.status = 'pending' AND j.queue > q.queue), q.n + 1
+  FROM queues q WHERE q.queue IS NOT NULL AND q.n < $1::int
+)
+SELECT queue FROM queues WHERE queue IS NOT NULL;
+
 -- name: jobClaim.lease
 -- The second half of a limited claim: leases the jobs jobClaim.pickLimited picked and the
 -- limits admitted, at the claim's $4 now, returning the same row as jobClaim.
