@@ -8,7 +8,8 @@
 // them; a worker that names queues drops the paused. With nothing paused (the usual case)
 // the pause table is read at most once a second, not at every claim: a pause made by
 // another process within that second is still honoured, by the claim predicate, only
-// through the slower walk. A pause made through this store is seen from its commit on.
+// through the slower walk. A pause made through this store is seen by every claim that
+// reads the pause table after its commit (its caller calls forget() then).
 
 /** How long "no queue is paused" holds before a claim reads the pauses again. */
 const NO_PAUSE_RECHECK_MS = 1_000;
@@ -18,15 +19,24 @@ export const QUEUES_NAMED_AT_MOST = 64;
 export class UnpausedQueues {
   /** When the paused queues were last read as none (performance.now()); -Infinity: read at the next claim. */
   private noPauseSeenAt = -Infinity;
+  /** Bumped by every pause made here: a read begun before one may not say "nothing paused". */
+  private pauses = 0;
 
-  /** Whether the pause table must be read before this claim (else its queues stand as they are). */
-  mustRead(): boolean {
-    return performance.now() - this.noPauseSeenAt >= NO_PAUSE_RECHECK_MS;
+  /**
+   * Null when "nothing paused" still holds and the claim's queues stand as they are; else
+   * the pause table must be read, and this token goes with the read to afterPausedRead.
+   */
+  readToken(): number | null {
+    return performance.now() - this.noPauseSeenAt < NO_PAUSE_RECHECK_MS ? null : this.pauses;
   }
 
-  /** A pause made through this store: a claim between the call and its commit may have read "nothing paused". */
+  /**
+   * A pause made through this store, after its commit: a claim that read the pause table
+   * before the commit saw nothing paused and must not keep that for the next second.
+   */
   forget(): void {
     this.noPauseSeenAt = -Infinity;
+    this.pauses++;
   }
 
   /**
@@ -35,8 +45,8 @@ export class UnpausedQueues {
    * one is: the caller then reads the queues with pending jobs (at most
    * QUEUES_NAMED_AT_MOST + 1 of them) and asks unpausedOf.
    */
-  afterPausedRead(named: readonly string[] | null, paused: ReadonlySet<string>): readonly string[] | null | undefined {
-    this.noPauseSeenAt = paused.size === 0 ? performance.now() : -Infinity;
+  afterPausedRead(named: readonly string[] | null, paused: ReadonlySet<string>, token: number): readonly string[] | null | undefined {
+    this.noPauseSeenAt = paused.size === 0 && token === this.pauses ? performance.now() : -Infinity;
     if (paused.size === 0) return named;
     return named === null ? undefined : named.filter((queue) => !paused.has(queue));
   }

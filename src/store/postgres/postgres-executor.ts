@@ -168,7 +168,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
         ? await this.runner.atomic((runner) => this.claimWithinLimits(runner, scoped, limits, leaseToken, leaseMs))
         : queues === null
           ? await this.runner.run(this.stmt('jobClaim'), values)
-          : await this.runner.run(this.stmt(queues.length === 1 ? 'jobClaim.oneQueue' : 'jobClaim.inQueues'), [...values, [...queues]]);
+          : await this.runner.run(this.stmt(queues.length === 1 ? 'jobClaim.oneQueue' : 'jobClaim.inQueues'), [...values, [...new Set(queues)]]);
     // RETURNING order is unspecified; hand jobs out in claim order.
     const claimed = (rows as Array<ClaimedRow & { started_at: number }>).sort(compareClaimed);
     // Every row carries the statement's clock (started_at); the lease runs from it.
@@ -295,9 +295,10 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
    * less the paused, each from the queue index (jobClaim.inQueues), as if it had named them.
    */
   private async unpausedQueues(queues: readonly string[] | null): Promise<readonly string[] | null> {
-    if (!this.unpaused.mustRead()) return queues;
+    const read = this.unpaused.readToken();
+    if (read === null) return queues;
     const paused = new Set((await this.queuePausedList()).map((pause) => pause.queue));
-    const chosen = this.unpaused.afterPausedRead(queues, paused);
+    const chosen = this.unpaused.afterPausedRead(queues, paused, read);
     if (chosen !== undefined) return chosen;
     const pending = await this.runner.run(this.stmt('jobQueuesPending'), [QUEUES_NAMED_AT_MOST + 1]);
     return unpausedOf(pending.map((row) => row.queue as string), paused);

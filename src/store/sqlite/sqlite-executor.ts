@@ -237,9 +237,10 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    * less the paused, through the lane index as if it had named them.
    */
   private unpausedQueues(queues: readonly string[] | null): readonly string[] | null {
-    if (!this.unpaused.mustRead()) return queues;
+    const read = this.unpaused.readToken();
+    if (read === null) return queues;
     const paused = new Set(this.pausedSync().map((pause) => pause.queue));
-    const chosen = this.unpaused.afterPausedRead(queues, paused);
+    const chosen = this.unpaused.afterPausedRead(queues, paused, read);
     if (chosen !== undefined) return chosen;
     return unpausedOf((this.engine.stmt('jobQueuesPending').all({ most: QUEUES_NAMED_AT_MOST + 1 }) as Row[]).map((row) => row.queue as string), paused);
   }

@@ -120,23 +120,21 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
           (extract(epoch FROM clock.now) * 1000)::float8 AS started_at;
 
 -- name: jobClaim.inQueues
--- The same claim in several named queues. With `queue = ANY($7)` the generic plan could not
--- seek the queue index by the list and walked the claim index past every other queue's
--- backlog (see jobClaim.oneQueue): 20-26 ms a claim beside 100,000 pending reports. So the
--- candidates are read first, unlocked: each named queue's jobs from the queue index in claim
--- order (a LATERAL over unnest($7)), up to twice the limit of each and of them all. Then
--- they are locked in that order by primary key, skipping rows other claimers hold, until $3
--- are still pending: the lock returns a row's latest version, so one another claim leased
--- meanwhile is left out, not leased twice. Only a row found no longer pending is locked
--- beyond what is leased. The status is tested above the lookup (OFFSET 0 keeps the planner
--- from pushing it down): in the lookup, statistics taken while the claim index looked
--- empty made the plan scan that index for each row (as in jobClaim.pickLimited). Under
--- contention a claim may come back short of $3; the worker
--- claims again.
--- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now, $7 queues
+-- The same claim in several named queues: each named queue's jobs from the queue index, in
+-- claim order (a LATERAL over unnest($7)), row-locked with SKIP LOCKED, up to $3 of each;
+-- then the first $3 of them all. With `queue = ANY($7)` the generic plan could not seek the
+-- queue index by the list and walked the claim index past every other queue's backlog (see
+-- jobClaim.oneQueue): 20-29 ms a claim beside 100,000 pending reports. Each queue's walk
+-- skips what other claimers hold and goes on, as the single walk did, so a claim under
+-- contention still fills up; the lock re-checks the claim predicate on the row's latest
+-- version. The price: a queue's locked rows beyond the $3 kept stay locked until this
+-- statement commits, at most $3 a queue. (A version that read candidates unlocked and
+-- locked only what it kept came back short whenever other claims had taken the first
+-- candidates, and a short claim sends a worker to sleep for its poll interval.)
+-- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now, $7 queues (distinct)
 WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
                       set_config('synchronous_commit', 'on', true) AS durable),
-candidates AS MATERIALIZED (
+picked AS MATERIALIZED (
   SELECT p.id FROM unnest($7::text[]) AS q(queue)
   CROSS JOIN LATERAL (
     SELECT j.id, j.priority, j.run_at FROM mailroom_job j, clock
@@ -144,20 +142,10 @@ candidates AS MATERIALIZED (
       AND j.queue = q.queue
       AND j.type = ANY($2::text[])
     ORDER BY j.priority DESC, j.run_at, j.id
-    LIMIT 2 * $3
+    LIMIT $3
+    FOR UPDATE OF j SKIP LOCKED
   ) p
   ORDER BY p.priority DESC, p.run_at, p.id
-  LIMIT 2 * $3
-),
-picked AS MATERIALIZED (
-  SELECT l.id FROM candidates c
-  CROSS JOIN LATERAL (
-    SELECT j.id, j.status FROM mailroom_job j
-    WHERE j.id = c.id
-    OFFSET 0
-    FOR UPDATE OF j SKIP LOCKED
-  ) l
-  WHERE l.status = 'pending'
   LIMIT $3
 )
 UPDATE mailroom_job j
