@@ -775,7 +775,7 @@ function inNamedQueues(statement: string, params: { queues: readonly string[] | 
   return params.queues !== null && params.queues.length > 1 ? `${statement}.inQueues` : inOneQueue(statement, params);
 }
 
-/** The `startable` fragment's parameters, and $3 the statement's limit. */
+/** A limited pick's parameters: types, queues, $3 the statement's limit, now, and what is full (the `roomFor` fragment's). */
 function startableValues(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: Date): unknown[] {
   const fullKeys = budget.fullKeys();
   return [
