@@ -159,8 +159,18 @@ export class EndpointDisabledError extends MailroomError {
 
 /** The tenant portal's enable or recover of an endpoint the operator disabled: only the operator enables it again. */
 export class EndpointHeldByOperatorError extends MailroomError {
-  constructor(readonly endpointId: string) {
-    super('MR_ERR_ENDPOINT_DISABLED', `Endpoint ${endpointId} was disabled by your provider; ask them to enable it again.`, { httpStatus: 403 });
+  /** @param asNew a tenant adding a new endpoint with the URL of this one */
+  constructor(
+    readonly endpointId: string,
+    asNew = false,
+  ) {
+    super(
+      'MR_ERR_ENDPOINT_DISABLED',
+      asNew
+        ? `This URL is endpoint ${endpointId}'s, which your provider disabled; ask them to enable it again.`
+        : `Endpoint ${endpointId} was disabled by your provider; ask them to enable it again.`,
+      { httpStatus: 403 },
+    );
   }
 }
 

@@ -223,9 +223,11 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
               }),
             );
           } catch (error) {
-            // A refused URL (the SSRF guard, a typo) is shown above the form, with what was typed.
-            if (!(error instanceof MailroomError) || error.httpStatus !== 400 || !wantsHtml(request.req)) throw error;
-            await showHome(request, 400, { ...attempt, error: forTenant(error).message });
+            // A refused URL (the SSRF guard, a typo, one the operator disabled) is shown above
+            // the form, with what was typed.
+            const refused = error instanceof MailroomError && (error.httpStatus === 400 || error instanceof EndpointHeldByOperatorError);
+            if (!refused || !wantsHtml(request.req)) throw error;
+            await showHome(request, error.httpStatus ?? 400, { ...attempt, error: forTenant(error).message });
             return;
           }
           if ('repeatOf' in submitted) {

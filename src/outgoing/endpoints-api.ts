@@ -117,11 +117,26 @@ export class EndpointsApi {
       metadata: checkMetadata(options.metadata),
     };
     const url = await checkEndpointUrl(options.url, guardFor(this.deps.settings, addedBy));
+    if (addedBy === 'tenant') await this.refuseOperatorDisabledUrl(checked.tenant, url);
     const secret = generateEndpointSecret();
     const endpoint = await this.deps.store.endpointAdd({ ...checked, url, secret, addedBy });
     this.deps.log.info({ endpointId: endpoint.id, tenant: endpoint.tenant, addedBy }, 'endpoint added');
     this.deps.startDelivering();
     return { ...endpoint, secret };
+  }
+
+  /**
+   * A tenant may not add again a URL of theirs that the operator disabled: a second
+   * endpoint at the same URL would undo the operator's disable from the portal.
+   */
+  private async refuseOperatorDisabledUrl(tenant: string, url: string): Promise<void> {
+    for (let after: string | undefined; ; ) {
+      const page = await this.deps.store.endpointList({ tenant, limit: 1_000, ...(after !== undefined ? { after } : {}) });
+      const held = page.find((endpoint) => endpoint.url === url && !endpoint.enabled && endpoint.disabledBy === 'operator');
+      if (held) throw new EndpointHeldByOperatorError(held.id, true);
+      if (page.length < 1_000) return;
+      after = page[page.length - 1]!.id;
+    }
   }
 
   /** Endpoints (without secrets), of one tenant or all, in id order. */

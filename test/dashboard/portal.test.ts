@@ -231,6 +231,15 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect(disable.status).toBe(200);
     expect(JSON.parse(disable.text)).toMatchObject({ id, enabled: false, disabledReason: 'disabled by your provider' });
     expect(await p.mr.endpoints.get(id)).toMatchObject({ enabled: false, disabledReason: operatorReason });
+    // Nor can the tenant add the same URL again as a new endpoint; another URL is theirs to add.
+    const before = (await p.mr.endpoints.list({ tenant: 'acme' })).length;
+    const again = await post(p, cookie, 'add-endpoint', { url: (await p.mr.endpoints.get(id))!.url, csrf });
+    expect(again.status).toBe(403);
+    expect(again.text).toContain('which your provider disabled');
+    expect(again.text).not.toContain('4411');
+    expect((await p.mr.endpoints.list({ tenant: 'acme' })).length).toBe(before);
+    await expect(p.mr.endpoints.addByTenant({ tenant: 'acme', url: (await p.mr.endpoints.get(id))!.url })).rejects.toMatchObject({ code: 'MR_ERR_ENDPOINT_DISABLED' });
+    expect((await post(p, cookie, 'add-endpoint', { url: `${p.acme.receiver.url}/elsewhere`, csrf })).status).toBe(201);
 
     // An operator's reason that reads like Mailroom's own is still the operator's.
     await p.mr.endpoints.disable(id, GONE_REASON);
