@@ -239,25 +239,25 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
       for (const type of params.types) more.push(...unseen(await this.pickLimited(runner, { types: [type], queues: params.queues }, budget, size, now)));
     }
     for (const type of budget.typesWithFullKeys(params.types)) {
-      more.push(...unseen(await runner.run(this.stmt('jobClaim.pickLimited.byKey'), startableValues({ types: [type], queues: params.queues }, budget, size, now))));
+      more.push(...unseen(await runner.run(this.stmt('jobClaim.pickLimited.byKey'), roomForValues({ types: [type], queues: params.queues }, budget, size, now))));
     }
     if (more.length === 0) return first;
     return [...first, ...budget.admit((more as Array<Row & Candidate & ClaimOrderKeys>).sort(compareClaimed), params.limit - first.length, slots - held).admitted];
   }
 
   private async pickLimited(runner: QueryRunner, params: LimitedPick, budget: LimitBudget, limit: number, now: Date): Promise<Row[]> {
-    return runner.run(this.stmt(inOneQueue('jobClaim.pickLimited', params)), [...startableValues(params, budget, limit, now), LIMITED_PICK_SCAN]);
+    return runner.run(this.stmt(inOneQueue('jobClaim.pickLimited', params)), [...roomForValues(params, budget, limit, now), LIMITED_PICK_SCAN]);
   }
 
   /** Whether any job of these limited types may start now: what the claim's pick would read, unlocked. */
   private async hasStartable(params: LimitedPick, budget: LimitBudget, now: Date): Promise<boolean> {
     for (const type of params.types) {
       const one = { types: [type], queues: params.queues };
-      const [bounded] = await this.runner.run(this.stmt(inOneQueue('jobClaimable.limited', one)), [...startableValues(one, budget, 1, now), LIMITED_PICK_SCAN]);
+      const [bounded] = await this.runner.run(this.stmt(inOneQueue('jobClaimable.limited', one)), [...roomForValues(one, budget, 1, now), LIMITED_PICK_SCAN]);
       if (bounded?.has_claimable === true) return true;
     }
     for (const type of budget.typesWithFullKeys(params.types)) {
-      const [byKey] = await this.runner.run(this.stmt('jobClaimable.limited.byKey'), startableValues({ types: [type], queues: params.queues }, budget, 1, now));
+      const [byKey] = await this.runner.run(this.stmt('jobClaimable.limited.byKey'), roomForValues({ types: [type], queues: params.queues }, budget, 1, now));
       if (byKey?.has_claimable === true) return true;
     }
     return false;
@@ -776,7 +776,7 @@ function inNamedQueues(statement: string, params: { queues: readonly string[] | 
 }
 
 /** A limited pick's parameters: types, queues, $3 the statement's limit, now, and what is full (the `roomFor` fragment's). */
-function startableValues(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: Date): unknown[] {
+function roomForValues(params: { types: readonly string[]; queues: readonly string[] | null }, budget: LimitBudget, limit: number, now: Date): unknown[] {
   const fullKeys = budget.fullKeys();
   return [
     [...params.types],

@@ -300,16 +300,18 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    * reached however many jobs of full keys wait ahead of it.
    */
   private admitLimited(params: LimitedPick, budget: LimitBudget, size: number, slots: number, now: number): Array<PickedRow & Candidate> {
-    const first = budget.admit(this.pickLimited(params, budget, budget.candidatesToRead(size), now), size, slots).admitted;
+    const first = budget.admit(this.pickLimited(params, roomForValues(budget, now), budget.candidatesToRead(size)), size, slots).admitted;
     const held = budget.slotsHeldBy(first);
     if (first.length >= size || held >= slots) return first;
     const taken = new Set(first.map((row) => row.id));
+    // What is full once the first admission counted its jobs, for every pick below.
+    const roomFor = roomForValues(budget, now);
     const heads: Array<PickedRow & Candidate> = [];
     // The bounded pick of several types shares its stretch among them: each type's own first.
     if (params.types.length > 1) {
-      for (const type of params.types) heads.push(...this.pickLimited({ types: [type], queues: params.queues }, budget, size, now));
+      for (const type of params.types) heads.push(...this.pickLimited({ types: [type], queues: params.queues }, roomFor, size));
     }
-    for (const type of budget.typesWithFullKeys(params.types)) heads.push(...this.pickByKey(type, params.queues, budget, size, now));
+    for (const type of budget.typesWithFullKeys(params.types)) heads.push(...this.pickByKey(type, params.queues, roomFor, size));
     if (heads.length === 0) return first;
     const unseen = heads.filter((row) => !taken.has(row.id) && taken.add(row.id)).sort(compareClaimed);
     const more = budget.admit(unseen, size - first.length, slots - held).admitted;
@@ -323,32 +325,27 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    * against 42 with two of three endpoints full (28 rows read to start 7). Nothing else may
    * run on the connection until admission has finished with the rows.
    */
-  private pickLimited(params: LimitedPick, budget: LimitBudget, limit: number, now: number): Iterable<PickedRow & Candidate> {
+  private pickLimited(params: LimitedPick, roomFor: RoomForValues, limit: number): Iterable<PickedRow & Candidate> {
     const [name, values] = claimStatement('jobClaim.pickLimited', params);
-    return this.engine.stmt(name).iterate({ ...startableValues(budget, now), ...values, limit, scan: LIMITED_PICK_SCAN }) as Iterable<PickedRow & Candidate>;
+    return this.engine.stmt(name).iterate({ ...roomFor, ...values, limit, scan: LIMITED_PICK_SCAN }) as Iterable<PickedRow & Candidate>;
   }
 
   /** The claimable heads of a limited type's keys that are not full, in claim order (jobClaim.pickLimited.byKey). */
-  private pickByKey(type: string, queues: readonly string[] | null, budget: LimitBudget, limit: number, now: number): Array<PickedRow & Candidate> {
-    return this.engine.stmt('jobClaim.pickLimited.byKey').all({
-      now,
-      type,
-      queues: queues === null ? null : JSON.stringify(queues),
-      fullKeys: JSON.stringify(budget.fullKeys()),
-      limit,
-    }) as Array<PickedRow & Candidate>;
+  private pickByKey(type: string, queues: readonly string[] | null, roomFor: RoomForValues, limit: number): Array<PickedRow & Candidate> {
+    const values = { ...roomFor, type, queues: queues === null ? null : JSON.stringify(queues), limit };
+    return this.engine.stmt('jobClaim.pickLimited.byKey').all(values) as Array<PickedRow & Candidate>;
   }
 
   /** Whether any job of these limited types may start now (jobClaimable's answer for them): the claim's own pick, for one job. */
   private hasStartable(params: LimitedPick, budget: LimitBudget, now: number): boolean {
+    const roomFor = roomForValues(budget, now);
     for (const type of params.types) {
-      const one = { types: [type], queues: params.queues };
-      const rows = this.pickLimited(one, budget, 1, now)[Symbol.iterator]();
+      const rows = this.pickLimited({ types: [type], queues: params.queues }, roomFor, 1)[Symbol.iterator]();
       const found = !rows.next().done;
       rows.return?.();
       if (found) return true;
     }
-    return budget.typesWithFullKeys(params.types).some((type) => this.pickByKey(type, params.queues, budget, 1, now).length > 0);
+    return budget.typesWithFullKeys(params.types).some((type) => this.pickByKey(type, params.queues, roomFor, 1).length > 0);
   }
 
   async jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
@@ -1007,7 +1004,13 @@ function claimStatement(
   return types.length === 1 ? [`${name}.oneType`, { ...values, type: types[0]! }] : [name, { ...values, types: JSON.stringify(types) }];
 }
 
-/** The `roomFor` fragment's parameters: what is full. */
-function startableValues(budget: LimitBudget, now: number) {
+/** The `roomFor` and `keysWithRoom` fragments' parameters: what is full, at the claim's now. */
+interface RoomForValues {
+  readonly now: number;
+  readonly fullTypes: string;
+  readonly fullKeys: string;
+}
+
+function roomForValues(budget: LimitBudget, now: number): RoomForValues {
   return { now, fullTypes: JSON.stringify(budget.fullTypes()), fullKeys: JSON.stringify(budget.fullKeys()) };
 }

@@ -243,17 +243,11 @@ CROSS JOIN LATERAL (
 ) c
 LIMIT $3;
 
--- name: jobClaim.pickLimited.byKey
--- A limited pick of one type ($1[1]) that the bounded pick left short while some of its
--- keys are full: the type's keys with pending jobs, walked in the limit-key index
--- (migration 0020; one index probe a key), and the claimable head of each key that is not
--- full, in claim order, the first $3 of them; those are then locked by primary key (as in
--- jobClaim.pickLimited, whose comment says why no status is named there), skipping rows
--- other claimers hold: only what the claim may take is locked, not every key's head. A key's
--- jobs past the bounded stretch are reached this way, however many jobs of full keys wait
--- ahead of them. One head a key: the next claim takes the next.
--- params: as jobClaim.pickLimited, without $8
-WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
+-- fragment: keysWithRoom
+-- The CTEs of a pick by key, for one limited type ($1[1]): `keys`, the type's keys with
+-- pending jobs, walked in the limit-key index (migration 0020; one index probe a key), and
+-- `roomy`, those that are not full ($5, $6, $7 as in roomFor). Spliced after WITH
+-- RECURSIVE and the clock.
 keys(key) AS (
   SELECT (SELECT min(k.limit_key) FROM mailroom_job k
           WHERE k.type = ($1::text[])[1] AND k.status = 'pending' AND k.limit_key IS NOT NULL)
@@ -262,19 +256,34 @@ keys(key) AS (
           WHERE k.type = ($1::text[])[1] AND k.status = 'pending' AND k.limit_key > keys.key)
   FROM keys WHERE keys.key IS NOT NULL
 ),
+roomy(key) AS (
+  SELECT keys.key FROM keys
+  WHERE keys.key IS NOT NULL
+    AND NOT (($1::text[])[1] = ANY($5::text[]))
+    AND (($1::text[])[1], keys.key) NOT IN (SELECT f.type, f.key FROM unnest($6::text[], $7::text[]) AS f(type, key))
+)
+
+-- name: jobClaim.pickLimited.byKey
+-- A limited pick of one type ($1[1]) that the bounded pick left short while some of its
+-- keys are full: the claimable head of each key that is not full (keysWithRoom), in claim
+-- order, the first $3 of them; those are then locked by primary key (as in
+-- jobClaim.pickLimited, whose comment says why no status is named there), skipping rows
+-- other claimers hold: only what the claim may take is locked, not every key's head. A key's
+-- jobs past the bounded stretch are reached this way, however many jobs of full keys wait
+-- ahead of them. One head a key: the next claim takes the next.
+-- params: as jobClaim.pickLimited, without $8
+WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
+{{keysWithRoom}},
 heads AS MATERIALIZED (
-  SELECT h.id FROM keys
+  SELECT h.id FROM roomy
   CROSS JOIN LATERAL (
     SELECT j.id, j.priority, j.run_at FROM mailroom_job j, clock
-    WHERE j.type = ($1::text[])[1] AND j.limit_key = keys.key
+    WHERE j.type = ($1::text[])[1] AND j.limit_key = roomy.key
       AND {{claimable}}
       AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
     ORDER BY j.priority DESC, j.run_at, j.id
     LIMIT 1
   ) h
-  WHERE keys.key IS NOT NULL
-    AND NOT (($1::text[])[1] = ANY($5::text[]))
-    AND (($1::text[])[1], keys.key) NOT IN (SELECT f.type, f.key FROM unnest($6::text[], $7::text[]) AS f(type, key))
   ORDER BY h.priority DESC, h.run_at, h.id
   LIMIT $3
 )
@@ -329,28 +338,18 @@ SELECT EXISTS (
 
 -- name: jobClaimable.limited.byKey
 -- Whether a key of one limited type ($1[1]) that is not full has a claimable job: the walk
--- of jobClaim.pickLimited.byKey, without locks (see jobClaimable.limited).
+-- of jobClaim.pickLimited.byKey (keysWithRoom), without locks (see jobClaimable.limited).
 -- params: as jobClaim.pickLimited.byKey
 WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
-keys(key) AS (
-  SELECT (SELECT min(k.limit_key) FROM mailroom_job k
-          WHERE k.type = ($1::text[])[1] AND k.status = 'pending' AND k.limit_key IS NOT NULL)
-  UNION ALL
-  SELECT (SELECT min(k.limit_key) FROM mailroom_job k
-          WHERE k.type = ($1::text[])[1] AND k.status = 'pending' AND k.limit_key > keys.key)
-  FROM keys WHERE keys.key IS NOT NULL
-)
+{{keysWithRoom}}
 SELECT EXISTS (
-  SELECT 1 FROM keys
-  WHERE keys.key IS NOT NULL
-    AND NOT (($1::text[])[1] = ANY($5::text[]))
-    AND (($1::text[])[1], keys.key) NOT IN (SELECT f.type, f.key FROM unnest($6::text[], $7::text[]) AS f(type, key))
-    AND EXISTS (
-      SELECT 1 FROM mailroom_job j, clock
-      WHERE j.type = ($1::text[])[1] AND j.limit_key = keys.key
-        AND {{claimable}}
-        AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
-      LIMIT $3)
+  SELECT 1 FROM roomy
+  WHERE EXISTS (
+    SELECT 1 FROM mailroom_job j, clock
+    WHERE j.type = ($1::text[])[1] AND j.limit_key = roomy.key
+      AND {{claimable}}
+      AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+    LIMIT $3)
 ) AS has_claimable;
 
 -- name: jobQueuesPending

@@ -206,30 +206,40 @@ SELECT c.id, c.priority, c.run_at, c.type, coalesce(c.limit_key, '') AS key FROM
 WHERE {{roomFor}}
 LIMIT CAST(@limit AS INTEGER);
 
--- name: jobClaim.pickLimited.byKey
--- A limited pick of one type that the bounded pick left short while some of its keys are
--- full: the type's keys with pending jobs, walked in the limit-key index (migration 0020;
--- one index probe a key), and the claimable head of each key that is not full, in claim
--- order. A key's jobs past the bounded stretch are reached this way, however many jobs of
--- full keys wait ahead of them. One head a key: the next claim takes the next.
-WITH RECURSIVE keys(key) AS (
+-- fragment: keysWithRoom
+-- The CTEs of a pick by key, for one limited type (@type): `keys`, the type's keys with
+-- pending jobs, walked in the limit-key index (migration 0020; one index probe a key), and
+-- `roomy`, those that are not full (@fullTypes, @fullKeys as in roomFor). Spliced after
+-- WITH RECURSIVE.
+keys(key) AS (
   SELECT (SELECT min(k.limit_key) FROM mailroom_job k INDEXED BY mailroom_job_limit_key_idx
           WHERE k.type = +@type AND k.status = 'pending' AND k.limit_key IS NOT NULL)
   UNION ALL
   SELECT (SELECT min(k.limit_key) FROM mailroom_job k INDEXED BY mailroom_job_limit_key_idx
           WHERE k.type = +@type AND k.status = 'pending' AND k.limit_key > keys.key)
   FROM keys WHERE keys.key IS NOT NULL
+),
+roomy(key) AS (
+  SELECT keys.key FROM keys
+  WHERE keys.key IS NOT NULL
+    AND (@fullTypes = '[]' OR +@type NOT IN (SELECT value FROM json_each(@fullTypes)))
+    AND (+@type, keys.key) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f)
 )
+
+-- name: jobClaim.pickLimited.byKey
+-- A limited pick of one type that the bounded pick left short while some of its keys are
+-- full: the claimable head of each key that is not full (keysWithRoom), in claim order. A
+-- key's jobs past the bounded stretch are reached this way, however many jobs of full keys
+-- wait ahead of them. One head a key: the next claim takes the next.
+WITH RECURSIVE {{keysWithRoom}}
 SELECT h.id, h.priority, h.run_at, h.type, h.limit_key AS key
-FROM keys JOIN mailroom_job h ON h.id = (
+FROM roomy JOIN mailroom_job h ON h.id = (
   SELECT j.id FROM mailroom_job j INDEXED BY mailroom_job_limit_key_idx
-  WHERE j.type = +@type AND j.limit_key = keys.key
+  WHERE j.type = +@type AND j.limit_key = roomy.key
     AND {{claimable}}
     AND (@queues IS NULL OR j.queue IN (SELECT value FROM json_each(@queues)))
   ORDER BY j.priority DESC, j.run_at, j.id
   LIMIT 1)
-WHERE keys.key IS NOT NULL
-  AND (+@type, keys.key) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f)
 ORDER BY h.priority DESC, h.run_at, h.id
 LIMIT CAST(@limit AS INTEGER);
 
