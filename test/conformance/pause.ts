@@ -30,7 +30,7 @@ export function pauseConformance(harness: StoreHarness): void {
     });
 
     it('claims around a paused queue, in claim order across the others, with limits, and still says when the next job is due', async () => {
-      // SQLite reads the other queues by name while one is paused (not past its backlog).
+      // Both stores read the other queues by name while one is paused (not past its backlog).
       const [a1, held, b1, a2] = await enqueueIds(ctx.store, [
         { queue: 'a', priority: 1 },
         { queue: 'held', priority: 9 },
@@ -54,7 +54,7 @@ export function pauseConformance(harness: StoreHarness): void {
     });
 
     it('claims around a paused queue among more queues than are worth naming', async () => {
-      // Past 64 queues with pending jobs SQLite walks the type index as usual; the same answer.
+      // Past 64 queues with pending jobs the stores walk as usual (store/unpaused-queues.ts); the same answer.
       const ids = await enqueueIds(ctx.store, Array.from({ length: 70 }, (_, i) => ({ queue: `q${i}`, priority: i % 3 })));
       await enqueueIds(ctx.store, [{ queue: 'held', priority: 9 }]);
       await ctx.store.queuePause({ queue: 'held', now: T0 });
