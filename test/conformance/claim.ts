@@ -121,6 +121,34 @@ export function claimConformance(harness: StoreHarness): void {
       expect(order).toEqual([high, lowEarly1, lowEarly2, lowLate]);
     });
 
+    it('takes the due jobs of every priority past the jobs each priority holds for later, in claim order', async () => {
+      // SQLite walks a type's priorities and seeks each one's due jobs, so that a backlog not
+      // yet due (snoozed deliveries behind an open breaker) is never read; the walk must go
+      // on past a priority with nothing due and keep claim order across priorities. Once
+      // plain, once under a per-key limit (the limited pick).
+      const later = (type: string, minutes: number, priority: number) => ({ type, priority, delayMs: minutes * MINUTE_MS });
+      const due = (type: string, seconds: number, priority: number) => ({ type, priority, runAt: at(-seconds * SECOND_MS) });
+      const limits = [{ type: 'limited_job', perKey: { concurrency: 5 } }];
+      for (const [type, params] of [['test_job', {}], ['limited_job', { limits, limitedLimit: 10 }]] as const) {
+        const [, a, , , b, c, , d] = await enqueueIds(ctx.store, [
+          later(type, 1, 9),
+          due(type, 1, 9),
+          later(type, 2, 9),
+          later(type, 3, 5),
+          due(type, 3, 3),
+          due(type, 4, 3),
+          later(type, 1, 3),
+          due(type, 10, 0),
+          later(type, 1, -2),
+        ]);
+        const ask = () => ctx.store.jobClaimable({ types: [type], queues: null, now: T0, ...params });
+        expect(await ask(), type).toMatchObject({ hasClaimable: true });
+        expect(idsOf(await claim(ctx.store, { types: [type], limit: 3, ...params })), type).toEqual([a, c, b]);
+        expect(idsOf(await claim(ctx.store, { types: [type], limit: 10, ...params })), type).toEqual([d]);
+        expect(await ask(), type).toMatchObject({ hasClaimable: false, nextRunAt: at(MINUTE_MS) });
+      }
+    });
+
     it('returns a batch in claim order: priority, then runAt, then id', async () => {
       const [lowLate, high, lowEarly1, lowEarly2] = await enqueueIds(ctx.store, [
         { priority: 0, runAt: at(-2 * SECOND_MS) },

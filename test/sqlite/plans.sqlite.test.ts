@@ -25,14 +25,16 @@ const STATEMENTS = ['job.sql', 'event.sql'].flatMap(blocksOf);
  * (migration 0014). Before it they walked every pending job in claim order, a whole
  * backlog of other types on every poll of a worker that runs none of them.
  */
-const CLAIMS_BY_TYPE = new Set([
-  'jobClaim.pick',
-  'jobClaim.pick.oneType',
-  'jobClaim.pickLimited',
-  'jobClaim.pickLimited.oneType',
-  'jobClaimable',
-  'jobClaimable.oneType',
-]);
+const CLAIMS_BY_TYPE = new Set(['jobClaim.pick', 'jobClaim.pickLimited', 'jobClaimable']);
+
+/**
+ * The claims of one type go further: they walk the type's priorities and seek each one's
+ * due jobs (`priority = level AND run_at <= now`), in claim order with no sort, so that a
+ * backlog not yet due is never read (4.4 ms a claim or a probe behind 100,000 snoozed
+ * deliveries, against 0.03). The walk's order is the plan's: `levels` the outer loop, the
+ * type index inside, and no temporary B-tree, which would sort every due job first.
+ */
+const CLAIMS_BY_LEVEL = new Set(['jobClaim.pick.oneType', 'jobClaim.pickLimited.oneType', 'jobClaimable.oneType']);
 
 /**
  * The claims of a worker that names its queues: each reads the pending jobs of its
@@ -119,7 +121,7 @@ describe.each([
   ['with statistics from an ANALYZE of a backlog in one lane beside a short one', LANES, true],
 ])('SQLite statement plans %s', (_label, seed, analyze) => {
   it('never scan the jobs or events table, and claim by type, or by queue and type in named queues', async () => {
-    expect(STATEMENTS.map(([name]) => name)).toEqual(expect.arrayContaining([...CLAIMS_BY_TYPE, ...CLAIMS_BY_LANE, ...CLAIMS_BY_KEY, 'jobFinishMany.done']));
+    expect(STATEMENTS.map(([name]) => name)).toEqual(expect.arrayContaining([...CLAIMS_BY_TYPE, ...CLAIMS_BY_LEVEL, ...CLAIMS_BY_LANE, ...CLAIMS_BY_KEY, 'jobFinishMany.done']));
     const db = await databaseWith(seed, analyze);
     try {
       const offenders: Record<string, string[]> = {};
@@ -127,6 +129,13 @@ describe.each([
         const scans = tableScans(db, sql);
         if (scans.length > 0) offenders[name] = scans;
         if (CLAIMS_BY_TYPE.has(name)) expect(planOf(db, sql), name).toContain('SEARCH j USING INDEX mailroom_job_claim_type_idx (type=?)');
+        if (CLAIMS_BY_LEVEL.has(name)) {
+          const plan = planOf(db, sql);
+          const seek = plan.indexOf('SEARCH j USING INDEX mailroom_job_claim_type_idx (type=? AND priority=? AND run_at<?)');
+          expect(seek, `${name}: ${plan.join(' | ')}`).toBeGreaterThan(0);
+          expect(plan[seek - 1], name).toBe('SCAN levels');
+          expect(plan.filter((detail) => detail.includes('TEMP B-TREE')), name).toEqual([]);
+        }
         if (CLAIMS_BY_LANE.has(name)) expect(planOf(db, sql), name).toContain('SEARCH j USING INDEX mailroom_job_claim_lane_idx (queue=? AND type=?)');
         if (CLAIMS_BY_KEY.has(name)) {
           const plan = planOf(db, sql);
@@ -210,7 +219,7 @@ describe('SQLite claims, rate starts and publish reads', () => {
     // delivery to a rate-limited endpoint) reads and prunes, and what every publish reads.
     const all = ['job.sql', 'limit.sql', 'endpoint.sql', 'message.sql'].flatMap(blocksOf);
     const hot = all.filter(([name]) => /^(?:jobClaim|limitStarts|endpointRate|endpointsOfTenant$|deliveryList\.message$)/.test(name));
-    expect(hot.map(([name]) => name)).toEqual(expect.arrayContaining([...CLAIMS_BY_TYPE, ...CLAIMS_BY_LANE, ...CLAIMS_BY_KEY, 'endpointsOfTenant', 'deliveryList.message']));
+    expect(hot.map(([name]) => name)).toEqual(expect.arrayContaining([...CLAIMS_BY_TYPE, ...CLAIMS_BY_LEVEL, ...CLAIMS_BY_LANE, ...CLAIMS_BY_KEY, 'endpointsOfTenant', 'deliveryList.message']));
     // The conditions only: from the first WHERE on, comments left out (an UPDATE's SET
     // assigns `started_at = @now`, which is no comparison).
     const conditions = (sql: string) => {

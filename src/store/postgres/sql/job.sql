@@ -76,9 +76,36 @@ j.status = 'pending' AND j.run_at <= clock.now
       WHERE g.group_key = j.group_key AND g.status IN ('pending', 'running')))
     AND j.queue NOT IN (SELECT p.queue FROM mailroom_queue_pause p)
 
+-- fragment: levels
+-- The priorities of pending jobs, highest first, from the claim index (one probe each): the
+-- CTE `levels`, spliced after WITH RECURSIVE, for a walk that reads each priority's due jobs
+-- and nothing else (dueAtLevel). The claim index is (priority, run_at, id), so a walk in
+-- claim order with `run_at <= now` as a filter read every job not yet due before it could
+-- say "no more": 36 ms a claim behind 100,000 snoozed deliveries (an endpoint's open
+-- breaker) or jobs scheduled for later. Of every type: there is no type index here.
+levels(priority) AS (
+  SELECT (SELECT l.priority FROM mailroom_job l WHERE l.status = 'pending' ORDER BY l.priority DESC LIMIT 1)
+  UNION ALL
+  SELECT (SELECT l.priority FROM mailroom_job l WHERE l.status = 'pending' AND l.priority < levels.priority
+          ORDER BY l.priority DESC LIMIT 1)
+  FROM levels WHERE levels.priority IS NOT NULL
+)
+
+-- fragment: dueAtLevel
+-- The claimable jobs (alias `j`, with the statement's `clock`) at the priority
+-- `levels.priority`, for a LATERAL over `levels`: within one priority the claim index is in
+-- (run_at, id) order, so `run_at <= now`, with the clock as a scalar subquery, is an index
+-- search that stops at the first job not yet due. The LATERAL's nested loop keeps `levels`
+-- the outer loop, in the order the recursive CTE made them (highest priority first): the
+-- walk is in claim order without sorting every due job first.
+levels.priority IS NOT NULL AND j.priority = levels.priority AND j.run_at <= (SELECT now FROM clock)
+    AND {{claimable}}
+
 -- name: jobClaim
 -- Leases up to $3 due jobs in one statement: the CTE picks and row-locks them, skipping
--- rows other claimers hold, and the UPDATE leases exactly those. MATERIALIZED is the
+-- rows other claimers hold, and the UPDATE leases exactly those. The pick walks the
+-- priorities in use (levels) and each one's due jobs (dueAtLevel), so a backlog not yet due
+-- is never read; the outer LIMIT stops the walk, and a row is locked only as it is read. MATERIALIZED is the
 -- optimisation fence: it keeps the planner from folding the pick into the UPDATE, where
 -- a re-evaluated LIMIT under SKIP LOCKED can lease more rows than asked (the reason this
 -- is not `WHERE id IN (SELECT … LIMIT n)` as in SQLite, where jobClaim is the two steps
@@ -98,15 +125,20 @@ j.status = 'pending' AND j.run_at <= clock.now
 -- Outcomes may be lost (the job runs again, later); a lease may not (two runs at once).
 -- Set in the clock CTE, which every leased row reads, so it costs no round trip.
 -- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now
-WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
-                      set_config('synchronous_commit', 'on', true) AS durable),
+WITH RECURSIVE clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
+                                set_config('synchronous_commit', 'on', true) AS durable),
+{{levels}},
 picked AS MATERIALIZED (
-  SELECT j.id FROM mailroom_job j, clock
-  WHERE {{claimable}}
-    AND j.type = ANY($2::text[])
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT p.id FROM levels
+  CROSS JOIN LATERAL (
+    SELECT j.id FROM mailroom_job j, clock
+    WHERE {{dueAtLevel}}
+      AND j.type = ANY($2::text[])
+    ORDER BY j.run_at, j.id
+    LIMIT $3
+    FOR UPDATE OF j SKIP LOCKED
+  ) p
   LIMIT $3
-  FOR UPDATE OF j SKIP LOCKED
 )
 UPDATE mailroom_job j
 SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token = $4,
@@ -198,9 +230,9 @@ NOT (c.type = ANY($5::text[]))
 -- holds limitLock for them: the claimable jobs in claim order that may start (roomFor),
 -- row-locked (SKIP LOCKED: rows of unlimited types may be in other claims). The claim then
 -- admits candidates one by one against the limits and leases them with jobClaim.lease;
--- the others' locks go at commit. It reads at most $8 claimable jobs (the scan's LIMIT;
--- each is looked up and locked in turn through the LATERAL, which keeps the scan's order
--- and stops with the outer LIMIT): left unbounded, a backlog whose keys were all full was
+-- the others' locks go at commit. It reads at most $8 claimable jobs, priority by priority
+-- (levels, dueAtLevel: a backlog not yet due is never read), each looked up and locked in
+-- turn through the LATERAL, which keeps the scan's order and stops with the outer LIMIT: left unbounded, a backlog whose keys were all full was
 -- read to its end at every claim (46.5 ms past 100,000 deliveries to 3 full endpoints). A
 -- pick cut short there goes on by key (jobClaim.pickLimited.byKey). The lookup names no
 -- status: with `c.status = 'pending'` the generic plan found each row in the partial claim
@@ -209,13 +241,18 @@ NOT (c.type = ANY($5::text[]))
 -- jobClaim.lease, which leases pending rows only.
 -- params: $1 types, $2 queues (null: every queue), $3 limit, $4 now, $5 full types,
 --         $6 full pairs' types, $7 full pairs' keys, $8 how many claimable jobs to read
-WITH clock AS (SELECT $4::timestamptz AS now)
+WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
+{{levels}}
 SELECT c.id, c.type, coalesce(c.limit_key, '') AS key, c.priority, (extract(epoch FROM c.run_at) * 1000)::float8 AS run_at FROM (
-  SELECT j.id FROM mailroom_job j, clock
-  WHERE {{claimable}}
-    AND j.type = ANY($1::text[])
-    AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT d.id FROM levels
+  CROSS JOIN LATERAL (
+    SELECT j.id FROM mailroom_job j, clock
+    WHERE {{dueAtLevel}}
+      AND j.type = ANY($1::text[])
+      AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+    ORDER BY j.run_at, j.id
+    LIMIT $8
+  ) d
   LIMIT $8
 ) s
 CROSS JOIN LATERAL (
@@ -306,14 +343,19 @@ ORDER BY c.priority DESC, c.run_at, c.id;
 -- with no limit key behind a backlog of full keys) and say yes to every empty claim.
 -- params: $1 types, $2 queues (null: every queue), $3 limit (1: the fragment's numbering),
 --         $4 now, $5 full types, $6 full pairs' types, $7 full pairs' keys, $8 how many to read
-WITH clock AS (SELECT $4::timestamptz AS now)
+WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
+{{levels}}
 SELECT EXISTS (
   SELECT 1 FROM (
-    SELECT j.type, j.limit_key FROM mailroom_job j, clock
-    WHERE {{claimable}}
-      AND j.type = ANY($1::text[])
-      AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
-    ORDER BY j.priority DESC, j.run_at, j.id
+    SELECT d.type, d.limit_key FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.type, j.limit_key FROM mailroom_job j, clock
+      WHERE {{dueAtLevel}}
+        AND j.type = ANY($1::text[])
+        AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+      ORDER BY j.run_at, j.id
+      LIMIT $8
+    ) d
     LIMIT $8
   ) c
   WHERE {{roomFor}}
@@ -389,14 +431,21 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
 SELECT coalesce($1::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now;
 
 -- name: jobClaimable
--- Whether anything is claimable now by the claim predicate (drained()); read-only.
+-- Whether anything is claimable now by the claim predicate (drained()); read-only. By
+-- priority, as jobClaim walks (levels, dueAtLevel): behind 100,000 jobs not yet due it read
+-- them all to answer "no".
 -- params: $1 types, $2 queues (null: every queue), $3 now
-WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+WITH RECURSIVE clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+{{levels}}
 SELECT EXISTS (
-  SELECT 1 FROM mailroom_job j, clock
-  WHERE {{claimable}}
-    AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
-    AND j.type = ANY($1::text[])
+  SELECT 1 FROM levels
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM mailroom_job j, clock
+    WHERE {{dueAtLevel}}
+      AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+      AND j.type = ANY($1::text[])
+    LIMIT 1
+  ) due
 ) AS has_claimable;
 
 -- name: jobClaimable.oneQueue
