@@ -149,6 +149,28 @@ export function claimConformance(harness: StoreHarness): void {
       }
     });
 
+    it('goes on past the priorities such a walk takes, in claim order, and answers "nothing due" past them too', async () => {
+      // The walk takes 16 priorities a claim, one index probe each (a type with thousands of
+      // priorities would pay thousands); below them the claim reads in claim order as before.
+      const limits = [{ type: 'limited_job', perKey: { concurrency: 5 } }];
+      for (const [type, params] of [['test_job', {}], ['limited_job', { limits, limitedLimit: 10 }]] as const) {
+        const ids = await enqueueIds(ctx.store, [
+          ...Array.from({ length: 20 }, (_, i) => ({ type, priority: 100 - i, delayMs: MINUTE_MS })),
+          { type, priority: 99, runAt: at(-SECOND_MS) }, // the 2nd priority
+          { type, priority: 84, runAt: at(-2 * SECOND_MS) }, // the 17th: the first the walk leaves
+          { type, priority: 83, runAt: at(-SECOND_MS) },
+          { type, priority: 83, runAt: at(-3 * SECOND_MS) },
+          { type, priority: 81, runAt: at(-SECOND_MS) }, // the 20th
+        ]);
+        const [p99, p84, p83Late, p83Early, p81] = ids.slice(20);
+        const ask = () => ctx.store.jobClaimable({ types: [type], queues: null, now: T0, ...params });
+        expect(await ask(), type).toMatchObject({ hasClaimable: true });
+        expect(idsOf(await claim(ctx.store, { types: [type], limit: 3, ...params })), type).toEqual([p99, p84, p83Early]);
+        expect(idsOf(await claim(ctx.store, { types: [type], limit: 10, ...params })), type).toEqual([p83Late, p81]);
+        expect(await ask(), type).toMatchObject({ hasClaimable: false, nextRunAt: at(MINUTE_MS) });
+      }
+    });
+
     it('returns a batch in claim order: priority, then runAt, then id', async () => {
       const [lowLate, high, lowEarly1, lowEarly2] = await enqueueIds(ctx.store, [
         { priority: 0, runAt: at(-2 * SECOND_MS) },

@@ -77,28 +77,40 @@ j.status = 'pending' AND j.run_at <= clock.now
     AND j.queue NOT IN (SELECT p.queue FROM mailroom_queue_pause p)
 
 -- fragment: levels
--- The priorities of pending jobs, highest first, from the claim index (one probe each): the
--- CTE `levels`, spliced after WITH RECURSIVE, for a walk that reads each priority's due jobs
--- and nothing else (dueAtLevel). The claim index is (priority, run_at, id), so a walk in
--- claim order with `run_at <= now` as a filter read every job not yet due before it could
--- say "no more": 36 ms a claim behind 100,000 snoozed deliveries (an endpoint's open
--- breaker) or jobs scheduled for later. Of every type: there is no type index here.
-levels(priority) AS (
-  SELECT (SELECT l.priority FROM mailroom_job l WHERE l.status = 'pending' ORDER BY l.priority DESC LIMIT 1)
+-- The first priorities of pending jobs, highest first, from the claim index (one probe
+-- each): the CTE `levels` (priority, depth), spliced after WITH RECURSIVE, for a walk that
+-- reads each priority's due jobs and nothing else (dueAtLevel). The claim index is
+-- (priority, run_at, id), so a walk in claim order with `run_at <= now` as a filter read
+-- every job not yet due before it could say "no more": 36 ms a claim behind 100,000 snoozed
+-- deliveries (an endpoint's open breaker) or jobs scheduled for later. Of every type: there
+-- is no type index here, so another type's priorities count too. The walk takes 16, and its
+-- 17th row is the highest priority it did not take, from which the rest is read in claim
+-- order as before (dueBelowLevels): priorities by the thousand would otherwise cost
+-- thousands of probes a claim.
+levels(priority, depth) AS (
+  SELECT (SELECT l.priority FROM mailroom_job l WHERE l.status = 'pending' ORDER BY l.priority DESC LIMIT 1), 1
   UNION ALL
   SELECT (SELECT l.priority FROM mailroom_job l WHERE l.status = 'pending' AND l.priority < levels.priority
-          ORDER BY l.priority DESC LIMIT 1)
-  FROM levels WHERE levels.priority IS NOT NULL
+          ORDER BY l.priority DESC LIMIT 1), levels.depth + 1
+  FROM levels WHERE levels.priority IS NOT NULL AND levels.depth <= 16
 )
 
 -- fragment: dueAtLevel
--- The claimable jobs (alias `j`, with the statement's `clock`) at the priority
--- `levels.priority`, for a LATERAL over `levels`: within one priority the claim index is in
--- (run_at, id) order, so `run_at <= now`, with the clock as a scalar subquery, is an index
--- search that stops at the first job not yet due. The LATERAL's nested loop keeps `levels`
--- the outer loop, in the order the recursive CTE made them (highest priority first): the
--- walk is in claim order without sorting every due job first.
-levels.priority IS NOT NULL AND j.priority = levels.priority AND j.run_at <= (SELECT now FROM clock)
+-- The claimable jobs (alias `j`, with the statement's `clock`) at the priority of a walked
+-- level, for a LATERAL over `levels`: within one priority the claim index is in (run_at, id)
+-- order, so `run_at <= now`, with the clock as a scalar subquery, is an index search that
+-- stops at the first job not yet due. The LATERAL's nested loop keeps `levels` the outer
+-- loop, in the order the recursive CTE made them (highest priority first): the walk is in
+-- claim order without sorting every due job first.
+levels.priority IS NOT NULL AND levels.depth <= 16 AND j.priority = levels.priority AND j.run_at <= (SELECT now FROM clock)
+    AND {{claimable}}
+
+-- fragment: dueBelowLevels
+-- The claimable jobs (alias `j`, with `clock`) from the first priority the walk did not
+-- take on down, read in claim order as before the walk (`run_at <= now` checked in the
+-- index, before the row is read): the second branch of a UNION ALL after dueAtLevel's,
+-- which runs only when the LIMIT above is not met by the first.
+levels.priority IS NOT NULL AND levels.depth = 17 AND j.priority <= levels.priority AND j.run_at <= (SELECT now FROM clock)
     AND {{claimable}}
 
 -- name: jobClaim
@@ -129,14 +141,26 @@ WITH RECURSIVE clock AS (SELECT coalesce($6::timestamptz, date_trunc('millisecon
                                 set_config('synchronous_commit', 'on', true) AS durable),
 {{levels}},
 picked AS MATERIALIZED (
-  SELECT p.id FROM levels
-  CROSS JOIN LATERAL (
-    SELECT j.id FROM mailroom_job j, clock
-    WHERE {{dueAtLevel}}
-      AND j.type = ANY($2::text[])
-    ORDER BY j.run_at, j.id
-    LIMIT $3
-    FOR UPDATE OF j SKIP LOCKED
+  SELECT p.id FROM (
+    SELECT d.id FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM mailroom_job j, clock
+      WHERE {{dueAtLevel}}
+        AND j.type = ANY($2::text[])
+      ORDER BY j.run_at, j.id
+      LIMIT $3
+      FOR UPDATE OF j SKIP LOCKED
+    ) d
+    UNION ALL
+    SELECT d.id FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM mailroom_job j, clock
+      WHERE {{dueBelowLevels}}
+        AND j.type = ANY($2::text[])
+      ORDER BY j.priority DESC, j.run_at, j.id
+      LIMIT $3
+      FOR UPDATE OF j SKIP LOCKED
+    ) d
   ) p
   LIMIT $3
 )
@@ -244,15 +268,27 @@ NOT (c.type = ANY($5::text[]))
 WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
 {{levels}}
 SELECT c.id, c.type, coalesce(c.limit_key, '') AS key, c.priority, (extract(epoch FROM c.run_at) * 1000)::float8 AS run_at FROM (
-  SELECT d.id FROM levels
-  CROSS JOIN LATERAL (
-    SELECT j.id FROM mailroom_job j, clock
-    WHERE {{dueAtLevel}}
-      AND j.type = ANY($1::text[])
-      AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
-    ORDER BY j.run_at, j.id
-    LIMIT $8
-  ) d
+  SELECT u.id FROM (
+    SELECT d.id FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM mailroom_job j, clock
+      WHERE {{dueAtLevel}}
+        AND j.type = ANY($1::text[])
+        AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+      ORDER BY j.run_at, j.id
+      LIMIT $8
+    ) d
+    UNION ALL
+    SELECT d.id FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM mailroom_job j, clock
+      WHERE {{dueBelowLevels}}
+        AND j.type = ANY($1::text[])
+        AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+      ORDER BY j.priority DESC, j.run_at, j.id
+      LIMIT $8
+    ) d
+  ) u
   LIMIT $8
 ) s
 CROSS JOIN LATERAL (
@@ -347,15 +383,27 @@ WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
 {{levels}}
 SELECT EXISTS (
   SELECT 1 FROM (
-    SELECT d.type, d.limit_key FROM levels
-    CROSS JOIN LATERAL (
-      SELECT j.type, j.limit_key FROM mailroom_job j, clock
-      WHERE {{dueAtLevel}}
-        AND j.type = ANY($1::text[])
-        AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
-      ORDER BY j.run_at, j.id
-      LIMIT $8
-    ) d
+    SELECT u.type, u.limit_key FROM (
+      SELECT d.type, d.limit_key FROM levels
+      CROSS JOIN LATERAL (
+        SELECT j.type, j.limit_key FROM mailroom_job j, clock
+        WHERE {{dueAtLevel}}
+          AND j.type = ANY($1::text[])
+          AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+        ORDER BY j.run_at, j.id
+        LIMIT $8
+      ) d
+      UNION ALL
+      SELECT d.type, d.limit_key FROM levels
+      CROSS JOIN LATERAL (
+        SELECT j.type, j.limit_key FROM mailroom_job j, clock
+        WHERE {{dueBelowLevels}}
+          AND j.type = ANY($1::text[])
+          AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT $8
+      ) d
+    ) u
     LIMIT $8
   ) c
   WHERE {{roomFor}}
@@ -444,8 +492,19 @@ SELECT EXISTS (
     WHERE {{dueAtLevel}}
       AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
       AND j.type = ANY($1::text[])
+    ORDER BY j.run_at, j.id
     LIMIT 1
-  ) due
+  ) d
+  UNION ALL
+  SELECT 1 FROM levels
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM mailroom_job j, clock
+    WHERE {{dueBelowLevels}}
+      AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+      AND j.type = ANY($1::text[])
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT 1
+  ) d
 ) AS has_claimable;
 
 -- name: jobClaimable.oneQueue

@@ -80,32 +80,43 @@ ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT CAST(@limit AS INTEGER);
 
 -- fragment: levels
--- The priorities of one type's pending jobs (@type), highest first: the CTE `levels`, spliced
--- after WITH RECURSIVE, for a walk that reads each priority's due jobs and nothing else
--- (dueAtLevel). A pick that walked the type index in claim order with `run_at <= @now` as a
--- filter read every job not yet due before it could say "no more": behind 100,000 snoozed
--- deliveries (an endpoint's open breaker), 4.4 ms a claim or a probe while nothing was due,
--- inside the write transaction. One index probe a priority, read only as far as the
--- statement reads them (a co-routine).
-levels(priority) AS (
+-- The first priorities of one type's pending jobs (@type), highest first: the CTE `levels`
+-- (priority, depth), spliced after WITH RECURSIVE, for a walk that reads each priority's due
+-- jobs and nothing else (dueAtLevel). A pick that walked the type index in claim order with
+-- `run_at <= @now` as a filter read every job not yet due before it could say "no more":
+-- behind 100,000 snoozed deliveries (an endpoint's open breaker), 4.4 ms a claim or a probe
+-- while nothing was due, inside the write transaction. One index probe a priority; the
+-- walk takes 16 and its 17th row is the highest priority it did not take, from which the
+-- rest is read in claim order as before (dueBelowLevels): a type with thousands of
+-- priorities would otherwise pay thousands of probes for a claim that finds nothing.
+levels(priority, depth) AS (
   SELECT (SELECT l.priority FROM mailroom_job l INDEXED BY mailroom_job_claim_type_idx
-          WHERE l.status = 'pending' AND l.type = +@type ORDER BY l.priority DESC LIMIT 1)
+          WHERE l.status = 'pending' AND l.type = +@type ORDER BY l.priority DESC LIMIT 1), 1
   UNION ALL
   SELECT (SELECT l.priority FROM mailroom_job l INDEXED BY mailroom_job_claim_type_idx
-          WHERE l.status = 'pending' AND l.type = +@type AND l.priority < levels.priority ORDER BY l.priority DESC LIMIT 1)
-  FROM levels WHERE levels.priority IS NOT NULL
+          WHERE l.status = 'pending' AND l.type = +@type AND l.priority < levels.priority ORDER BY l.priority DESC LIMIT 1),
+         levels.depth + 1
+  FROM levels WHERE levels.priority IS NOT NULL AND levels.depth <= 16
 )
 
 -- fragment: dueAtLevel
--- The claimable jobs (alias `j`) at the priority `levels.priority`: within one priority
--- the type index is in (run_at, id) order, so `run_at <= now` is a seek that stops at the
--- first job not yet due. Written `FROM levels CROSS JOIN mailroom_job j INDEXED BY
+-- The claimable jobs (alias `j`) at the priority of a walked level: within one priority the
+-- type index is in (run_at, id) order, so `run_at <= now` is a seek that stops at the first
+-- job not yet due. Written `FROM levels CROSS JOIN mailroom_job j INDEXED BY
 -- mailroom_job_claim_type_idx`, the walk is in claim order with no ORDER BY: CROSS JOIN
 -- keeps `levels` the outer loop, a recursive CTE hands its rows out in the order it made
 -- them (highest priority first), and within a level the index gives (run_at, id). An
 -- ORDER BY would sort every due job of the type before the LIMIT
 -- (test/sqlite/plans.sqlite.test.ts pins the plan).
-levels.priority IS NOT NULL AND j.priority = levels.priority AND j.run_at <= +@now
+levels.priority IS NOT NULL AND levels.depth <= 16 AND j.priority = levels.priority AND j.run_at <= +@now
+  AND {{claimable}}
+
+-- fragment: dueBelowLevels
+-- The claimable jobs (alias `j`) from the first priority the walk did not take on down, in
+-- the type index's own order (claim order), `run_at` a filter as before the walk: the
+-- second half of a UNION ALL after dueAtLevel's, which SQLite runs after the first, so
+-- the LIMIT reaches it only when the walked priorities came up short.
+levels.priority IS NOT NULL AND levels.depth = 17 AND j.priority <= levels.priority
   AND {{claimable}}
 
 -- name: jobClaim.pick.oneType
@@ -116,6 +127,10 @@ levels.priority IS NOT NULL AND j.priority = levels.priority AND j.run_at <= +@n
 WITH RECURSIVE {{levels}}
 SELECT j.id, j.priority, j.run_at FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_type_idx
 WHERE {{dueAtLevel}}
+  AND j.type = +@type
+UNION ALL
+SELECT j.id, j.priority, j.run_at FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+WHERE {{dueBelowLevels}}
   AND j.type = +@type
 LIMIT CAST(@limit AS INTEGER);
 
@@ -205,6 +220,10 @@ SELECT c.id, c.priority, c.run_at, c.type, coalesce(c.limit_key, '') AS key FROM
   SELECT j.id, j.priority, j.run_at, j.type, j.limit_key FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_type_idx
   WHERE {{dueAtLevel}}
     AND j.type = +@type
+  UNION ALL
+  SELECT j.id, j.priority, j.run_at, j.type, j.limit_key FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+  WHERE {{dueBelowLevels}}
+    AND j.type = +@type
   LIMIT CAST(@scan AS INTEGER)
 ) c
 WHERE {{roomFor}}
@@ -286,6 +305,10 @@ WITH RECURSIVE {{levels}}
 SELECT EXISTS (
   SELECT 1 FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_type_idx
   WHERE {{dueAtLevel}}
+    AND j.type = +@type
+  UNION ALL
+  SELECT 1 FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_type_idx
+  WHERE {{dueBelowLevels}}
     AND j.type = +@type
 ) AS has_claimable;
 
