@@ -52,6 +52,11 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'jobClaim.pickLimited.inQueues',
     'jobClaim.pickLimited.inQueues.oneType',
     'jobClaimable.inQueues.oneType',
+    // One type in one named queue walks that lane's priorities (fragment laneLevels), as the
+    // one-type claims walk the type's; PostgreSQL's `.oneQueue` forms do it for every type.
+    'jobClaim.pick.oneQueue.oneType',
+    'jobClaim.pickLimited.oneQueue.oneType',
+    'jobClaimable.oneQueue.oneType',
     // A keyless batch is one INSERT over json_each with ids derived from the last rowid;
     // PostgreSQL's jobInsertMany is already one statement over unnest for every batch.
     'jobInsertMany.keyless',

@@ -7,6 +7,16 @@ import { insertJob, jobInsert } from '../harness/factory.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { MINUTE_MS, SECOND_MS, T0, at, claim, claimOne, enqueue, enqueueIds, idsOf, statusOf, useStore } from './context.js';
 import { asDone, asFailed } from '../harness/finishes.js';
+import type { TypeLimits } from '../../src/store/limits.js';
+
+/** A claim of one type four ways: plain and limited, in every queue and in one named queue. */
+const WALKED_CLAIMS = (limits: TypeLimits[]) =>
+  [
+    ['test_job', { queues: null }],
+    ['limited_job', { queues: null, limits, limitedLimit: 10 }],
+    ['lane_job', { queues: ['default'] }],
+    ['limited_lane_job', { queues: ['default'], limits, limitedLimit: 10 }],
+  ] as const;
 
 export function claimConformance(harness: StoreHarness): void {
   describe('claim', () => {
@@ -125,11 +135,11 @@ export function claimConformance(harness: StoreHarness): void {
       // SQLite walks a type's priorities and seeks each one's due jobs, so that a backlog not
       // yet due (snoozed deliveries behind an open breaker) is never read; the walk must go
       // on past a priority with nothing due and keep claim order across priorities. Once
-      // plain, once under a per-key limit (the limited pick).
+      // plain, once under a per-key limit (the limited pick), each in every queue and in one.
       const later = (type: string, minutes: number, priority: number) => ({ type, priority, delayMs: minutes * MINUTE_MS });
       const due = (type: string, seconds: number, priority: number) => ({ type, priority, runAt: at(-seconds * SECOND_MS) });
-      const limits = [{ type: 'limited_job', perKey: { concurrency: 5 } }];
-      for (const [type, params] of [['test_job', {}], ['limited_job', { limits, limitedLimit: 10 }]] as const) {
+      const limits = ['limited_job', 'limited_lane_job'].map((type) => ({ type, perKey: { concurrency: 5 } }));
+      for (const [type, params] of WALKED_CLAIMS(limits)) {
         const [, a, , , b, c, , d] = await enqueueIds(ctx.store, [
           later(type, 1, 9),
           due(type, 1, 9),
@@ -141,7 +151,7 @@ export function claimConformance(harness: StoreHarness): void {
           due(type, 10, 0),
           later(type, 1, -2),
         ]);
-        const ask = () => ctx.store.jobClaimable({ types: [type], queues: null, now: T0, ...params });
+        const ask = () => ctx.store.jobClaimable({ types: [type], now: T0, ...params });
         expect(await ask(), type).toMatchObject({ hasClaimable: true });
         expect(idsOf(await claim(ctx.store, { types: [type], limit: 3, ...params })), type).toEqual([a, c, b]);
         expect(idsOf(await claim(ctx.store, { types: [type], limit: 10, ...params })), type).toEqual([d]);
@@ -152,8 +162,8 @@ export function claimConformance(harness: StoreHarness): void {
     it('goes on past the priorities such a walk takes, in claim order, and answers "nothing due" past them too', async () => {
       // The walk takes 16 priorities a claim, one index probe each (a type with thousands of
       // priorities would pay thousands); below them the claim reads in claim order as before.
-      const limits = [{ type: 'limited_job', perKey: { concurrency: 5 } }];
-      for (const [type, params] of [['test_job', {}], ['limited_job', { limits, limitedLimit: 10 }]] as const) {
+      const limits = ['limited_job', 'limited_lane_job'].map((type) => ({ type, perKey: { concurrency: 5 } }));
+      for (const [type, params] of WALKED_CLAIMS(limits)) {
         const ids = await enqueueIds(ctx.store, [
           ...Array.from({ length: 20 }, (_, i) => ({ type, priority: 100 - i, delayMs: MINUTE_MS })),
           { type, priority: 99, runAt: at(-SECOND_MS) }, // the 2nd priority
@@ -163,7 +173,7 @@ export function claimConformance(harness: StoreHarness): void {
           { type, priority: 81, runAt: at(-SECOND_MS) }, // the 20th
         ]);
         const [p99, p84, p83Late, p83Early, p81] = ids.slice(20);
-        const ask = () => ctx.store.jobClaimable({ types: [type], queues: null, now: T0, ...params });
+        const ask = () => ctx.store.jobClaimable({ types: [type], now: T0, ...params });
         expect(await ask(), type).toMatchObject({ hasClaimable: true });
         expect(idsOf(await claim(ctx.store, { types: [type], limit: 3, ...params })), type).toEqual([p99, p84, p83Early]);
         expect(idsOf(await claim(ctx.store, { types: [type], limit: 10, ...params })), type).toEqual([p83Late, p81]);

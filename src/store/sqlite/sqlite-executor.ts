@@ -991,14 +991,16 @@ function mergeInClaimOrder<R extends ClaimOrderKeys>(a: readonly R[], b: readonl
 /**
  * A claim statement for these types and queues, and its parameters: the `.inQueues` form
  * (from the lane index, migration 0019) when the worker names its queues, and the
- * `.oneType` form (`type = @type`, read in index order) for a single type, else the
- * IN-list form over @types.
+ * `.oneType` form (`type = @type`, walked priority by priority) for a single type, else the
+ * IN-list form over @types. One type in one named queue has a walk of its own
+ * (`.oneQueue.oneType`, @queue).
  */
 function claimStatement(
   statement: string,
   params: { types: readonly string[]; queues: readonly string[] | null },
-): [string, { type?: string; types?: string; queues?: string }] {
+): [string, { type?: string; types?: string; queue?: string; queues?: string }] {
   const { types, queues } = params;
+  if (queues?.length === 1 && types.length === 1) return [`${statement}.oneQueue.oneType`, { queue: queues[0]!, type: types[0]! }];
   const name = queues === null ? statement : `${statement}.inQueues`;
   const values = queues === null ? {} : { queues: JSON.stringify(queues) };
   return types.length === 1 ? [`${name}.oneType`, { ...values, type: types[0]! }] : [name, { ...values, types: JSON.stringify(types) }];

@@ -113,6 +113,21 @@ levels.priority IS NOT NULL AND levels.depth <= 16 AND j.priority = levels.prior
 levels.priority IS NOT NULL AND levels.depth = 17 AND j.priority <= levels.priority AND j.run_at <= (SELECT now FROM clock)
     AND {{claimable}}
 
+-- fragment: laneLevels
+-- The same walk (the CTE `levels`, for dueAtLevel and dueBelowLevels) in one named queue,
+-- the statement's `lane` CTE, from the queue index: the claims of a worker that names one
+-- queue, as docs/outgoing.md's `webhooks` worker does (36 ms a claim there behind 100,000
+-- snoozed deliveries before the walk).
+levels(priority, depth) AS (
+  SELECT (SELECT l.priority FROM mailroom_job l WHERE l.status = 'pending' AND l.queue = (SELECT queue FROM lane)
+          ORDER BY l.priority DESC LIMIT 1), 1
+  UNION ALL
+  SELECT (SELECT l.priority FROM mailroom_job l WHERE l.status = 'pending' AND l.queue = (SELECT queue FROM lane)
+            AND l.priority < levels.priority
+          ORDER BY l.priority DESC LIMIT 1), levels.depth + 1
+  FROM levels WHERE levels.priority IS NOT NULL AND levels.depth <= 16
+)
+
 -- name: jobClaim
 -- Leases up to $3 due jobs in one statement: the CTE picks and row-locks them, skipping
 -- rows other claimers hold, and the UPDATE leases exactly those. The pick walks the
@@ -221,16 +236,35 @@ RETURNING j.id, j.queue, j.type, j.priority, j.payload, j.attempts, j.max_attemp
 -- order: with `= ANY($7)` the generic plan walked the claim index past every other queue's
 -- backlog (72 ms a claim past 200,000 pending reports, 0.06 ms from the queue index).
 -- params: $1 worker_id, $2 types, $3 limit, $4 lease_token, $5 lease_ms, $6 now, $7 queues
-WITH clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
-                      set_config('synchronous_commit', 'on', true) AS durable),
+WITH RECURSIVE clock AS (SELECT coalesce($6::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now,
+                                set_config('synchronous_commit', 'on', true) AS durable),
+lane AS (SELECT ($7::text[])[1] AS queue),
+{{laneLevels}},
 picked AS MATERIALIZED (
-  SELECT j.id FROM mailroom_job j, clock
-  WHERE {{claimable}}
-    AND j.queue = ($7::text[])[1]
-    AND j.type = ANY($2::text[])
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT p.id FROM (
+    SELECT d.id FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM mailroom_job j, clock
+      WHERE {{dueAtLevel}}
+        AND j.queue = (SELECT queue FROM lane)
+        AND j.type = ANY($2::text[])
+      ORDER BY j.run_at, j.id
+      LIMIT $3
+      FOR UPDATE OF j SKIP LOCKED
+    ) d
+    UNION ALL
+    SELECT d.id FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM mailroom_job j, clock
+      WHERE {{dueBelowLevels}}
+        AND j.queue = (SELECT queue FROM lane)
+        AND j.type = ANY($2::text[])
+      ORDER BY j.priority DESC, j.run_at, j.id
+      LIMIT $3
+      FOR UPDATE OF j SKIP LOCKED
+    ) d
+  ) p
   LIMIT $3
-  FOR UPDATE OF j SKIP LOCKED
 )
 UPDATE mailroom_job j
 SET status = 'running', attempts = j.attempts + 1, lease_owner = $1, lease_token = $4,
@@ -300,13 +334,31 @@ LIMIT $3;
 
 -- name: jobClaim.pickLimited.oneQueue
 -- The same in one named queue, from the queue index (see jobClaim.oneQueue).
-WITH clock AS (SELECT $4::timestamptz AS now)
+WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
+lane AS (SELECT ($2::text[])[1] AS queue),
+{{laneLevels}}
 SELECT c.id, c.type, coalesce(c.limit_key, '') AS key, c.priority, (extract(epoch FROM c.run_at) * 1000)::float8 AS run_at FROM (
-  SELECT j.id FROM mailroom_job j, clock
-  WHERE {{claimable}}
-    AND j.type = ANY($1::text[])
-    AND j.queue = ($2::text[])[1]
-  ORDER BY j.priority DESC, j.run_at, j.id
+  SELECT u.id FROM (
+    SELECT d.id FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM mailroom_job j, clock
+      WHERE {{dueAtLevel}}
+        AND j.queue = (SELECT queue FROM lane)
+        AND j.type = ANY($1::text[])
+      ORDER BY j.run_at, j.id
+      LIMIT $8
+    ) d
+    UNION ALL
+    SELECT d.id FROM levels
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM mailroom_job j, clock
+      WHERE {{dueBelowLevels}}
+        AND j.queue = (SELECT queue FROM lane)
+        AND j.type = ANY($1::text[])
+      ORDER BY j.priority DESC, j.run_at, j.id
+      LIMIT $8
+    ) d
+  ) u
   LIMIT $8
 ) s
 CROSS JOIN LATERAL (
@@ -412,14 +464,32 @@ SELECT EXISTS (
 
 -- name: jobClaimable.limited.oneQueue
 -- The same in one named queue, from the queue index (see jobClaim.oneQueue).
-WITH clock AS (SELECT $4::timestamptz AS now)
+WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
+lane AS (SELECT ($2::text[])[1] AS queue),
+{{laneLevels}}
 SELECT EXISTS (
   SELECT 1 FROM (
-    SELECT j.type, j.limit_key FROM mailroom_job j, clock
-    WHERE {{claimable}}
-      AND j.type = ANY($1::text[])
-      AND j.queue = ($2::text[])[1]
-    ORDER BY j.priority DESC, j.run_at, j.id
+    SELECT u.type, u.limit_key FROM (
+      SELECT d.type, d.limit_key FROM levels
+      CROSS JOIN LATERAL (
+        SELECT j.type, j.limit_key FROM mailroom_job j, clock
+        WHERE {{dueAtLevel}}
+          AND j.queue = (SELECT queue FROM lane)
+          AND j.type = ANY($1::text[])
+        ORDER BY j.run_at, j.id
+        LIMIT $8
+      ) d
+      UNION ALL
+      SELECT d.type, d.limit_key FROM levels
+      CROSS JOIN LATERAL (
+        SELECT j.type, j.limit_key FROM mailroom_job j, clock
+        WHERE {{dueBelowLevels}}
+          AND j.queue = (SELECT queue FROM lane)
+          AND j.type = ANY($1::text[])
+        ORDER BY j.priority DESC, j.run_at, j.id
+        LIMIT $8
+      ) d
+    ) u
     LIMIT $8
   ) c
   WHERE {{roomFor}}
@@ -512,12 +582,29 @@ SELECT EXISTS (
 -- worker asks this at every poll, and from the claim index it read every other queue's
 -- backlog to answer "nothing".
 -- params: $1 types, $2 queues (one), $3 now
-WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now)
+WITH RECURSIVE clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+lane AS (SELECT ($2::text[])[1] AS queue),
+{{laneLevels}}
 SELECT EXISTS (
-  SELECT 1 FROM mailroom_job j, clock
-  WHERE {{claimable}}
-    AND j.queue = ($2::text[])[1]
-    AND j.type = ANY($1::text[])
+  SELECT 1 FROM levels
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM mailroom_job j, clock
+    WHERE {{dueAtLevel}}
+      AND j.queue = (SELECT queue FROM lane)
+      AND j.type = ANY($1::text[])
+    ORDER BY j.run_at, j.id
+    LIMIT 1
+  ) d
+  UNION ALL
+  SELECT 1 FROM levels
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM mailroom_job j, clock
+    WHERE {{dueBelowLevels}}
+      AND j.queue = (SELECT queue FROM lane)
+      AND j.type = ANY($1::text[])
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT 1
+  ) d
 ) AS has_claimable;
 
 -- name: jobClaimable.inQueues

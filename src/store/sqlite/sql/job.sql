@@ -119,6 +119,21 @@ levels.priority IS NOT NULL AND levels.depth <= 16 AND j.priority = levels.prior
 levels.priority IS NOT NULL AND levels.depth = 17 AND j.priority <= levels.priority
   AND {{claimable}}
 
+-- fragment: laneLevels
+-- The same walk (the CTE `levels`, for dueAtLevel and dueBelowLevels) in one named queue
+-- (@queue) for one type (@type), from the lane index: the claims of a worker that names one
+-- queue, as docs/outgoing.md's `webhooks` worker does.
+levels(priority, depth) AS (
+  SELECT (SELECT l.priority FROM mailroom_job l INDEXED BY mailroom_job_claim_lane_idx
+          WHERE l.status = 'pending' AND l.queue = +@queue AND l.type = +@type ORDER BY l.priority DESC LIMIT 1), 1
+  UNION ALL
+  SELECT (SELECT l.priority FROM mailroom_job l INDEXED BY mailroom_job_claim_lane_idx
+          WHERE l.status = 'pending' AND l.queue = +@queue AND l.type = +@type AND l.priority < levels.priority
+          ORDER BY l.priority DESC LIMIT 1),
+         levels.depth + 1
+  FROM levels WHERE levels.priority IS NOT NULL AND levels.depth <= 16
+)
+
 -- name: jobClaim.pick.oneType
 -- The same pick for a worker of one type (the common case, and every outgoing delivery's
 -- claim): `type = @type` walks that type's due jobs in claim order (levels, dueAtLevel) and stops
@@ -156,6 +171,19 @@ WHERE {{claimable}}
   AND j.queue IN (SELECT value FROM json_each(@queues))
   AND j.type = +@type
 ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT CAST(@limit AS INTEGER);
+
+-- name: jobClaim.pick.oneQueue.oneType
+-- The pick of a worker of one type in one named queue: its due jobs in claim order, priority
+-- by priority (laneLevels, dueAtLevel), never the jobs that wait for later.
+WITH RECURSIVE {{laneLevels}}
+SELECT j.id, j.priority, j.run_at FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+WHERE {{dueAtLevel}}
+  AND j.queue = +@queue AND j.type = +@type
+UNION ALL
+SELECT j.id, j.priority, j.run_at FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+WHERE {{dueBelowLevels}}
+  AND j.queue = +@queue AND j.type = +@type
 LIMIT CAST(@limit AS INTEGER);
 
 -- name: jobQueuesPending
@@ -274,6 +302,22 @@ roomy(key) AS (
     AND (+@type, keys.key) NOT IN (SELECT f.value ->> 0, f.value ->> 1 FROM json_each(@fullKeys) f)
 )
 
+-- name: jobClaim.pickLimited.oneQueue.oneType
+-- The same for one limited type in one named queue (as jobClaim.pickLimited.oneType).
+WITH RECURSIVE {{laneLevels}}
+SELECT c.id, c.priority, c.run_at, c.type, coalesce(c.limit_key, '') AS key FROM (
+  SELECT j.id, j.priority, j.run_at, j.type, j.limit_key FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{dueAtLevel}}
+    AND j.queue = +@queue AND j.type = +@type
+  UNION ALL
+  SELECT j.id, j.priority, j.run_at, j.type, j.limit_key FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{dueBelowLevels}}
+    AND j.queue = +@queue AND j.type = +@type
+  LIMIT CAST(@scan AS INTEGER)
+) c
+WHERE {{roomFor}}
+LIMIT CAST(@limit AS INTEGER);
+
 -- name: jobClaim.pickLimited.byKey
 -- A limited pick of one type that the bounded pick left short while some of its keys are
 -- full: the claimable head of each key that is not full (keysWithRoom), in claim order. A
@@ -328,6 +372,19 @@ SELECT EXISTS (
   WHERE {{claimable}}
     AND j.queue IN (SELECT value FROM json_each(@queues))
     AND j.type = +@type
+) AS has_claimable;
+
+-- name: jobClaimable.oneQueue.oneType
+-- The same for one type in one named queue (as jobClaimable.oneType).
+WITH RECURSIVE {{laneLevels}}
+SELECT EXISTS (
+  SELECT 1 FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{dueAtLevel}}
+    AND j.queue = +@queue AND j.type = +@type
+  UNION ALL
+  SELECT 1 FROM levels CROSS JOIN mailroom_job j INDEXED BY mailroom_job_claim_lane_idx
+  WHERE {{dueBelowLevels}}
+    AND j.queue = +@queue AND j.type = +@type
 ) AS has_claimable;
 
 -- name: jobClaimable.nextRunAt
