@@ -106,6 +106,31 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(await statusOf(ctx.store, c3!)).toBe('pending');
     });
 
+    it('reaches, by key, a due job below the priorities where its key holds jobs for later', async () => {
+      // An endpoint whose deliveries wait behind its open breaker is a key with room: its head
+      // is looked for priority by priority (keyLevels), past the ones with nothing due, and
+      // past the 16 the walk takes. Keys a and b are full, ahead in claim order with more
+      // jobs than a pick reads.
+      const behind = 2 * LIMITED_PICK_SCAN + 100;
+      const later = (priority: number) => ({ limitKey: 'late', priority, delayMs: MINUTE_MS });
+      const ids = await enqueueIds(ctx.store, [
+        ...Array.from({ length: behind }, (_, i) => ({ limitKey: i % 2 === 0 ? 'a' : 'b', priority: 50 })),
+        ...Array.from({ length: 18 }, (_, i) => later(i)),
+        { limitKey: 'late', priority: 5, runAt: at(-SECOND_MS) },
+        { limitKey: 'late', priority: -30 },
+      ]);
+      const [due5, due30] = ids.slice(behind + 18);
+      const limits: TypeLimits[] = [{ type: 'test_job', perKey: { concurrency: 1 } }];
+      // a's and b's heads from the pick, then late's due job at priority 5, its 13th priority from the top.
+      const first = await claim(ctx.store, { limits, now: T0 });
+      expect(idsOf(first)).toEqual([ids[0], ids[1], due5]);
+      expect(await claimable(ctx.store, limits, T0)).toMatchObject({ hasClaimable: false });
+      // Its slot freed: late's next due job is below all 19 of its priorities, past the walk's 16.
+      await ctx.store.jobFinishMany({ finishes: asDone(first.slice(2)), now: T0 });
+      expect(await claimable(ctx.store, limits, T0)).toMatchObject({ hasClaimable: true });
+      expect(idsOf(await claim(ctx.store, { limits, now: T0 }))).toEqual([due30]);
+    });
+
     it('counts only slot holders against `limitedLimit` when it goes on by key past a backlog of full keys', async () => {
       // Unlimited jobs at the front fill part of the claim; they hold no slot, so the key
       // with room behind the backlog still gets the third slot.

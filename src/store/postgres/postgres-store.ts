@@ -21,6 +21,8 @@ import type {
   DatabaseHealthParams,
   DatabaseHealthResult,
   JobClaimParams,
+  JobClaimableParams,
+  JobClaimableResult,
   JobExtendLeaseParams,
   JobFinishManyParams,
   JobProgressManyParams,
@@ -191,6 +193,16 @@ export class PostgresStore extends PostgresExecutor implements Store {
     // A full batch means a backlog: the moment a plan without statistics hurts most.
     if (jobs.length >= params.limit && jobs.length >= 10) this.ensureStatistics();
     return jobs;
+  }
+
+  /**
+   * The worker's "anything claimable?" on the bookkeeping pool too: planned once and never
+   * JIT-compiled, as the claim is. On the main pool a probe of a limited type past a key
+   * whose jobs all wait for later was costed above jit_above_cost and compiled at every
+   * poll: 115 ms for 1 ms of work.
+   */
+  override jobClaimable(params: JobClaimableParams): Promise<JobClaimableResult> {
+    return this.bookkeeping.jobClaimable(params);
   }
 
   override jobExtendLease(params: JobExtendLeaseParams): Promise<string[]> {

@@ -388,6 +388,38 @@ roomy(key) AS (
     AND (($1::text[])[1], keys.key) NOT IN (SELECT f.type, f.key FROM unnest($6::text[], $7::text[]) AS f(type, key))
 )
 
+-- fragment: keyLevels
+-- The CTE `keyLevels` (key, priority, depth), spliced after keysWithRoom: for each key with
+-- room, its priorities in the limit-key index, highest first, walked only until one has a
+-- due job (dueAtLevel, the recursion's alias `levels`), 16 at most, a 17th row starting
+-- the rest (dueBelowLevels). A key's head looked up in claim order with `run_at <= now` as
+-- a filter read every job of the key not yet due: an endpoint whose 100,000 deliveries
+-- wait behind its open breaker is a key with room, and beside two full endpoints every
+-- claim took 16 ms reading them. Every ORDER BY here is the limit-key index's own, and
+-- "no due job at this priority" a scalar subquery with a LIMIT: so each stays a probe of
+-- that index per key and priority, where a generic plan made the NOT EXISTS a hash anti
+-- join over every due job of the type (a second a probe) and walked the claim index for
+-- a key's priorities.
+keyLevels(key, priority, depth) AS (
+  SELECT roomy.key,
+         (SELECT k.priority FROM mailroom_job k
+          WHERE k.type = ($1::text[])[1] AND k.limit_key = roomy.key AND k.status = 'pending'
+          ORDER BY k.type, k.limit_key, k.priority DESC LIMIT 1), 1
+  FROM roomy
+  UNION ALL
+  SELECT levels.key,
+         (SELECT k.priority FROM mailroom_job k
+          WHERE k.type = ($1::text[])[1] AND k.limit_key = levels.key AND k.status = 'pending' AND k.priority < levels.priority
+          ORDER BY k.type, k.limit_key, k.priority DESC LIMIT 1),
+         levels.depth + 1
+  FROM keyLevels levels
+  WHERE levels.priority IS NOT NULL AND levels.depth <= 16
+    AND (SELECT j.id FROM mailroom_job j, clock
+         WHERE j.type = ($1::text[])[1] AND j.limit_key = levels.key AND {{dueAtLevel}}
+           AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+         ORDER BY j.type, j.limit_key, j.priority DESC, j.run_at, j.id LIMIT 1) IS NULL
+)
+
 -- name: jobClaim.pickLimited.byKey
 -- A limited pick of one type ($1[1]) that the bounded pick left short while some of its
 -- keys are full: the claimable head of each key that is not full (keysWithRoom), in claim
@@ -395,19 +427,31 @@ roomy(key) AS (
 -- jobClaim.pickLimited, whose comment says why no status is named there), skipping rows
 -- other claimers hold: only what the claim may take is locked, not every key's head. A key's
 -- jobs past the bounded stretch are reached this way, however many jobs of full keys wait
--- ahead of them. One head a key: the next claim takes the next.
+-- ahead of them. One head a key, found priority by priority (keyLevels): the next claim
+-- takes the next.
 -- params: as jobClaim.pickLimited, without $8
 WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
 {{keysWithRoom}},
+{{keyLevels}},
 heads AS MATERIALIZED (
-  SELECT h.id FROM roomy
-  CROSS JOIN LATERAL (
-    SELECT j.id, j.priority, j.run_at FROM mailroom_job j, clock
-    WHERE j.type = ($1::text[])[1] AND j.limit_key = roomy.key
-      AND {{claimable}}
-      AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
-    ORDER BY j.priority DESC, j.run_at, j.id
-    LIMIT 1
+  SELECT h.id FROM (
+    SELECT d.id, d.priority, d.run_at FROM keyLevels levels
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at FROM mailroom_job j, clock
+      WHERE j.type = ($1::text[])[1] AND j.limit_key = levels.key AND {{dueAtLevel}}
+        AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+      ORDER BY j.type, j.limit_key, j.priority DESC, j.run_at, j.id
+      LIMIT 1
+    ) d
+    UNION ALL
+    SELECT d.id, d.priority, d.run_at FROM keyLevels levels
+    CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.run_at FROM mailroom_job j, clock
+      WHERE j.type = ($1::text[])[1] AND j.limit_key = levels.key AND {{dueBelowLevels}}
+        AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+      ORDER BY j.type, j.limit_key, j.priority DESC, j.run_at, j.id
+      LIMIT 1
+    ) d
   ) h
   ORDER BY h.priority DESC, h.run_at, h.id
   LIMIT $3
@@ -501,15 +545,20 @@ SELECT EXISTS (
 -- of jobClaim.pickLimited.byKey (keysWithRoom), without locks (see jobClaimable.limited).
 -- params: as jobClaim.pickLimited.byKey
 WITH RECURSIVE clock AS (SELECT $4::timestamptz AS now),
-{{keysWithRoom}}
+{{keysWithRoom}},
+{{keyLevels}}
 SELECT EXISTS (
-  SELECT 1 FROM roomy
-  WHERE EXISTS (
-    SELECT 1 FROM mailroom_job j, clock
-    WHERE j.type = ($1::text[])[1] AND j.limit_key = roomy.key
-      AND {{claimable}}
-      AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
-    LIMIT $3)
+  SELECT 1 FROM keyLevels levels
+  WHERE (SELECT j.id FROM mailroom_job j, clock
+         WHERE j.type = ($1::text[])[1] AND j.limit_key = levels.key AND {{dueAtLevel}}
+           AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+         ORDER BY j.type, j.limit_key, j.priority DESC, j.run_at, j.id LIMIT $3) IS NOT NULL
+  UNION ALL
+  SELECT 1 FROM keyLevels levels
+  WHERE (SELECT j.id FROM mailroom_job j, clock
+         WHERE j.type = ($1::text[])[1] AND j.limit_key = levels.key AND {{dueBelowLevels}}
+           AND ($2::text[] IS NULL OR j.queue = ANY($2::text[]))
+         ORDER BY j.type, j.limit_key, j.priority DESC, j.run_at, j.id LIMIT $3) IS NOT NULL
 ) AS has_claimable;
 
 -- name: jobQueuesPending
