@@ -83,14 +83,17 @@ const DEFAULT_RESCUE_LIMIT = 1_000;
 
 export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreExecutor {
   protected readonly sql: SqlBlocks;
-  /** Which queues a claim reads while one is paused (unpausedQueues). */
-  private readonly unpaused = new UnpausedQueues();
-
   constructor(
     protected readonly runner: QueryRunner,
     protected readonly schema: string,
     /** How long ingress waits for a lock held elsewhere before it fails (503), not hangs. */
     private readonly lockDeadlineMs: number = DEFAULT_LOCK_DEADLINE_MS,
+    /**
+     * Which queues a claim reads while one is paused (unpausedQueues). The store shares its
+     * own with its bookkeeping executor, so that a pause made here reaches the claims and
+     * probes that run there at once.
+     */
+    protected readonly unpaused: UnpausedQueues = new UnpausedQueues(),
   ) {
     super();
     this.sql = schemaSql(schema);

@@ -147,7 +147,9 @@ export class PostgresStore extends PostgresExecutor implements Store {
       max: Math.max(2, Math.ceil(poolSize / 2)),
     });
     this.bookkeepingPool = bookkeepingPool;
-    this.bookkeeping = new PostgresExecutor(new PoolRunner(bookkeepingPool), schema);
+    // One pause cache for both: claims and probes run on the bookkeeping executor, pauses
+    // on this one, and queuePause must clear the cache they read.
+    this.bookkeeping = new PostgresExecutor(new PoolRunner(bookkeepingPool), schema, undefined, this.unpaused);
     this.pool = pool;
     this.poolRunner = runner;
     this.migrator = new Migrator(new PostgresMigrationDriver(runner, schema), MIGRATIONS);
