@@ -181,6 +181,42 @@ export function claimConformance(harness: StoreHarness): void {
       }
     });
 
+    it('claims several types, or in several queues, in claim order past the jobs each holds for later', async () => {
+      // SQLite reads up to 8 lanes (a type, or a queue and type) one walk each and merges
+      // them; more lanes are read merged in one statement. Both must give claim order
+      // across lanes: priority, then runAt, then id, ties between lanes included.
+      const fillers = Array.from({ length: 9 }, (_, i) => `filler_${i}`); // 2 + 9 types: past 8 lanes
+      const ways = [
+        { name: 'several types', types: ['a', 'b'], queueOf: () => 'default', queues: null },
+        { name: 'many types', types: ['a', 'b', ...fillers], queueOf: () => 'default', queues: null },
+        { name: 'several queues', types: ['a', 'b'], queueOf: (type: string) => (type === 'a' ? 'q1' : 'q2'), queues: ['q1', 'q2'] },
+      ] as const;
+      for (const way of ways) {
+        const job = (type: string, priority: number, when: { runAt?: Date; delayMs?: number }) => ({ type, queue: way.queueOf(type), priority, ...when });
+        const later = (type: string, priority: number) => job(type, priority, { delayMs: MINUTE_MS });
+        const due = (type: string, priority: number, seconds: number) => job(type, priority, { runAt: at(-seconds * SECOND_MS) });
+        const [, a9, , b5, a5Tie, b5Tie, , , b0, a0, ,] = await enqueueIds(ctx.store, [
+          later('a', 9),
+          due('a', 9, 1),
+          later('b', 9),
+          due('b', 5, 3),
+          due('a', 5, 2), // the same runAt as the next, of another lane: the lower id first
+          due('b', 5, 2),
+          later('a', 5),
+          later('b', 3),
+          due('b', 0, 1),
+          due('a', 0, 1),
+          later('a', 0),
+        ]);
+        const asked = { types: way.types, queues: way.queues };
+        expect(await ctx.store.jobClaimable({ ...asked, now: T0 }), way.name).toMatchObject({ hasClaimable: true });
+        expect(idsOf(await claim(ctx.store, { ...asked, limit: 3 })), way.name).toEqual([a9, b5, a5Tie]);
+        expect(idsOf(await claim(ctx.store, { ...asked, limit: 10 })), way.name).toEqual([b5Tie, b0, a0]);
+        expect(await ctx.store.jobClaimable({ ...asked, now: T0 }), way.name).toMatchObject({ hasClaimable: false, nextRunAt: at(MINUTE_MS) });
+        for (const pending of await ctx.store.jobList({ status: 'pending' })) await ctx.store.jobCancel({ id: pending.id });
+      }
+    });
+
     it('returns a batch in claim order: priority, then runAt, then id', async () => {
       const [lowLate, high, lowEarly1, lowEarly2] = await enqueueIds(ctx.store, [
         { priority: 0, runAt: at(-2 * SECOND_MS) },

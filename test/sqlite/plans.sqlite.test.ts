@@ -249,3 +249,60 @@ describe('SQLite claims, rate starts and publish reads', () => {
     expect(offenders).toEqual([]);
   });
 });
+
+/**
+ * A claim of several types, or in several named queues, reads each lane (a type, or a queue
+ * and type) with the walked statement of one lane and merges them, up to 8 lanes: the merged
+ * statement filters `run_at` row by row, so beside 100,000 snoozed jobs of one of its types
+ * it read them all at every claim and probe (5–8 ms; docs/benchmarks.md, "Several types and
+ * queues walked"). Which statements a claim runs is the store's choice, seen here by the
+ * statements it prepares on a fresh store.
+ */
+describe('SQLite claims of several lanes', () => {
+  const nameOf = new Map(STATEMENTS.map(([name, sql]) => [sql.trim(), name]));
+
+  /** The named statements a fresh store prepares while `work` runs. */
+  async function statementsRunBy(work: (store: SqliteStore) => Promise<unknown>): Promise<string[]> {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-lanes-'));
+    dirs.push(dir);
+    const store = new SqliteStore({ path: join(dir, 'lanes.db') });
+    await store.migrate();
+    const prepared: string[] = [];
+    const original = Database.prototype.prepare;
+    Database.prototype.prepare = function (this: Database.Database, sql: string) {
+      const name = nameOf.get(sql.trim());
+      if (name) prepared.push(name);
+      return original.call(this, sql);
+    } as typeof original;
+    try {
+      await work(store);
+    } finally {
+      Database.prototype.prepare = original;
+      await store.close();
+    }
+    return prepared.filter((name) => name.startsWith('jobClaim'));
+  }
+
+  const lanesOf = (types: string[], queues: string[] | null) => ({ workerId: 'w', types, queues, limit: 10, leaseMs: 60_000 });
+
+  it('walk each of up to 8 lanes and never run the merged statements', async () => {
+    for (const [types, queues] of [
+      [['a', 'b', 'c'], null],
+      [['a'], ['q1', 'q2']],
+      [['a', 'b'], ['q1', 'q2', 'q3', 'q4']],
+    ] as const) {
+      const ran = await statementsRunBy(async (store) => {
+        await store.jobClaim(lanesOf([...types], queues === null ? null : [...queues]));
+        await store.jobClaimable({ types: [...types], queues: queues === null ? null : [...queues] });
+      });
+      const walked = queues === null ? ['jobClaim.pick.oneType', 'jobClaimable.oneType'] : ['jobClaim.pick.oneQueue.oneType', 'jobClaimable.oneQueue.oneType'];
+      expect(ran.filter((name) => !name.startsWith('jobClaimable.nextRunAt')).sort(), `${types} in ${queues}`).toEqual(walked.sort());
+    }
+  });
+
+  it('read more lanes than that merged, in one statement', async () => {
+    const types = Array.from({ length: 9 }, (_, i) => `t${i}`);
+    const ran = await statementsRunBy((store) => store.jobClaim(lanesOf(types, null)));
+    expect(ran).toEqual(['jobClaim.pick']);
+  });
+});
