@@ -217,6 +217,16 @@ export function claimConformance(harness: StoreHarness): void {
       }
     });
 
+    it('claims each job once when a type or a queue is named twice', async () => {
+      const [a1, b1, a2] = await enqueueIds(ctx.store, [
+        { type: 'a', queue: 'q1', runAt: at(-3 * SECOND_MS) },
+        { type: 'b', queue: 'q1', runAt: at(-2 * SECOND_MS) },
+        { type: 'a', queue: 'q1', runAt: at(-1 * SECOND_MS) },
+      ]);
+      expect(idsOf(await claim(ctx.store, { types: ['a', 'b', 'a'], queues: ['q1', 'q1'], limit: 2 }))).toEqual([a1, b1]);
+      expect(idsOf(await claim(ctx.store, { types: ['a', 'a'], queues: null, limit: 10 }))).toEqual([a2]);
+    });
+
     it('returns a batch in claim order: priority, then runAt, then id', async () => {
       const [lowLate, high, lowEarly1, lowEarly2] = await enqueueIds(ctx.store, [
         { priority: 0, runAt: at(-2 * SECOND_MS) },

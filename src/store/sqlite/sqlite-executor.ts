@@ -1020,7 +1020,9 @@ const WALKED_LANES_AT_MOST = 8;
  * where a statement per lane would cost more than the merged one.
  */
 function walkedLanes(params: { types: readonly string[]; queues: readonly string[] | null }): Array<{ types: [string]; queues: [string] | null }> | null {
-  const { types, queues } = params;
+  // Each lane once: a type or queue named twice would pick its jobs twice.
+  const types = [...new Set(params.types)];
+  const queues = params.queues === null ? null : [...new Set(params.queues)];
   const count = types.length * (queues?.length ?? 1);
   if (count <= 1 || count > WALKED_LANES_AT_MOST) return null;
   if (queues === null) return types.map((type) => ({ types: [type], queues: null }));
