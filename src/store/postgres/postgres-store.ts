@@ -149,7 +149,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
     this.bookkeepingPool = bookkeepingPool;
     // One pause cache for both: claims and probes run on the bookkeeping executor, pauses
     // on this one, and queuePause must clear the cache they read.
-    this.bookkeeping = new PostgresExecutor(new PoolRunner(bookkeepingPool), schema, undefined, this.unpaused);
+    this.bookkeeping = new PostgresExecutor(new PoolRunner(bookkeepingPool), schema, options.lockDeadlineMs, this.unpaused);
     this.pool = pool;
     this.poolRunner = runner;
     this.migrator = new Migrator(new PostgresMigrationDriver(runner, schema), MIGRATIONS);
