@@ -213,6 +213,10 @@ export function claimConformance(harness: StoreHarness): void {
         expect(idsOf(await claim(ctx.store, { ...asked, limit: 3 })), way.name).toEqual([a9, b5, a5Tie]);
         expect(idsOf(await claim(ctx.store, { ...asked, limit: 10 })), way.name).toEqual([b5Tie, b0, a0]);
         expect(await ctx.store.jobClaimable({ ...asked, now: T0 }), way.name).toMatchObject({ hasClaimable: false, nextRunAt: at(MINUTE_MS) });
+        // A due job in the last lane alone: the probe asks every lane.
+        const [bLast] = await enqueueIds(ctx.store, [due('b', 0, 1)]);
+        expect(await ctx.store.jobClaimable({ ...asked, now: T0 }), way.name).toMatchObject({ hasClaimable: true });
+        expect(idsOf(await claim(ctx.store, { ...asked, limit: 10 })), way.name).toEqual([bLast]);
         for (const pending of await ctx.store.jobList({ status: 'pending' })) await ctx.store.jobCancel({ id: pending.id });
       }
     });
@@ -224,7 +228,7 @@ export function claimConformance(harness: StoreHarness): void {
         { type: 'a', queue: 'q1', runAt: at(-1 * SECOND_MS) },
       ]);
       expect(idsOf(await claim(ctx.store, { types: ['a', 'b', 'a'], queues: ['q1', 'q1'], limit: 2 }))).toEqual([a1, b1]);
-      expect(idsOf(await claim(ctx.store, { types: ['a', 'a'], queues: null, limit: 10 }))).toEqual([a2]);
+      expect(idsOf(await claim(ctx.store, { types: ['a', 'a'], queues: ['q1', 'q1'], limit: 10 }))).toEqual([a2]);
     });
 
     it('returns a batch in claim order: priority, then runAt, then id', async () => {

@@ -248,6 +248,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   /** The pick of a claim of these (unlimited) types, in claim order. */
   private pickPlain(params: JobClaimParams, types: readonly string[], now: number): PickedRow[] {
     const lanes = walkedLanes({ types, queues: params.queues });
+    if (lanes?.length === 1) return this.pickLane(lanes[0]!, now, params.limit);
     if (lanes !== null) {
       // Each lane's due jobs, walked (claimStatement), then merged: at most `limit` rows a lane.
       const picked = lanes.flatMap((lane) => this.pickLane(lane, now, params.limit));
@@ -1011,20 +1012,22 @@ function mergeInClaimOrder<R extends ClaimOrderKeys>(a: readonly R[], b: readonl
 const WALKED_LANES_AT_MOST = 8;
 
 /**
- * The lanes of a claim of several types, or in several named queues, to read one at a time:
- * each lane's statement walks its priorities and seeks only due jobs (the `levels` fragment),
- * where the merged statement (an IN list and a sort) filters on `run_at` row by row and so,
- * whenever it comes up short, reads every job of its types that waits for later: 5 ms a
- * claim or a probe beside 100,000 snoozed jobs of one of three types. Null for a single
- * lane, which claimStatement walks already, or for more lanes than WALKED_LANES_AT_MOST,
- * where a statement per lane would cost more than the merged one.
+ * The lanes of a claim, each named once, to read one at a time: each lane's statement walks
+ * its priorities and seeks only due jobs (the `levels` fragment), where the merged statement
+ * (an IN list and a sort) filters on `run_at` row by row and so, whenever it comes up short,
+ * reads every job of its types that waits for later: 5 ms a claim or a probe beside 100,000
+ * snoozed jobs of one of three types. Null for one lane named once (claimStatement walks
+ * it as it is), and for more lanes than WALKED_LANES_AT_MOST, where a statement per lane
+ * would cost more than the merged one. (While a queue is paused, a
+ * worker that names none reads the queues with pending jobs: its types times those queues.)
  */
 function walkedLanes(params: { types: readonly string[]; queues: readonly string[] | null }): Array<{ types: [string]; queues: [string] | null }> | null {
+  if (params.types.length === 1 && (params.queues === null || params.queues.length === 1)) return null; // claimStatement walks it
   // Each lane once: a type or queue named twice would pick its jobs twice.
   const types = [...new Set(params.types)];
   const queues = params.queues === null ? null : [...new Set(params.queues)];
   const count = types.length * (queues?.length ?? 1);
-  if (count <= 1 || count > WALKED_LANES_AT_MOST) return null;
+  if (count > WALKED_LANES_AT_MOST) return null;
   if (queues === null) return types.map((type) => ({ types: [type], queues: null }));
   return queues.flatMap((queue) => types.map((type) => ({ types: [type] as [string], queues: [queue] as [string] })));
 }
