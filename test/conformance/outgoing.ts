@@ -136,6 +136,46 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect((await ctx.store.deliveryList({ endpointId: off.id, status: 'skipped' })).map((d) => d.messageId)).toEqual([result.message.id]);
     });
 
+    it('publishes many keyless messages at once, each with its own deliveries and deliver jobs', async () => {
+      // Concurrent publishes on the store's clock may share a transaction (PostgreSQL groups
+      // those of one turn of the event loop); each caller must still get its own message,
+      // its own tenant's matching endpoints and jobs with its own options.
+      const all = await ctx.store.endpointAdd(endpoint());
+      const paid = await ctx.store.endpointAdd(endpoint({ eventTypes: ['invoice.paid'] }));
+      const off = await ctx.store.endpointAdd(endpoint());
+      await ctx.store.endpointSetEnabled({ id: off.id, enabled: false, reason: 'paused', now: T0 });
+      const globex = await ctx.store.endpointAdd(endpoint({ tenant: 'globex' }));
+      const asked = Array.from({ length: 30 }, (_, i) => ({
+        tenant: i % 3 === 2 ? 'globex' : 'acme',
+        type: i % 2 === 0 ? 'invoice.paid' : 'invoice.voided',
+        priority: i % 4,
+        payload: { i },
+      }));
+      const results = await Promise.all(
+        asked.map(({ tenant, type, priority, payload }) =>
+          ctx.store.messagePublish(publish({ tenant, type, payload, now: undefined, job: jobInsert({ type: 'deliver', maxAttempts: 9, priority }) })),
+        ),
+      );
+      expect(new Set(results.map((result) => result.message.id)).size).toBe(30);
+      for (const [i, result] of results.entries()) {
+        const { tenant, type, priority, payload } = asked[i]!;
+        expect(result.isDuplicate).toBe(false);
+        expect(result.message).toMatchObject({ tenant, type, payload });
+        const expected =
+          tenant === 'globex'
+            ? [[globex.id, 'pending']]
+            : [[all.id, 'pending'], ...(type === 'invoice.paid' ? [[paid.id, 'pending']] : []), [off.id, 'skipped']];
+        expect(result.deliveries.map((d) => [d.endpointId, d.status]), `publish ${i}`).toEqual(expected);
+        expect(await ctx.store.deliveryList({ messageId: result.message.id })).toEqual(result.deliveries);
+        for (const delivery of result.deliveries.filter((d) => d.status === 'pending')) {
+          const job = (await ctx.store.jobGet({ id: delivery.jobId! }))!;
+          expect(job).toMatchObject({ type: 'deliver', status: 'pending', maxAttempts: 9, priority });
+          expect(job.payload).toEqual({ deliveryId: delivery.id, messageId: result.message.id, endpointId: delivery.endpointId });
+        }
+      }
+      expect((await ctx.store.messageList({ tenant: 'globex', limit: 100 })).length).toBe(10);
+    });
+
     it('stores a message that matches no endpoint, and reads it back by id', async () => {
       const result = await ctx.store.messagePublish(publish({ tenant: 'nobody' }));
       expect(result.deliveries).toEqual([]);

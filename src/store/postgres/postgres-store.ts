@@ -39,7 +39,7 @@ import type {
 } from '../store.js';
 import type { ClaimedJob } from '../../core/types.js';
 import type { DeliveryRecordManyParams, DeliveryRecordResult, DeliveryStart, DeliveryStartManyParams, MessagePublishParams, MessagePublishResult } from '../outgoing-store.js';
-import { interpretPgError } from './interpret-error.js';
+import { interpretPgError, isOrCausedBy, pgErrorCode } from './interpret-error.js';
 import { PgListener } from './listener.js';
 import { PostgresExecutor } from './postgres-executor.js';
 import { ClientRunner, PoolRunner } from './query-runner.js';
@@ -95,6 +95,8 @@ export class PostgresStore extends PostgresExecutor implements Store {
   private readonly connection: pg.ClientConfig;
   private readonly subscribers = new Set<(queue: string | null) => void>();
   /** Plain enqueues waiting for the next shared insert (see jobInsertMany). */
+  private isPublishTurnOpen = false;
+  private pendingPublishes: Array<{ params: MessagePublishParams; resolve: (result: MessagePublishResult) => void; reject: (error: unknown) => void }> = [];
   private pendingInserts: Array<{ jobs: readonly JobInsert[]; resolve: (results: JobInsertResult[]) => void; reject: (error: unknown) => void }> = [];
   private listener: Promise<PgListener> | null = null;
   private isClosed = false;
@@ -252,9 +254,53 @@ export class PostgresStore extends PostgresExecutor implements Store {
    * (4 ms a claim at 3,000 pending, most of a delivery's time on PostgreSQL).
    */
   override async messagePublish(params: MessagePublishParams): Promise<MessagePublishResult> {
-    const result = await super.messagePublish(params);
+    const result = await this.publishGrouped(params);
     if (!result.isDuplicate) this.countInserted(result.deliveries.filter((delivery) => delivery.jobId !== null).length);
     return result;
+  }
+
+  /**
+   * Group publish, as group insert above: keyless publishes on the store's clock asked for
+   * in the same turn of the event loop, after its first, share one transaction and its
+   * statements (messagePublishMany). A keyed publish keeps its own: its key's conflict is its caller's.
+   */
+  private publishGrouped(params: MessagePublishParams): Promise<MessagePublishResult> {
+    if (params.key !== null || params.now !== undefined) return super.messagePublish(params);
+    // The first of a turn goes at once, as it did alone: a caller publishing one at a time
+    // waits for nothing. The others of its turn wait for the turn's end, and go together.
+    if (!this.isPublishTurnOpen) {
+      this.isPublishTurnOpen = true;
+      setImmediate(() => {
+        this.isPublishTurnOpen = false;
+        if (this.pendingPublishes.length > 0) void this.flushPublishes();
+      });
+      return super.messagePublish(params);
+    }
+    return new Promise((resolve, reject) => this.pendingPublishes.push({ params, resolve, reject }));
+  }
+
+  private async flushPublishes(): Promise<void> {
+    const batch = this.pendingPublishes;
+    this.pendingPublishes = [];
+    if (batch.length === 1) {
+      const [only] = batch;
+      super.messagePublish(only!.params).then(only!.resolve, only!.reject);
+      return;
+    }
+    try {
+      const results = await this.messagePublishMany(batch.map((item) => item.params));
+      batch.forEach((item, index) => item.resolve(results[index]!));
+    } catch (error) {
+      // A statement refused the group's data (SQLSTATE class 22 or 23: the transaction rolled
+      // back, nothing of it was stored), perhaps for one caller's input: each publish again
+      // on its own, so only that caller gets the error. Any other failure (a lost
+      // connection) may have committed; it goes to all, as a single publish's would.
+      if (!isOrCausedBy(error, (cause) => /^2[23]/.test(pgErrorCode(cause)))) {
+        for (const item of batch) item.reject(error);
+        return;
+      }
+      for (const item of batch) super.messagePublish(item.params).then(item.resolve, item.reject);
+    }
   }
 
   /** Counted after the commit, so the analyse sees the rows. */

@@ -102,9 +102,10 @@ SELECT id, tenant, url, description, event_types, enabled, disabled_reason, disa
 FROM mailroom_endpoint WHERE id = $1;
 
 -- name: endpointsOfTenant
--- Every endpoint of a tenant, for publish to match on event types.
--- params: $1 tenant
-SELECT id, event_types, enabled FROM mailroom_endpoint WHERE tenant = $1 ORDER BY id;
+-- Every endpoint of some tenants (one publish's, or a group's), for publish to match on
+-- event types.
+-- params: $1 tenants
+SELECT id, tenant, event_types, enabled FROM mailroom_endpoint WHERE tenant = ANY($1::text[]) ORDER BY id;
 
 -- name: endpointHealth
 -- An endpoint's health row and its backlog: its pending deliveries, whose jobs wait or run

@@ -10,6 +10,15 @@ VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (tenant, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING *;
 
+-- name: messageInsertMany
+-- Several keyless messages in one statement (publishes grouped by the store), ids in input order.
+-- params: $1 tenants, $2 types, $3 payloads, $4 now
+INSERT INTO mailroom_message (tenant, type, payload, key, created_at)
+SELECT m.tenant, m.type, m.payload, NULL, $4
+FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS m(tenant, type, payload, n)
+ORDER BY m.n
+RETURNING *;
+
 -- name: messageByKey
 -- params: $1 tenant, $2 key
 SELECT * FROM mailroom_message WHERE tenant = $1 AND key = $2;
@@ -30,12 +39,12 @@ SELECT * FROM mailroom_message
 WHERE tenant = $4 AND id > $1 AND ($3::text IS NULL OR type = $3) ORDER BY id LIMIT $2;
 
 -- name: deliveryInsert
--- A message's deliveries, one per endpoint, in one statement (a round trip each was most
--- of a publish's), ids in endpoint order; each row names its endpoint (one per message).
--- params: $1 message id, $2 endpoint ids, $3 statuses, $4 now
+-- The deliveries of one message or several, one per (message, endpoint), in one statement
+-- (a round trip each was most of a publish's), ids in input order.
+-- params: $1 message ids, $2 endpoint ids, $3 statuses, $4 now
 INSERT INTO mailroom_delivery (message_id, endpoint_id, status, created_at, updated_at)
-SELECT $1, d.endpoint_id, d.status, $4, $4
-FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS d(endpoint_id, status, n)
+SELECT d.message_id, d.endpoint_id, d.status, $4, $4
+FROM unnest($1::bigint[], $2::bigint[], $3::text[]) WITH ORDINALITY AS d(message_id, endpoint_id, status, n)
 ORDER BY d.n
 RETURNING id, endpoint_id, status;
 
