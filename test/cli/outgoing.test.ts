@@ -15,6 +15,7 @@ import { closeTestMailrooms, openTestMailroom } from '../harness/mailroom.js';
 import { removeTempDirs, runCommand, runJson, startCommand, tempDir } from './run-command.js';
 import { waitFor } from '../harness/wait.js';
 import { startVerifyingReceiver } from '../outgoing/outgoing-kit.js';
+import { DEFAULT_BREAKER_SETTINGS } from '../../src/core/circuit-breaker.js';
 
 /** A working directory whose config allows loopback endpoints. */
 function configDir(): string {
@@ -60,6 +61,25 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     expect(outputs[7]!.code).toBe(1);
     expect(outputs[7]!.stderr).toContain('refused range (private)');
     expect(outputs[8]!.code).toBe(1);
+  });
+
+  it.runIf(harness.isAvailable)('says when an open breaker probes next, and that a probe is due once that time has passed', async () => {
+    const { mr, url, store } = await openTestMailroom(harness);
+    const cwd = configDir();
+    // An endpoint whose breaker opened at `at` (outages enough): it may probe a minute later.
+    const openedAt = async (tenant: string, at: Date) => {
+      const added = await runJson(['endpoints', 'add', '--db', url, '--tenant', tenant, '--url', 'http://127.0.0.1:9/hooks'], { cwd });
+      const { deliveries } = await mr.publish('invoice.paid', { invoice: 1 }, { tenant });
+      await store.deliveryRecordMany({
+        records: Array.from({ length: DEFAULT_BREAKER_SETTINGS.minAttempts }, () => ({ deliveryId: deliveries[0]!.id, endpointId: added.id, status: 'pending', attempt: 'outage' as const })),
+        disableAfterMs: 5 * 24 * 3_600_000,
+        breaker: DEFAULT_BREAKER_SETTINGS,
+        now: at,
+      });
+      return (await runCommand(['endpoints', 'get', added.id, '--db', url], { cwd })).stdout;
+    };
+    expect(await openedAt('acme', new Date(Date.now() - 10 * 60_000))).toMatch(/breaker: +open \(probe due since .+: the next delivery tests the endpoint\)/);
+    expect(await openedAt('globex', new Date())).toMatch(/breaker: +open \(next probe .+\)/);
   });
 
   it.runIf(harness.isAvailable)('gets an endpoint with its health, disables, enables and recovers it, and lists deliveries', async () => {

@@ -4,6 +4,7 @@
 import pino from 'pino';
 import { Mailroom } from '../../src/mailroom.js';
 import type { StoreHarness } from './store-harness.js';
+import type { Store } from '../../src/store/store.js';
 
 const open: Mailroom[] = [];
 
@@ -11,13 +12,15 @@ export interface TestMailroom {
   readonly mr: Mailroom;
   /** A URL that reaches the same data (for child processes). */
   readonly url: string;
+  /** The store under `mr`, for a test that sets up state the API does not reach. */
+  readonly store: Store;
 }
 
 export async function openTestMailroom(harness: StoreHarness): Promise<TestMailroom> {
   const { store, url } = await harness.open();
   const mr = await Mailroom.open({ store, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   open.push(mr);
-  return { mr, url };
+  return { mr, url, store };
 }
 
 /** Close every Mailroom opened by this test (workers stopped), then the harness stores. */

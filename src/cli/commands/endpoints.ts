@@ -302,8 +302,17 @@ function renderEndpoint(endpoint: Endpoint, health: EndpointHealth): string {
     `  success rate:  ${rate}`,
     `  last success:  ${formatTime(health.lastSuccessAt)}`,
     `  last failure:  ${formatTime(health.lastFailureAt)}${health.failingSince ? ` (failing since ${formatTime(health.failingSince)})` : ''}`,
-    `  breaker:       ${health.breakerState}${health.breakerRetryAt ? ` (next probe ${formatTime(health.breakerRetryAt)})` : ''}`,
+    `  breaker:       ${health.breakerState}${breakerProbeText(health.breakerRetryAt)}`,
     `  backlog:       ${health.backlog}`,
   ].join('\n');
 }
 
+/**
+ * When an open breaker's probe may go. The breaker stays open until a delivery takes that
+ * probe, so with nothing waiting the time passes and stays: past, it says the next one tests it.
+ */
+function breakerProbeText(retryAt: Date | null): string {
+  if (retryAt === null) return '';
+  if (retryAt.getTime() <= Date.now()) return ` (probe due since ${formatTime(retryAt)}: the next delivery tests the endpoint)`;
+  return ` (next probe ${formatTime(retryAt)})`;
+}
