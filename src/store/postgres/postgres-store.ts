@@ -291,11 +291,12 @@ export class PostgresStore extends PostgresExecutor implements Store {
       const results = await this.messagePublishMany(batch.map((item) => item.params));
       batch.forEach((item, index) => item.resolve(results[index]!));
     } catch (error) {
-      // A statement refused the group's data (SQLSTATE class 22 or 23: the transaction rolled
-      // back, nothing of it was stored), perhaps for one caller's input: each publish again
-      // on its own, so only that caller gets the error. Any other failure (a lost
-      // connection) may have committed; it goes to all, as a single publish's would.
-      if (!isOrCausedBy(error, (cause) => /^2[23]/.test(pgErrorCode(cause)))) {
+      // A statement refused the group's data (SQLSTATE class 22 or 23, or 54: a value past a
+      // limit, such as an index row; the transaction rolled back, nothing of it was stored),
+      // perhaps for one caller's input: each publish again on its own, so only that caller
+      // gets the error. Any other failure (a lost connection) may have committed; it goes to
+      // all, as a single publish's would.
+      if (!isOrCausedBy(error, (cause) => /^(22|23|54)/.test(pgErrorCode(cause)))) {
         for (const item of batch) item.reject(error);
         return;
       }
