@@ -6,23 +6,21 @@
 // no sessions or pools, so this is not in the conformance suite.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import type pg from 'pg';
+import type { PoolRunner } from '../../src/store/postgres/query-runner.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshSchemaName, postgresHarness, urlWithSchema } from '../harness/postgres.js';
 
+/** The store's two pools, each through the runner that holds it. */
 interface StorePools {
-  readonly pool: pg.Pool;
-  readonly bookkeepingPool: pg.Pool;
+  readonly pool: PoolRunner;
+  readonly bookkeepingPool: PoolRunner;
 }
 
 const SETTINGS = ['synchronous_commit', 'plan_cache_mode', 'jit', 'statement_timeout'] as const;
 
-async function sessionSettings(pool: pg.Pool): Promise<Record<string, string>> {
-  const { rows } = await pool.query(
-    'SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])',
-    [[...SETTINGS]],
-  );
-  return Object.fromEntries(rows.map((row: { name: string; setting: string }) => [row.name, row.setting]));
+async function sessionSettings(pool: PoolRunner): Promise<Record<string, string>> {
+  const rows = await pool.run('SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])', [[...SETTINGS]]);
+  return Object.fromEntries(rows.map((row) => [String(row.name), String(row.setting)]));
 }
 
 const opened: PostgresStore[] = [];
@@ -34,7 +32,8 @@ afterEach(async () => {
 async function openWithUrl(url: string): Promise<StorePools> {
   const store = await PostgresStore.open({ url });
   opened.push(store);
-  return store as unknown as StorePools;
+  const runners = store as unknown as { poolRunner: PoolRunner; bookkeepingRunner: PoolRunner };
+  return { pool: runners.poolRunner, bookkeepingPool: runners.bookkeepingRunner };
 }
 
 describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL session settings per pool', () => {

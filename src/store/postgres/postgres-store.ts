@@ -61,6 +61,8 @@ export interface PostgresStoreOptions {
 const DEFAULT_POOL_SIZE = 10;
 /** 10 s to get a connection before a statement fails with StoreUnavailableError (ingress answers 503). */
 const CONNECT_TIMEOUT_MS = 10_000;
+/** close() waits this long at most for calls in flight before it ends the pools. */
+const CLOSE_GRACE_MS = 10_000;
 /** Idle pooled connections close after 30 s, so a quiet worker holds few server slots. */
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_SCHEMA = 'public';
@@ -86,8 +88,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
   readonly description: string;
   readonly durability: Record<string, string>;
 
-  private readonly pool: pg.Pool;
-  private readonly bookkeepingPool: pg.Pool;
+  private readonly bookkeepingRunner: PoolRunner;
   /** Runs worker bookkeeping on the asynchronous-commit pool. */
   private readonly bookkeeping: PostgresExecutor;
   private readonly poolRunner: PoolRunner;
@@ -148,11 +149,10 @@ export class PostgresStore extends PostgresExecutor implements Store {
       options: [sessionOptions, BOOKKEEPING_SESSION_OPTIONS].filter(Boolean).join(' '),
       max: Math.max(2, Math.ceil(poolSize / 2)),
     });
-    this.bookkeepingPool = bookkeepingPool;
     // One pause cache for both: claims and probes run on the bookkeeping executor, pauses
     // on this one, and queuePause must clear the cache they read.
-    this.bookkeeping = new PostgresExecutor(new PoolRunner(bookkeepingPool), schema, options.lockDeadlineMs, this.unpaused);
-    this.pool = pool;
+    this.bookkeepingRunner = new PoolRunner(bookkeepingPool);
+    this.bookkeeping = new PostgresExecutor(this.bookkeepingRunner, schema, options.lockDeadlineMs, this.unpaused);
     this.poolRunner = runner;
     this.migrator = new Migrator(new PostgresMigrationDriver(runner, schema), MIGRATIONS);
     this.connection = connection;
@@ -365,7 +365,8 @@ export class PostgresStore extends PostgresExecutor implements Store {
     await this.statistics;
     this.subscribers.clear();
     await this.stopListener();
-    await Promise.all([this.pool.end(), this.bookkeepingPool.end()]);
+    // Calls in flight finish first (a worker's last outcomes, a publish awaited by a request).
+    await Promise.all([this.poolRunner.end(CLOSE_GRACE_MS), this.bookkeepingRunner.end(CLOSE_GRACE_MS)]);
   }
 
   // ---- transactions ----
@@ -376,7 +377,11 @@ export class PostgresStore extends PostgresExecutor implements Store {
    * Rolled back if `fn` throws. Not rerun on a serialization failure (fn may have done
    * things outside the database): that surfaces as RetryableStoreError for the caller.
    */
-  async transaction<T>(fn: (tx: StoreExecutor & { readonly client: unknown }) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: StoreExecutor & { readonly client: unknown }) => Promise<T>): Promise<T> {
+    return this.poolRunner.track(this.transactionOnce(fn));
+  }
+
+  private async transactionOnce<T>(fn: (tx: StoreExecutor & { readonly client: unknown }) => Promise<T>): Promise<T> {
     const client = await this.poolRunner.connect();
     let isBroken = false;
     try {

@@ -99,16 +99,43 @@ const MAX_TRANSACTION_TRIES = 5;
 const CONNECT_RETRY_DELAYS_MS = [50, 200];
 
 export class PoolRunner implements QueryRunner {
+  /** Calls that hold a connection or wait for one: end() lets them finish first. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private isEnding = false;
+
   constructor(private readonly pool: pg.Pool) {}
 
   async run(sql: string, values: readonly unknown[] = []): Promise<Row[]> {
     // Our own pooled connections: statements with parameters are prepared per connection.
-    return this.withRetry(async (client) =>
-      values.length > 0 ? await queryRows(client, preparedQuery(sql, values)) : (await client.query(sql)).rows,
+    return this.track(
+      this.withRetry(async (client) => (values.length > 0 ? await queryRows(client, preparedQuery(sql, values)) : (await client.query(sql)).rows)),
     );
   }
 
   async atomic<T>(fn: (runner: QueryRunner) => Promise<T>, options: AtomicOptions = {}): Promise<T> {
+    return this.track(this.atomicOnce(fn, options));
+  }
+
+  /** `work`, counted in flight until it settles. */
+  track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const settled = () => this.inFlight.delete(work);
+    work.then(settled, settled);
+    return work;
+  }
+
+  /**
+   * Ends the pool once the calls in flight have settled (at most `graceMs`); calls made
+   * from now on fail with StoreClosedError. Ending it at once left a call that was waiting
+   * for a connection pending for ever: the pool stops handing connections out when it ends.
+   */
+  async end(graceMs: number): Promise<void> {
+    this.isEnding = true;
+    if (this.inFlight.size > 0) await Promise.race([Promise.allSettled([...this.inFlight]), sleep(graceMs, undefined, { ref: false })]);
+    await this.pool.end();
+  }
+
+  private async atomicOnce<T>(fn: (runner: QueryRunner) => Promise<T>, options: AtomicOptions): Promise<T> {
     const lockTimeoutMs = lockTimeoutOf(options.lockTimeoutMs);
     return this.withRetry(async (client) => {
       // The timeout in the same round trip as BEGIN: a simple query may hold two statements
@@ -131,7 +158,7 @@ export class PoolRunner implements QueryRunner {
   /** A client from the pool, retrying briefly while the server refuses connections. */
   async connect(): Promise<pg.PoolClient> {
     // After store.close() the pool is ending: say so with the code SQLite gives too.
-    if (this.pool.ending) throw new StoreClosedError('postgres');
+    if (this.pool.ending || this.isEnding) throw new StoreClosedError('postgres');
     for (let tryIndex = 0; ; tryIndex += 1) {
       try {
         return await this.pool.connect();
