@@ -107,6 +107,23 @@ export function migrationsConformance(harness: StoreHarness): void {
       for (const call of calls) expect(await rejectionOf(call())).toMatchObject({ code: 'MR_ERR_CLOSED' });
     });
 
+    it('answers the enqueues and publishes asked for before close, and stores them', async () => {
+      // Each store groups concurrent acknowledgements into one commit at the end of the turn:
+      // close() must commit what waits there, not refuse it.
+      const other = await ctx.opened.openAnother();
+      await other.endpointAdd({ tenant: 'acme', url: 'https://hooks.example.com/in', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', addedBy: 'operator' });
+      const publish = (i: number) => ({ tenant: 'acme', type: 'invoice.paid', key: null, job: jobInsert({ type: 'deliver' }), payloadJson: JSON.stringify({ i }) });
+      const published = [0, 1, 2, 3].map((i) => other.messagePublish(publish(i)));
+      const enqueued = [0, 1, 2].map(() => other.jobInsertMany({ jobs: [jobInsert({ type: 'before_close' })] }));
+      const closed = other.close();
+      const settled = await Promise.allSettled([...published, ...enqueued]);
+      await closed;
+      expect(settled.map((result) => (result.status === 'rejected' ? String(result.reason) : result.status))).toEqual(Array(7).fill('fulfilled'));
+      expect(await rejectionOf(other.jobInsertMany({ jobs: [jobInsert()] }))).toMatchObject({ code: 'MR_ERR_CLOSED' });
+      expect((await ctx.store.messageList({ tenant: 'acme' })).length).toBe(4);
+      expect((await ctx.store.jobList({ type: 'before_close' })).length).toBe(3);
+    });
+
     it('answers ping while open and refuses it once closed, so readiness checks see a dead store', async () => {
       await expect(ctx.store.ping()).resolves.toBeUndefined();
       const other = await ctx.opened.openAnother();

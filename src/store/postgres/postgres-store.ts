@@ -61,7 +61,7 @@ export interface PostgresStoreOptions {
 const DEFAULT_POOL_SIZE = 10;
 /** 10 s to get a connection before a statement fails with StoreUnavailableError (ingress answers 503). */
 const CONNECT_TIMEOUT_MS = 10_000;
-/** close() waits this long at most for calls in flight before it ends the pools. */
+/** close() waits this long at most for calls in flight to get a connection before it ends the pools. */
 const CLOSE_GRACE_MS = 10_000;
 /** Idle pooled connections close after 30 s, so a quiet worker holds few server slots. */
 const IDLE_TIMEOUT_MS = 30_000;
@@ -282,6 +282,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
   private async flushPublishes(): Promise<void> {
     const batch = this.pendingPublishes;
     this.pendingPublishes = [];
+    if (batch.length === 0) return; // flushed already, by close()
     if (batch.length === 1) {
       const [only] = batch;
       super.messagePublish(only!.params).then(only!.resolve, only!.reject);
@@ -331,6 +332,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
   private async flushInserts(): Promise<void> {
     const batch = this.pendingInserts;
     this.pendingInserts = [];
+    if (batch.length === 0) return; // flushed already, by close()
     try {
       const results = await super.jobInsertMany({ jobs: batch.flatMap((item) => item.jobs) });
       let offset = 0;
@@ -362,10 +364,15 @@ export class PostgresStore extends PostgresExecutor implements Store {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    // Enqueues and publishes asked for before close, still waiting for their turn's end to
+    // go as a group: they go now, and are in flight below.
+    if (this.pendingInserts.length > 0) void this.flushInserts();
+    if (this.pendingPublishes.length > 0) void this.flushPublishes();
     await this.statistics;
     this.subscribers.clear();
     await this.stopListener();
-    // Calls in flight finish first (a worker's last outcomes, a publish awaited by a request).
+    // Calls in flight finish first (a worker's last outcomes, a publish awaited by a request);
+    // those still waiting for a connection get CLOSE_GRACE_MS.
     await Promise.all([this.poolRunner.end(CLOSE_GRACE_MS), this.bookkeepingRunner.end(CLOSE_GRACE_MS)]);
   }
 

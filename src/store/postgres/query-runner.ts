@@ -125,13 +125,20 @@ export class PoolRunner implements QueryRunner {
   }
 
   /**
-   * Ends the pool once the calls in flight have settled (at most `graceMs`); calls made
-   * from now on fail with StoreClosedError. Ending it at once left a call that was waiting
-   * for a connection pending for ever: the pool stops handing connections out when it ends.
+   * Ends the pool once the calls in flight have settled, giving up after `graceMs` on those
+   * still waiting for a connection; calls made from now on fail with StoreClosedError.
+   * Ending it at once left a call that was waiting for a connection unanswered until its
+   * connect timed out: the pool stops handing connections out when it ends. (The pool's
+   * end waits for every connection in use to come back, so a statement waiting on a lock
+   * still holds close() until it ends.)
    */
   async end(graceMs: number): Promise<void> {
     this.isEnding = true;
-    if (this.inFlight.size > 0) await Promise.race([Promise.allSettled([...this.inFlight]), sleep(graceMs, undefined, { ref: false })]);
+    if (this.inFlight.size > 0) {
+      const grace = new AbortController();
+      await Promise.race([Promise.allSettled([...this.inFlight]), sleep(graceMs, undefined, { signal: grace.signal }).catch(() => undefined)]);
+      grace.abort();
+    }
     await this.pool.end();
   }
 
@@ -166,6 +173,7 @@ export class PoolRunner implements QueryRunner {
         const delayMs = CONNECT_RETRY_DELAYS_MS[tryIndex];
         if (delayMs === undefined || !isPgUnavailable(error)) throw interpretPgError(error);
         await sleep(delayMs);
+        if (this.isEnding) throw new StoreClosedError('postgres');
       }
     }
   }

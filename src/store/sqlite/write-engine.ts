@@ -94,6 +94,9 @@ export class SqliteWriteEngine<M> {
 
   close(): void {
     if (this.isClosed) return;
+    // Acknowledgements asked for before close, waiting for their group's commit: committed
+    // now, so that a call made before close() is answered as it would have been.
+    if (this.pendingAcks.length > 0) void this.flushGroup((fn) => this.writeSync('ack', fn));
     this.isClosed = true;
     this.statements.clear();
     this.checkpointer?.stop();
@@ -153,18 +156,23 @@ export class SqliteWriteEngine<M> {
     });
   }
 
-  private async flushGroup(): Promise<void> {
+  /** The pending acknowledgements' commit, through `write` (close() passes writeSync: done before it returns). */
+  private async flushGroup(write: <T>(fn: () => T) => T | Promise<T> = (fn) => this.write('ack', fn)): Promise<void> {
     const batch = this.pendingAcks.splice(0);
     if (batch.length === 0) return;
     if (batch.length === 1) {
       // Alone in its transaction: no savepoint needed to keep its failure its own.
       const [item] = batch;
-      await this.write('ack', item!.run).then(item!.resolve, item!.reject);
+      try {
+        item!.resolve(await write(item!.run));
+      } catch (error) {
+        item!.reject(error);
+      }
       return;
     }
     let results: GroupResult[];
     try {
-      results = await this.write('ack', () => {
+      results = await write(() => {
         // In call order, so ids follow it across the batch: each run of consecutive
         // mergeable callers shares one insert, everyone else gets a savepoint of their own.
         const out: GroupResult[] = [];
