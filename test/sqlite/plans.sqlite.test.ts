@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { parseSqlBlocks } from '../../src/store/sql-file.js';
-import { jobInsert } from '../harness/factory.js';
 
 const SQL_DIR = new URL('../../src/store/sqlite/sql/', import.meta.url);
 /** The named statements of one of the store's SQL files, as [name, sql]. */
@@ -299,18 +298,6 @@ describe('SQLite claims of several lanes', () => {
       const walked = queues === null ? ['jobClaim.pick.oneType', 'jobClaimable.oneType'] : ['jobClaim.pick.oneQueue.oneType', 'jobClaimable.oneQueue.oneType'];
       expect(ran.filter((name) => !name.startsWith('jobClaimable.nextRunAt')).sort(), `${types} in ${queues}`).toEqual(walked.sort());
     }
-  });
-
-  it('walk each lane of a limited claim too, its probe included', async () => {
-    const limits = ['a', 'b'].map((type) => ({ type, perKey: { concurrency: 5 } }));
-    const ran = await statementsRunBy(async (store) => {
-      await store.jobInsertMany({ jobs: ['a', 'b'].map((type) => jobInsert({ type, limitKey: 'k' })) });
-      await store.jobClaimable({ types: ['a', 'b'], queues: null, limits });
-      await store.jobClaim({ ...lanesOf(['a', 'b'], null), limits, limitedLimit: 10 });
-    });
-    expect(new Set(ran.filter((name) => name !== 'jobClaim.lease' && !name.startsWith('jobClaimable.nextRunAt')))).toEqual(
-      new Set(['jobClaim.pickLimited.oneType', 'jobClaimable.oneType']),
-    );
   });
 
   it('read more lanes than that merged, in one statement', async () => {

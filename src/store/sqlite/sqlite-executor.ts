@@ -317,17 +317,15 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
    * reached however many jobs of full keys wait ahead of it.
    */
   private admitLimited(params: LimitedPick, budget: LimitBudget, size: number, slots: number, now: number): Array<PickedRow & Candidate> {
-    const lanes = walkedLanes(params);
-    const first = budget.admit(this.limitedCandidates(params, lanes, roomForValues(budget, now), budget.candidatesToRead(size)), size, slots).admitted;
+    const first = budget.admit(this.pickLimited(params, roomForValues(budget, now), budget.candidatesToRead(size)), size, slots).admitted;
     const held = budget.slotsHeldBy(first);
     if (first.length >= size || held >= slots) return first;
     const taken = new Set(first.map((row) => row.id));
     // What is full once the first admission counted its jobs, for every pick below.
     const roomFor = roomForValues(budget, now);
     const heads: Array<PickedRow & Candidate> = [];
-    // The bounded pick of several types shares its stretch among them: each type's own first
-    // (read already when the first pick went lane by lane).
-    if (params.types.length > 1 && (lanes === null || lanes.length <= 1)) {
+    // The bounded pick of several types shares its stretch among them: each type's own first.
+    if (params.types.length > 1) {
       for (const type of params.types) heads.push(...this.pickLimited({ types: [type], queues: params.queues }, roomFor, size));
     }
     for (const type of budget.typesWithFullKeys(params.types)) heads.push(...this.pickByKey(type, params.queues, roomFor, size));
@@ -335,20 +333,6 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
     const unseen = heads.filter((row) => !taken.has(row.id) && taken.add(row.id)).sort(compareClaimed);
     const more = budget.admit(unseen, size - first.length, slots - held).admitted;
     return more.length === 0 ? first : mergeInClaimOrder(first, more, size);
-  }
-
-  /**
-   * The limited pick's first candidates, in claim order. Several lanes (walkedLanes) are each
-   * read with their walked statement, up to `limit` rows, and merged: the statement over
-   * several types or queues filters `run_at` row by row, so beside deliveries snoozed
-   * behind an open breaker it read every one of them at each claim of a worker with another
-   * limited type. One lane, or more than walkedLanes takes, is the one statement, read as
-   * admission asks.
-   */
-  private limitedCandidates(params: LimitedPick, lanes: ReturnType<typeof walkedLanes>, roomFor: RoomForValues, limit: number): Iterable<PickedRow & Candidate> {
-    if (lanes === null || lanes.length === 0) return this.pickLimited(params, roomFor, limit);
-    if (lanes.length === 1) return this.pickLimited(lanes[0]!, roomFor, limit);
-    return lanes.flatMap((lane) => [...this.pickLimited(lane, roomFor, limit)]).sort(compareClaimed);
   }
 
   /**
@@ -372,9 +356,8 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   /** Whether any job of these limited types may start now (jobClaimable's answer for them): the claim's own pick, for one job. */
   private hasStartable(params: LimitedPick, budget: LimitBudget, now: number): boolean {
     const roomFor = roomForValues(budget, now);
-    // Lane by lane (walked, so a snoozed backlog costs nothing), or type by type past walkedLanes' bound.
-    for (const lane of walkedLanes(params) ?? params.types.map((type) => ({ types: [type], queues: params.queues }))) {
-      const rows = this.pickLimited(lane, roomFor, 1)[Symbol.iterator]();
+    for (const type of params.types) {
+      const rows = this.pickLimited({ types: [type], queues: params.queues }, roomFor, 1)[Symbol.iterator]();
       const found = !rows.next().done;
       rows.return?.();
       if (found) return true;
