@@ -186,15 +186,23 @@ export function claimConformance(harness: StoreHarness): void {
       // them; more lanes are read merged in one statement. Both must give claim order
       // across lanes: priority, then runAt, then id, ties between lanes included.
       const fillers = Array.from({ length: 9 }, (_, i) => `filler_${i}`); // 2 + 9 types: past 8 lanes
+      // Each also under per-key limits (the limited pick, lane by lane on SQLite too). The
+      // limited ways name types of their own: the jobs claimed before still run, and hold
+      // their key's slots.
+      const limited = (types: readonly string[]) => ({ limits: types.map((type) => ({ type, perKey: { concurrency: 5 } })), limitedLimit: 10 });
+      const inTwoQueues = (type: string) => (type.startsWith('a') ? 'q1' : 'q2');
       const ways = [
-        { name: 'several types', types: ['a', 'b'], queueOf: () => 'default', queues: null },
-        { name: 'many types', types: ['a', 'b', ...fillers], queueOf: () => 'default', queues: null },
-        { name: 'several queues', types: ['a', 'b'], queueOf: (type: string) => (type === 'a' ? 'q1' : 'q2'), queues: ['q1', 'q2'] },
+        { name: 'several types', a: 'a', b: 'b', types: ['a', 'b'], queueOf: () => 'default', queues: null },
+        { name: 'many types', a: 'a', b: 'b', types: ['a', 'b', ...fillers], queueOf: () => 'default', queues: null },
+        { name: 'several queues', a: 'a', b: 'b', types: ['a', 'b'], queueOf: inTwoQueues, queues: ['q1', 'q2'] },
+        { name: 'several limited types', a: 'a1', b: 'b1', types: ['a1', 'b1'], queueOf: () => 'default', queues: null, ...limited(['a1', 'b1']) },
+        { name: 'limited types in several queues', a: 'a2', b: 'b2', types: ['a2', 'b2'], queueOf: inTwoQueues, queues: ['q1', 'q2'], ...limited(['a2', 'b2']) },
+        { name: 'many limited types', a: 'a3', b: 'b3', types: ['a3', 'b3', ...fillers], queueOf: () => 'default', queues: null, ...limited(['a3', 'b3', ...fillers]) },
       ] as const;
       for (const way of ways) {
-        const job = (type: string, priority: number, when: { runAt?: Date; delayMs?: number }) => ({ type, queue: way.queueOf(type), priority, ...when });
-        const later = (type: string, priority: number) => job(type, priority, { delayMs: MINUTE_MS });
-        const due = (type: string, priority: number, seconds: number) => job(type, priority, { runAt: at(-seconds * SECOND_MS) });
+        const job = (lane: 'a' | 'b', priority: number, when: { runAt?: Date; delayMs?: number }) => ({ type: way[lane], queue: way.queueOf(way[lane]), priority, ...when });
+        const later = (lane: 'a' | 'b', priority: number) => job(lane, priority, { delayMs: MINUTE_MS });
+        const due = (lane: 'a' | 'b', priority: number, seconds: number) => job(lane, priority, { runAt: at(-seconds * SECOND_MS) });
         const [, a9, , b5, a5Tie, b5Tie, , , b0, a0, ,] = await enqueueIds(ctx.store, [
           later('a', 9),
           due('a', 9, 1),
@@ -208,7 +216,7 @@ export function claimConformance(harness: StoreHarness): void {
           due('a', 0, 1),
           later('a', 0),
         ]);
-        const asked = { types: way.types, queues: way.queues };
+        const asked = { types: way.types, queues: way.queues, ...('limits' in way ? { limits: way.limits, limitedLimit: way.limitedLimit } : {}) };
         expect(await ctx.store.jobClaimable({ ...asked, now: T0 }), way.name).toMatchObject({ hasClaimable: true });
         expect(idsOf(await claim(ctx.store, { ...asked, limit: 3 })), way.name).toEqual([a9, b5, a5Tie]);
         expect(idsOf(await claim(ctx.store, { ...asked, limit: 10 })), way.name).toEqual([b5Tie, b0, a0]);

@@ -106,6 +106,19 @@ export function limitsConformance(harness: StoreHarness): void {
       expect(await statusOf(ctx.store, c3!)).toBe('pending');
     });
 
+    it('takes a higher-priority job of a key with room behind a full key before a lower type’s jobs', async () => {
+      // Claim order holds across limited types even when the first stretch a pick reads is
+      // all jobs of a full key: a claim that filled itself from the lower-priority type
+      // (reading each type's stretch on its own) inverted priorities.
+      const limits: TypeLimits[] = ['high_job', 'low_job'].map((type) => ({ type, perKey: { concurrency: 1 } }));
+      const [running] = await enqueueIds(ctx.store, [{ type: 'high_job', priority: 5, limitKey: 'full', runAt: at(-10 * SECOND_MS) }]);
+      expect(idsOf(await claim(ctx.store, { types: ['high_job'], limits, now: T0 }))).toEqual([running]);
+      await enqueueIds(ctx.store, Array.from({ length: LIMITED_PICK_SCAN + 44 }, () => ({ type: 'high_job', priority: 5, limitKey: 'full', runAt: at(-5 * SECOND_MS) })));
+      const [roomy] = await enqueueIds(ctx.store, [{ type: 'high_job', priority: 5, limitKey: 'roomy' }]);
+      await enqueueIds(ctx.store, [0, 1, 2].map((i) => ({ type: 'low_job', priority: 0, limitKey: `low${i}`, runAt: at(-9 * SECOND_MS) })));
+      expect(idsOf(await claim(ctx.store, { types: ['high_job', 'low_job'], limits, limit: 1, now: T0 }))).toEqual([roomy]);
+    });
+
     it('reaches, by key, a due job below the priorities where its key holds jobs for later', async () => {
       // An endpoint whose deliveries wait behind its open breaker is a key with room: its head
       // is looked for priority by priority (keyLevels), past the ones with nothing due, and
