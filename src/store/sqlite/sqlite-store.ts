@@ -75,7 +75,7 @@ export class SqliteStore extends SqliteExecutor implements Store {
   }
 
   async close(): Promise<void> {
-    this.engine.close();
+    await this.engine.close();
   }
 
   transactionSync<T>(fn: (tx: SyncStoreTransaction) => T): T {

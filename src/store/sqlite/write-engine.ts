@@ -92,11 +92,20 @@ export class SqliteWriteEngine<M> {
     if (this.isClosed || !this.db.open) throw new StoreClosedError('sqlite');
   }
 
-  close(): void {
+  /**
+   * Closes the engine. Acknowledgements asked for before close, waiting for their group's
+   * commit, are committed first, as they would have been (lock retries and error mapping
+   * included), so that a call made before close() is answered as usual. Inside a caller's
+   * open transaction they are refused instead: that transaction could still roll back what
+   * they would be told was stored.
+   */
+  async close(): Promise<void> {
     if (this.isClosed) return;
-    // Acknowledgements asked for before close, waiting for their group's commit: committed
-    // now, so that a call made before close() is answered as it would have been.
-    if (this.pendingAcks.length > 0) void this.flushGroup((fn) => this.writeSync('ack', fn));
+    if (this.pendingAcks.length > 0) {
+      if (this.db.open && !this.db.inTransaction) await this.flushGroup();
+      else for (const item of this.pendingAcks.splice(0)) item.reject(new StoreClosedError('sqlite'));
+    }
+    if (this.isClosed) return; // closed by another close() meanwhile
     this.isClosed = true;
     this.statements.clear();
     this.checkpointer?.stop();
@@ -156,23 +165,18 @@ export class SqliteWriteEngine<M> {
     });
   }
 
-  /** The pending acknowledgements' commit, through `write` (close() passes writeSync: done before it returns). */
-  private async flushGroup(write: <T>(fn: () => T) => T | Promise<T> = (fn) => this.write('ack', fn)): Promise<void> {
+  private async flushGroup(): Promise<void> {
     const batch = this.pendingAcks.splice(0);
     if (batch.length === 0) return;
     if (batch.length === 1) {
       // Alone in its transaction: no savepoint needed to keep its failure its own.
       const [item] = batch;
-      try {
-        item!.resolve(await write(item!.run));
-      } catch (error) {
-        item!.reject(error);
-      }
+      await this.write('ack', item!.run).then(item!.resolve, item!.reject);
       return;
     }
     let results: GroupResult[];
     try {
-      results = await write(() => {
+      results = await this.write('ack', () => {
         // In call order, so ids follow it across the batch: each run of consecutive
         // mergeable callers shares one insert, everyone else gets a savepoint of their own.
         const out: GroupResult[] = [];
