@@ -248,11 +248,9 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
   /** The pick of a claim of these (unlimited) types, in claim order. */
   private pickPlain(params: JobClaimParams, types: readonly string[], now: number): PickedRow[] {
     const lanes = walkedLanes({ types, queues: params.queues });
-    if (lanes?.length === 1) return this.pickLane(lanes[0]!, now, params.limit);
     if (lanes !== null) {
       // Each lane's due jobs, walked (claimStatement), then merged: at most `limit` rows a lane.
-      const picked = lanes.flatMap((lane) => this.pickLane(lane, now, params.limit));
-      return picked.length <= params.limit ? picked.sort(compareClaimed) : mergeInClaimOrder(picked, [], params.limit);
+      return mergeInClaimOrder(lanes.flatMap((lane) => this.pickLane(lane, now, params.limit)), [], params.limit);
     }
     return this.pickLane({ types, queues: params.queues }, now, params.limit);
   }
