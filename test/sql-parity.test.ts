@@ -85,9 +85,11 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'deliveryRecord.successes',
     // Keyless publishes of one turn of the event loop share a transaction (postgres-store.ts,
     // publishGrouped): their messages in one insert. On
-    // SQLite concurrent publishes share one commit already (each its own savepoint in the
-    // write engine's acknowledgement), and a statement costs no round trip.
-    'messageInsertMany',
+    // A keyless publish, or a group of them, as one statement: a round trip each was most
+    // of a PostgreSQL publish. SQLite concurrent publishes share one commit already (each
+    // its own savepoint in the write engine's acknowledgement), and a statement costs no
+    // round trip.
+    'messagePublish.keyless',
     // The whole claim in one statement (see jobClaim.pick above).
     'jobClaim',
     'jobClaim.inQueues',

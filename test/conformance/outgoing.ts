@@ -128,9 +128,10 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(result.deliveries[2]!.jobId).toBeNull();
       for (const delivery of result.deliveries.slice(0, 2)) {
         const job = (await ctx.store.jobGet({ id: delivery.jobId! }))!;
-        expect(job).toMatchObject({ type: 'deliver', status: 'pending', maxAttempts: 9 });
+        expect(job).toMatchObject({ type: 'deliver', status: 'pending', maxAttempts: 9, runAt: T0, createdAt: T0 });
         expect(job.payload).toEqual({ deliveryId: delivery.id, messageId: result.message.id, endpointId: delivery.endpointId });
       }
+      expect(result.message.createdAt).toEqual(T0);
       expect(await ctx.store.messageList({ tenant: 'acme' })).toEqual([result.message]);
       expect(await ctx.store.messageList({ tenant: 'globex' })).toEqual([]);
       expect((await ctx.store.deliveryList({ endpointId: off.id, status: 'skipped' })).map((d) => d.messageId)).toEqual([result.message.id]);
@@ -174,6 +175,11 @@ export function outgoingConformance(harness: StoreHarness): void {
         }
       }
       expect((await ctx.store.messageList({ tenant: 'globex', limit: 100 })).length).toBe(10);
+      // Jobs are claimed in id order within a priority: the deliveries' jobs follow the
+      // deliveries' order, across the publishes that shared a statement.
+      const sent = results.flatMap((result) => result.deliveries).filter((d) => d.jobId !== null);
+      const byDelivery = [...sent].sort((a, b) => Number(a.id) - Number(b.id)).map((d) => Number(d.jobId));
+      expect(byDelivery).toEqual([...byDelivery].sort((a, b) => a - b));
     });
 
     it('stores a message that matches no endpoint, and reads it back by id', async () => {

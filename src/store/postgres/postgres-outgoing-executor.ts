@@ -168,6 +168,10 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   }
 
   async messagePublish(params: MessagePublishParams): Promise<MessagePublishResult> {
+    if (params.key === null) {
+      const [published] = await this.publishKeyless([params]);
+      return published!;
+    }
     return this.runner.atomic(async (runner) => {
       const now = await this.clock(runner, params.now);
       const [inserted] = await runner.run(this.stmt('messageInsert'), [params.tenant, params.type, params.payloadJson, params.key, now]);
@@ -178,71 +182,79 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
         }
         return { message: messageFromRow(existing!), deliveries: await this.deliveriesOf(runner, String(existing!.id)), isDuplicate: true };
       }
-      const [published] = await this.publishInserted(runner, [params], [inserted], now);
+      const planned = planDeliveries([params], await this.endpointsOfTenants(runner, [params]));
+      const rows =
+        planned.length === 0
+          ? []
+          : await runner.run(this.stmt('deliveryInsert'), [planned.map(() => inserted.id), planned.map((row) => row.endpointId), planned.map((row) => row.status), now]);
+      // Ids follow the insert order, the order planned (ORDER BY n).
+      rows.sort((a, b) => compareJobIds(a.id, b.id));
+      const toSend: DeliverJobToCreate[] = [];
+      rows.forEach((row) => {
+        if (row.status === 'pending') toSend.push({ deliveryId: String(row.id), endpointId: String(row.endpoint_id), messageId: String(inserted.id), job: params.job });
+      });
+      const jobIds = await this.createDeliverJobs(runner, toSend, now);
+      const jobOf = new Map(toSend.map((delivery, k) => [delivery.deliveryId, jobIds[k]!]));
+      const [published] = publishAnswers([params], [inserted], planned, rows.map((row) => ({ id: String(row.id), jobId: jobOf.get(String(row.id)) ?? null })), now);
       return published!;
     });
   }
 
   /**
-   * Several publishes in one transaction and a fixed number of statements, whatever their
-   * number: the store groups the keyless publishes asked for in one turn of the event loop
-   * (postgres-store.ts). A publish is nine round trips; on its own each one also waited for
-   * its commit's WAL flush, with NOTIFY's commit lock held, so concurrent publishes ran
-   * one commit at a time (about 400 a second here, against thousands of enqueues a second).
-   * Keyless only: a key's conflict is its own caller's, read and answered alone.
+   * Several keyless publishes, which the store groups when they are asked for in one turn
+   * of the event loop (postgres-store.ts), in the statements of one.
    */
   async messagePublishMany(list: readonly MessagePublishParams[]): Promise<MessagePublishResult[]> {
     if (list.some((params) => params.key !== null)) throw new Error('messagePublishMany takes keyless publishes only');
-    return this.runner.atomic(async (runner) => {
-      const now = await this.clock(runner, undefined);
-      const inserted = await runner.run(this.stmt('messageInsertMany'), [list.map((params) => params.tenant), list.map((params) => params.type), list.map((params) => params.payloadJson), now]);
-      // Identity values follow the insert order, which is the input order (ORDER BY n).
-      inserted.sort((a, b) => compareJobIds(a.id, b.id));
-      return this.publishInserted(runner, list, inserted, now);
-    });
+    return this.publishKeyless(list);
   }
 
   /**
-   * The deliveries and deliver jobs of newly inserted messages (list[i] made inserted[i]), and
-   * each publish's answer, built from what was written (as an inserted job is): reading the
-   * deliveries back cost a round trip a publish.
+   * Keyless publishes in two round trips, whatever their number: a read of the tenants'
+   * endpoints, then one autocommitted statement that writes the messages, their deliveries
+   * and the deliveries' jobs (messagePublish.keyless). A transaction of separate statements
+   * was nine round trips a publish, each with the server's work for a statement: at 200
+   * publishes a second that was most of what a two-core machine could do. An endpoint added,
+   * disabled or removed between the two is a race the transaction had too (its read took
+   * no lock). Each answer is built from what was written, as an inserted job's is.
    */
-  private async publishInserted(runner: QueryRunner, list: readonly MessagePublishParams[], inserted: readonly Row[], now: Date): Promise<MessagePublishResult[]> {
-    const tenants = [...new Set(list.map((params) => params.tenant))];
+  private publishKeyless(list: readonly MessagePublishParams[]): Promise<MessagePublishResult[]> {
+    return this.runner.sequence((runner) => this.writeKeyless(runner, list));
+  }
+
+  private async writeKeyless(runner: QueryRunner, list: readonly MessagePublishParams[]): Promise<MessagePublishResult[]> {
+    const planned = planDeliveries(list, await this.endpointsOfTenants(runner, list));
+    const jobs = list.map((params) => params.job);
+    const hasTrace = jobs.some((job) => job.traceContext);
+    const rows = await runner.run(this.stmt('messagePublish.keyless'), [
+      list.map((params) => params.tenant),
+      list.map((params) => params.type),
+      list.map((params) => params.payloadJson),
+      list[0]!.now ?? null,
+      planned.map((row) => row.index + 1),
+      planned.map((row) => row.endpointId),
+      planned.map((row) => row.status),
+      jobs.map((job) => job.queue),
+      jobs.map((job) => job.type),
+      jobs.map((job) => job.priority),
+      jobs.map((job) => job.runAt),
+      jobs.map((job) => Math.max(0, Math.round(job.delayMs))),
+      jobs.map((job) => job.maxAttempts),
+      hasTrace ? jobs.map((job) => job.traceContext ?? null) : null,
+    ]);
+    const ids: unknown[] = rows[0]?.delivery_ids ?? [];
+    const jobIds: unknown[] = rows[0]?.delivery_job_ids ?? [];
+    const written = ids.map((id, k) => ({ id: String(id), jobId: jobIds[k] === null ? null : String(jobIds[k]) }));
+    return publishAnswers(list, rows, planned, written, rows[0]!.created_at);
+  }
+
+  /** Each publishing tenant's endpoints, in id order. */
+  private async endpointsOfTenants(runner: QueryRunner, list: readonly MessagePublishParams[]): Promise<Map<string, Row[]>> {
     const endpointsOf = new Map<string, Row[]>();
-    for (const row of await runner.run(this.stmt('endpointsOfTenant'), [tenants])) {
+    for (const row of await runner.run(this.stmt('endpointsOfTenant'), [[...new Set(list.map((params) => params.tenant))]])) {
       endpointsOf.set(row.tenant, [...(endpointsOf.get(row.tenant) ?? []), row]);
     }
-    const planned: Array<{ messageId: string; endpointId: unknown; status: string; index: number }> = [];
-    list.forEach((params, index) => {
-      const messageId = String(inserted[index]!.id);
-      for (const endpoint of endpointsOf.get(params.tenant) ?? []) {
-        if (!endpointReceives(JSON.parse(endpoint.event_types ?? 'null'), params.type)) continue;
-        planned.push({ messageId, endpointId: endpoint.id, status: endpoint.enabled ? 'pending' : 'skipped', index });
-      }
-    });
-    const rows =
-      planned.length === 0
-        ? []
-        : await runner.run(this.stmt('deliveryInsert'), [planned.map((row) => row.messageId), planned.map((row) => row.endpointId), planned.map((row) => row.status), now]);
-    // Ids follow the insert order, the order planned (ORDER BY n): each message's in endpoint order.
-    rows.sort((a, b) => compareJobIds(a.id, b.id));
-    const toSend: DeliverJobToCreate[] = [];
-    rows.forEach((row, k) => {
-      const { messageId, index } = planned[k]!;
-      if (row.status === 'pending') toSend.push({ deliveryId: String(row.id), endpointId: String(row.endpoint_id), messageId, job: list[index]!.job });
-    });
-    const jobIds = await this.createDeliverJobs(runner, toSend, now);
-    const jobOf = new Map(toSend.map((delivery, k) => [delivery.deliveryId, jobIds[k]!]));
-    const deliveriesOf = new Map<number, Delivery[]>(list.map((_, index) => [index, []]));
-    rows.forEach((row, k) => {
-      const { messageId, index } = planned[k]!;
-      const { tenant, type } = list[index]!;
-      // What mailroom_delivery_state reads for a delivery just written: its new job has no attempt yet.
-      const written = { ...row, message_id: messageId, tenant, type, job_id: jobOf.get(String(row.id)) ?? null, attempts: 0, last_error: null, created_at: now, updated_at: now };
-      deliveriesOf.get(index)!.push(deliveryFromRow(written));
-    });
-    return inserted.map((row, index) => ({ message: messageFromRow(row), deliveries: deliveriesOf.get(index)!, isDuplicate: false }));
+    return endpointsOf;
   }
 
   async messageGet(params: MessageGetParams): Promise<Message | null> {
@@ -454,4 +466,48 @@ function prefixed(row: Row, prefix: string): Row {
   const out: Row = {};
   for (const key of Object.keys(row)) if (key.startsWith(prefix)) out[key.slice(prefix.length)] = row[key];
   return out;
+}
+
+/** A delivery a publish makes: its message (list[index]), endpoint and first status. */
+interface PlannedDelivery {
+  readonly index: number;
+  readonly endpointId: string;
+  readonly status: 'pending' | 'skipped';
+}
+
+/**
+ * The deliveries of some publishes, in order: each message's, in endpoint id order, one
+ * per endpoint of its tenant whose event types take it; pending, or skipped when the
+ * endpoint is disabled.
+ */
+function planDeliveries(list: readonly MessagePublishParams[], endpointsOf: ReadonlyMap<string, readonly Row[]>): PlannedDelivery[] {
+  const planned: PlannedDelivery[] = [];
+  list.forEach((params, index) => {
+    for (const endpoint of endpointsOf.get(params.tenant) ?? []) {
+      if (!endpointReceives(JSON.parse(endpoint.event_types ?? 'null'), params.type)) continue;
+      planned.push({ index, endpointId: String(endpoint.id), status: endpoint.enabled ? 'pending' : 'skipped' });
+    }
+  });
+  return planned;
+}
+
+/**
+ * Each publish's answer from what was written: list[i] made messages[i], planned[k] made
+ * the delivery written[k] (its id and its job's). A delivery just written has no attempt
+ * yet, as mailroom_delivery_state would read it.
+ */
+function publishAnswers(
+  list: readonly MessagePublishParams[],
+  messages: readonly Row[],
+  planned: readonly PlannedDelivery[],
+  written: ReadonlyArray<{ id: string; jobId: string | null }>,
+  now: Date,
+): MessagePublishResult[] {
+  const deliveriesOf: Delivery[][] = list.map(() => []);
+  planned.forEach((row, k) => {
+    const { tenant, type } = list[row.index]!;
+    const delivery = { id: written[k]!.id, message_id: messages[row.index]!.id, endpoint_id: row.endpointId, status: row.status, tenant, type, job_id: written[k]!.jobId, attempts: 0, last_error: null, created_at: now, updated_at: now };
+    deliveriesOf[row.index]!.push(deliveryFromRow(delivery));
+  });
+  return messages.map((row, index) => ({ message: messageFromRow(row), deliveries: deliveriesOf[index]!, isDuplicate: false }));
 }

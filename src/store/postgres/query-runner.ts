@@ -26,6 +26,13 @@ export interface QueryRunner {
    * retried (inside a caller's transaction their settings stand).
    */
   atomic<T>(fn: (runner: QueryRunner) => Promise<T>, options?: AtomicOptions): Promise<T>;
+  /**
+   * `fn`'s statements as one call whose statements need not share a transaction: on the
+   * pool each commits on its own, and close() waits for the whole call, not only for the
+   * statement in flight. Inside a caller's transaction they run in a savepoint, as an
+   * atomic section's would, so that a failure leaves that transaction usable.
+   */
+  sequence<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T>;
 }
 
 export interface AtomicOptions {
@@ -114,6 +121,12 @@ export class PoolRunner implements QueryRunner {
 
   async atomic<T>(fn: (runner: QueryRunner) => Promise<T>, options: AtomicOptions = {}): Promise<T> {
     return this.track(this.atomicOnce(fn, options));
+  }
+
+  sequence<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
+    // One connection for the whole call, in autocommit: a statement after the first would
+    // otherwise ask the pool again, which close() has stopped lending by then.
+    return this.track(this.withRetry((client) => fn(new ClientRunner(client, 'session'))));
   }
 
   /** `work`, counted in flight until it settles. */
@@ -216,12 +229,13 @@ export class ClientRunner implements QueryRunner {
   private savepoints = 0;
 
   /**
-   * @param mode 'transaction': our own BEGIN is open. 'user': the caller's client, which
-   *   should be inside their transaction; if it is not, an atomic section opens its own.
+   * @param mode 'transaction': our own BEGIN is open. 'session': our own pooled connection
+   *   in autocommit (PoolRunner.sequence). 'user': the caller's client, which should be
+   *   inside their transaction. Outside a transaction an atomic section opens its own.
    */
   constructor(
     private readonly client: PgQueryable,
-    private readonly mode: 'transaction' | 'user',
+    private readonly mode: 'transaction' | 'session' | 'user',
   ) {}
 
   run(sql: string, values: readonly unknown[] = []): Promise<Row[]> {
@@ -232,13 +246,17 @@ export class ClientRunner implements QueryRunner {
     return this.exclusive(() => this.savepoint(fn));
   }
 
+  sequence<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
+    return this.atomic(fn);
+  }
+
   private async query(sql: string, values: readonly unknown[]): Promise<Row[]> {
     try {
       // Our own client (a pooled connection) takes a prepared statement, planned once per
       // connection as PoolRunner's are: a limited claim's pick re-planned on every claim
       // took 2-6 ms to bind. A caller's client need only take text and values, and keeps
       // no statements of ours.
-      if (this.mode === 'transaction' && values.length > 0) {
+      if (this.mode !== 'user' && values.length > 0) {
         return await queryRows(this.client as pg.ClientBase, preparedQuery(sql, values));
       }
       return (await this.client.query(sql, values as unknown[])).rows;
@@ -252,13 +270,14 @@ export class ClientRunner implements QueryRunner {
     const inner: QueryRunner = {
       run: (sql, values = []) => this.query(sql, values),
       atomic: (nested) => this.savepoint(nested),
+      sequence: (nested) => this.savepoint(nested),
     };
     const name = `mailroom_sp_${++this.savepoints}`;
     try {
       await this.client.query(`SAVEPOINT ${name}`);
     } catch (error) {
       // 25P01 no_active_sql_transaction: the caller's client is in autocommit mode.
-      if (this.mode === 'user' && pgErrorCode(error) === '25P01') return this.ownTransaction(fn, inner);
+      if (this.mode !== 'transaction' && pgErrorCode(error) === '25P01') return this.ownTransaction(fn, inner);
       throw interpretPgError(error);
     }
     try {

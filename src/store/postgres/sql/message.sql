@@ -10,14 +10,69 @@ VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (tenant, key) WHERE key IS NOT NULL DO NOTHING
 RETURNING *;
 
--- name: messageInsertMany
--- Several keyless messages in one statement (publishes grouped by the store), ids in input order.
--- params: $1 tenants, $2 types, $3 payloads, $4 now
-INSERT INTO mailroom_message (tenant, type, payload, key, created_at)
-SELECT m.tenant, m.type, m.payload, NULL, $4
-FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS m(tenant, type, payload, n)
-ORDER BY m.n
-RETURNING *;
+-- name: messagePublish.keyless
+-- Keyless publishes (one, or a group the store made) in one autocommitted statement: the
+-- messages, their deliveries and the deliveries' jobs. The caller read the tenants'
+-- endpoints and chose the deliveries (event-type filters); a transaction of separate
+-- statements was nine round trips a publish, most of a single publish's cost. A delivery
+-- and its job name each other, so the jobs' ids are drawn first, in delivery order (the
+-- sorted subquery), and the jobs are inserted with them. The job's payload is
+-- deliverPayloadJson's text (store/outgoing-rows.ts), and its other columns what
+-- jobInsertMany writes for a job with no key, group, event or batch; the statement
+-- triggers (counters, backlog, NOTIFY) fire as for those statements. Messages come back
+-- in input order; the first carries every delivery's id and job id, in delivery order.
+-- params: $1 tenants, $2 types, $3 payloads (per message), $4 now (null: the server's),
+--   $5 message numbers (1-based), $6 endpoint ids, $7 statuses (per delivery),
+--   $8 queues, $9 job types, $10 priorities, $11 run_ats (null: now + delay), $12 delays_ms,
+--   $13 max_attempts, $14 trace_contexts (null: none) (per message)
+WITH clock AS (SELECT coalesce($4::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+inserted AS (
+  INSERT INTO mailroom_message (tenant, type, payload, key, created_at)
+  SELECT m.tenant, m.type, m.payload, NULL, clock.now
+  FROM clock, unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS m(tenant, type, payload, n)
+  ORDER BY m.n
+  RETURNING *
+),
+messages AS MATERIALIZED (SELECT i.*, row_number() OVER (ORDER BY i.id) AS n FROM inserted i),
+planned AS MATERIALIZED (
+  SELECT o.*, CASE WHEN o.status = 'pending' THEN nextval(pg_get_serial_sequence('mailroom_job', 'id')) END AS job_id
+  FROM (
+    SELECT p.n, p.message_n, m.id AS message_id, p.endpoint_id, p.status
+    FROM unnest($5::bigint[], $6::bigint[], $7::text[]) WITH ORDINALITY AS p(message_n, endpoint_id, status, n)
+    JOIN messages m ON m.n = p.message_n
+    ORDER BY p.n
+  ) o
+),
+deliveries AS (
+  INSERT INTO mailroom_delivery (message_id, endpoint_id, status, job_id, created_at, updated_at)
+  SELECT p.message_id, p.endpoint_id, p.status, p.job_id, clock.now, clock.now
+  FROM planned p CROSS JOIN clock
+  ORDER BY p.n
+  RETURNING id, message_id, endpoint_id, job_id
+),
+jobs AS (
+  INSERT INTO mailroom_job (id, queue, type, status, priority, payload, run_at, max_attempts,
+                            trace_context, limit_key, created_at)
+  OVERRIDING SYSTEM VALUE
+  SELECT d.job_id, o.queue, o.type, 'pending', o.priority,
+         format('{"deliveryId":"%s","messageId":"%s","endpointId":"%s"}', d.id, d.message_id, d.endpoint_id),
+         coalesce(o.run_at, clock.now + o.delay_ms * interval '1 millisecond'),
+         o.max_attempts, o.trace_context, d.endpoint_id::text, clock.now
+  FROM deliveries d
+  JOIN planned p ON p.job_id = d.job_id
+  JOIN unnest($8::text[], $9::text[], $10::integer[], $11::timestamptz[], $12::float8[], $13::integer[], $14::text[])
+       WITH ORDINALITY AS o(queue, type, priority, run_at, delay_ms, max_attempts, trace_context, message_n)
+    ON o.message_n = p.message_n
+  CROSS JOIN clock
+  ORDER BY d.job_id
+  RETURNING id
+)
+SELECT m.*,
+       CASE WHEN m.n = 1 THEN (SELECT array_agg(d.id ORDER BY d.id) FROM deliveries d) END AS delivery_ids,
+       CASE WHEN m.n = 1 THEN (SELECT array_agg(d.job_id ORDER BY d.id) FROM deliveries d) END AS delivery_job_ids,
+       CASE WHEN m.n = 1 THEN (SELECT count(*) FROM jobs) END AS jobs_inserted
+FROM messages m
+ORDER BY m.n;
 
 -- name: messageByKey
 -- params: $1 tenant, $2 key
