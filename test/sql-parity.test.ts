@@ -83,8 +83,6 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // A batch of successful deliveries' records in one statement: on PostgreSQL the general
     // path's transaction is four round trips; SQLite's is one in-process write either way.
     'deliveryRecord.successes',
-    // Keyless publishes of one turn of the event loop share a transaction (postgres-store.ts,
-    // publishGrouped): their messages in one insert. On
     // A keyless publish, or a group of them, as one statement: a round trip each was most
     // of a PostgreSQL publish. SQLite concurrent publishes share one commit already (each
     // its own savepoint in the write engine's acknowledgement), and a statement costs no

@@ -75,6 +75,36 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres outbox enqueue on the ca
     }
   });
 
+  it('publishes on the caller’s client: a refused publish leaves the transaction usable, a rollback leaves nothing, autocommit commits', async () => {
+    const { store } = await postgresHarness.open();
+    await store.endpointAdd({ tenant: 'acme', url: 'https://hooks.example.com/in', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', addedBy: 'operator' });
+    const publish = (tenant: string, i: number) => ({ tenant, type: 'invoice.paid', key: null, job: jobInsert({ type: 'deliver' }), payloadJson: JSON.stringify({ i }) });
+    const client = await connectClient();
+    try {
+      await client.query('BEGIN');
+      const executor = store.fromClient!(client);
+      // A NUL is not text to PostgreSQL (22021): the publish fails, in its own savepoint.
+      await expect(executor.messagePublish(publish('ac\u0000me', 0))).rejects.toThrow();
+      const kept = await executor.messagePublish(publish('acme', 1));
+      expect(await store.messageGet({ id: kept.message.id })).toBeNull();
+      await client.query('COMMIT');
+      expect(await store.messageGet({ id: kept.message.id })).not.toBeNull();
+      expect((await store.jobGet({ id: kept.deliveries[0]!.jobId! }))?.status).toBe('pending');
+
+      await client.query('BEGIN');
+      const undone = await executor.messagePublish(publish('acme', 2));
+      await client.query('ROLLBACK');
+      expect(await store.messageGet({ id: undone.message.id })).toBeNull();
+      expect(await store.jobGet({ id: undone.deliveries[0]!.jobId! })).toBeNull();
+
+      const alone = await executor.messagePublish(publish('acme', 3));
+      expect((await store.jobGet({ id: alone.deliveries[0]!.jobId! }))?.status).toBe('pending');
+      expect((await store.messageList({ tenant: 'acme' })).map((message) => message.id)).toEqual([kept.message.id, alone.message.id]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('runs store.transaction on one connection: the caller’s write and the job commit or roll back together', async () => {
     const { store, url } = await postgresHarness.open();
     const schema = new URL(url).searchParams.get('schema')!;

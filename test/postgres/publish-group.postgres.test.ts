@@ -1,5 +1,5 @@
 // PostgreSQL-only: keyless publishes asked for in one turn of the event loop share one
-// transaction (postgres-store.ts, publishGrouped). What the shared suite cannot show: a
+// statement (postgres-store.ts, publishGrouped). What the shared suite cannot show: a
 // publish whose data the server refuses fails alone; the others of its group are stored.
 // (SQLite runs each publish in a savepoint of a shared commit, and accepts what PostgreSQL
 // refuses here.)

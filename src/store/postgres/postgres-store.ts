@@ -261,8 +261,8 @@ export class PostgresStore extends PostgresExecutor implements Store {
 
   /**
    * Group publish, as group insert above: keyless publishes on the store's clock asked for
-   * in the same turn of the event loop, after its first, share one transaction and its
-   * statements (messagePublishMany). A keyed publish keeps its own: its key's conflict is its caller's.
+   * in the same turn of the event loop, after its first, share one statement
+   * (messagePublishMany). A keyed publish keeps its own: its key's conflict is its caller's.
    */
   private publishGrouped(params: MessagePublishParams): Promise<MessagePublishResult> {
     if (params.key !== null || params.now !== undefined) return super.messagePublish(params);
@@ -293,7 +293,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
       batch.forEach((item, index) => item.resolve(results[index]!));
     } catch (error) {
       // A statement refused the group's data (SQLSTATE class 22 or 23, or 54: a value past a
-      // limit, such as an index row; the transaction rolled back, nothing of it was stored),
+      // limit, such as an index row; the statement wrote nothing),
       // perhaps for one caller's input: each publish again on its own, so only that caller
       // gets the error. Any other failure (a lost connection) may have committed; it goes to
       // all, as a single publish's would.
