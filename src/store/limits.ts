@@ -149,15 +149,23 @@ export class LimitBudget {
    * (a per-endpoint concurrency of 10, claims of ~5) read 20 rows a claim to start 5.
    */
   candidatesToRead(size: number): number {
+    return this.mayRefuse(size) ? candidatesFor(size) : size;
+  }
+
+  /**
+   * Whether admitting `size` more jobs could refuse one: a rate limit, or a type or a key
+   * (the busiest one) with room for fewer than `size`.
+   */
+  mayRefuse(size: number): boolean {
     for (const limit of this.byType.values()) {
-      const canRefuse =
+      const mayRefuse =
         limit.rate !== undefined ||
         limit.perKey?.rate !== undefined ||
         (limit.concurrency !== undefined && limit.concurrency - (this.typeRunning.get(limit.type) ?? 0) < size) ||
         (limit.perKey?.concurrency !== undefined && limit.perKey.concurrency - (this.busiestKey.get(limit.type) ?? 0) < size);
-      if (canRefuse) return candidatesFor(size);
+      if (mayRefuse) return true;
     }
-    return size;
+    return false;
   }
 
   /** Limited types that can start nothing now (kept out of the pick). */

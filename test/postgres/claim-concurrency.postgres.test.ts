@@ -162,4 +162,26 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres concurrent claims', () =
       await holder.end();
     }
   });
+
+  it('holds per-key limits across 30 concurrent claimers, for types whose names need quoting in the lock statement', async () => {
+    // limitLock goes in BEGIN's simple query with the types written in as literals: a quote,
+    // a backslash or a `$&` in a name must neither break it nor lock another name.
+    const stores = await openStores();
+    const types = ["it's", 'back\\slash $& $1', 'plain'];
+    const limits = types.map((type) => ({ type, perKey: { concurrency: 1 } }));
+    await stores[0]!.jobInsertMany({ jobs: types.flatMap((type) => Array.from({ length: 20 }, (_, n) => jobInsert({ type, limitKey: `k${n % 2}`, payload: { key: `k${n % 2}` } }))) });
+    const claimed = (
+      await Promise.all(
+        Array.from({ length: 30 }, (_, n) =>
+          stores[n % STORES]!.jobClaim({ workerId: `w${n}`, types: n % 2 === 0 ? types : [types[n % 3]!], queues: null, limits, limit: 5, leaseMs: 60_000 }),
+        ),
+      )
+    ).flat();
+    const perKey = new Map<string, number>();
+    for (const job of claimed) {
+      const pair = `${job.type}/${(job.payload as { key: string }).key}`;
+      perKey.set(pair, (perKey.get(pair) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(perKey)).toEqual(Object.fromEntries(types.flatMap((type) => [`${type}/k0`, `${type}/k1`].map((key) => [key, 1]))));
+  });
 });

@@ -4,6 +4,7 @@
 // in sql/*.sql under the same names.
 
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { KeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
 import { emptyStatusCounts } from '../../core/types.js';
@@ -164,14 +165,11 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     const scoped = { ...params, queues };
     const leaseToken = randomUUID();
     const leaseMs = Math.round(params.leaseMs);
-    const values: unknown[] = [params.workerId, [...params.types], Math.floor(params.limit), leaseToken, leaseMs, params.now ?? null];
     const limits = limitsOf(params);
     const rows =
       limits.length > 0
-        ? await this.runner.atomic((runner) => this.claimWithinLimits(runner, scoped, limits, leaseToken, leaseMs))
-        : queues === null
-          ? await this.runner.run(this.stmt('jobClaim'), values)
-          : await this.runner.run(this.stmt(queues.length === 1 ? 'jobClaim.oneQueue' : 'jobClaim.inQueues'), [...values, [...new Set(queues)]]);
+        ? await this.claimLimited(scoped, limits, leaseToken, leaseMs)
+        : await this.claimPlain(this.runner, scoped, Math.floor(params.limit), leaseToken, leaseMs, params.now ?? null);
     // RETURNING order is unspecified; hand jobs out in claim order.
     const claimed = (rows as Array<ClaimedRow & { started_at: number }>).sort(compareClaimed);
     // Every row carries the statement's clock (started_at); the lease runs from it.
@@ -186,17 +184,37 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
    * what is full, each candidate admitted in claim order while it fits (store/limits.ts),
    * the lease, and the starts of rate-limited ones.
    */
+  /** Picks and leases up to `limit` jobs in one statement, with no limit to admit them by. */
+  private claimPlain(runner: QueryRunner, params: JobClaimParams, limit: number, leaseToken: string, leaseMs: number, now: Date | null): Promise<Row[]> {
+    const values: unknown[] = [params.workerId, [...params.types], limit, leaseToken, leaseMs, now];
+    const { queues } = params;
+    if (queues === null) return runner.run(this.stmt('jobClaim'), values);
+    return runner.run(this.stmt(queues.length === 1 ? 'jobClaim.oneQueue' : 'jobClaim.inQueues'), [...values, [...new Set(queues)]]);
+  }
+
+  private async claimLimited(params: JobClaimParams, limits: readonly TypeLimits[], leaseToken: string, leaseMs: number): Promise<Row[]> {
+    const size = limitedClaimSize(params, limits);
+    if (size <= 0) return [];
+    return this.runner.atomic((runner, [locked]) => this.claimWithinLimits(runner, params, limits, size, params.now ?? (locked!.now as Date), leaseToken, leaseMs), {
+      opening: limitLockText(this.stmt('limitLock'), limits.map((limit) => limit.type)),
+    });
+  }
+
   private async claimWithinLimits(
     runner: QueryRunner,
     params: JobClaimParams,
     limits: readonly TypeLimits[],
+    size: number,
+    now: Date,
     leaseToken: string,
     leaseMs: number,
   ): Promise<Row[]> {
-    const size = limitedClaimSize(params, limits);
-    if (size <= 0) return [];
-    const [{ now }] = (await runner.run(this.stmt('limitLock'), [limits.map((limit) => limit.type), params.now ?? null])) as [{ now: Date }];
     const budget = await this.limitBudget(runner, limits, now, true);
+    // One type whose usage leaves room for the whole claim (a worker's deliveries, mostly):
+    // admission would take every job the pick reads, so the plain claim picks and leases
+    // them in one statement, a round trip less. (Several types share the pick's stretch
+    // and may go on type by type, below.)
+    if (params.types.length === 1 && !budget.mayRefuse(size)) return this.claimPlain(runner, params, size, leaseToken, leaseMs, now);
     const admitted = await this.admitLimited(runner, params, budget, size, now);
     if (admitted.length === 0) return [];
     const leased = await runner.run(this.stmt('jobClaim.lease'), [params.workerId, leaseToken, leaseMs, now, admitted.map((row) => row.id)]);
@@ -790,4 +808,24 @@ function roomForValues(params: { types: readonly string[]; queues: readonly stri
     fullKeys.map(([type]) => type),
     fullKeys.map(([, key]) => key),
   ];
+}
+
+const limitLockTexts = new Map<string, string>();
+/** Where limitLock's text takes the types. */
+const TYPES_MARKER = '/* types */';
+
+/**
+ * limitLock (its store's text) for these types, the names written in as literals: it runs
+ * in BEGIN's simple query, which takes no parameters. Made once per store and set of types.
+ */
+function limitLockText(template: string, types: readonly string[]): string {
+  const id = `${template}\u0000${types.join('\u0000')}`;
+  let text = limitLockTexts.get(id);
+  if (text === undefined) {
+    if (!template.includes(TYPES_MARKER)) throw new Error('limitLock has no place for its types');
+    text = template.replace(TYPES_MARKER, () => types.map((type) => pg.escapeLiteral(type)).join(', '));
+    if (limitLockTexts.size >= 256) limitLockTexts.clear();
+    limitLockTexts.set(id, text);
+  }
+  return text;
 }

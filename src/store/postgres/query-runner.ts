@@ -25,7 +25,7 @@ export interface QueryRunner {
    * our own, a lock held elsewhere for longer fails it with StoreUnavailableError, not
    * retried (inside a caller's transaction their settings stand).
    */
-  atomic<T>(fn: (runner: QueryRunner) => Promise<T>, options?: AtomicOptions): Promise<T>;
+  atomic<T>(fn: AtomicSection<T>, options?: AtomicOptions): Promise<T>;
   /**
    * `fn`'s statements as one call whose statements need not share a transaction: on the
    * pool each commits on its own, and close() waits for the whole call, not only for the
@@ -35,8 +35,17 @@ export interface QueryRunner {
   sequence<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T>;
 }
 
+/** An atomic section's statements; `opened` holds the rows of AtomicOptions.opening (else none). */
+export type AtomicSection<T> = (runner: QueryRunner, opened: Row[]) => Promise<T>;
+
 export interface AtomicOptions {
   readonly lockTimeoutMs?: number;
+  /**
+   * A statement without parameters that the section starts with, sent in BEGIN's round trip
+   * on a pooled connection (a simple query may hold several statements): a claim of limited
+   * types takes its locks there. Its rows are the section's `opened`.
+   */
+  readonly opening?: string;
 }
 
 const statementNames = new Map<string, string>();
@@ -119,7 +128,7 @@ export class PoolRunner implements QueryRunner {
     );
   }
 
-  async atomic<T>(fn: (runner: QueryRunner) => Promise<T>, options: AtomicOptions = {}): Promise<T> {
+  async atomic<T>(fn: AtomicSection<T>, options: AtomicOptions = {}): Promise<T> {
     return this.track(this.atomicOnce(fn, options));
   }
 
@@ -155,14 +164,17 @@ export class PoolRunner implements QueryRunner {
     await this.pool.end();
   }
 
-  private async atomicOnce<T>(fn: (runner: QueryRunner) => Promise<T>, options: AtomicOptions): Promise<T> {
+  private async atomicOnce<T>(fn: AtomicSection<T>, options: AtomicOptions): Promise<T> {
     const lockTimeoutMs = lockTimeoutOf(options.lockTimeoutMs);
+    // The timeout and the opening statement in the same round trip as BEGIN: a simple query
+    // may hold several statements but takes no parameters, so values are written in
+    // (lockTimeoutOf made the timeout an integer).
+    const begin = ['BEGIN', ...(lockTimeoutMs === null ? [] : [`SET LOCAL lock_timeout = ${lockTimeoutMs}`]), ...(options.opening === undefined ? [] : [options.opening])];
     return this.withRetry(async (client) => {
-      // The timeout in the same round trip as BEGIN: a simple query may hold two statements
-      // but takes no parameters, so the value is written in; lockTimeoutOf made it an integer.
-      await client.query(lockTimeoutMs === null ? 'BEGIN' : `BEGIN; SET LOCAL lock_timeout = ${lockTimeoutMs}`);
       try {
-        const result = await fn(new ClientRunner(client, 'transaction'));
+        const results = await client.query(begin.join('; '));
+        const opened = options.opening === undefined ? [] : (results as unknown as pg.QueryResult[]).at(-1)!.rows;
+        const result = await fn(new ClientRunner(client, 'transaction'), opened);
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -242,8 +254,8 @@ export class ClientRunner implements QueryRunner {
     return this.exclusive(() => this.query(sql, values));
   }
 
-  atomic<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
-    return this.exclusive(() => this.savepoint(fn));
+  atomic<T>(fn: AtomicSection<T>, options: AtomicOptions = {}): Promise<T> {
+    return this.exclusive(() => this.savepoint(withOpening(fn, options)));
   }
 
   sequence<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T> {
@@ -269,7 +281,7 @@ export class ClientRunner implements QueryRunner {
     // Inside the section, statements go straight to the client (the lock is held).
     const inner: QueryRunner = {
       run: (sql, values = []) => this.query(sql, values),
-      atomic: (nested) => this.savepoint(nested),
+      atomic: (nested, options = {}) => this.savepoint(withOpening(nested, options)),
       sequence: (nested) => this.savepoint(nested),
     };
     const name = `mailroom_sp_${++this.savepoints}`;
@@ -308,4 +320,10 @@ export class ClientRunner implements QueryRunner {
     this.tail = result.catch(() => undefined);
     return result;
   }
+}
+
+/** A section that runs its opening statement first (inside a caller's transaction, its own round trip). */
+function withOpening<T>(fn: AtomicSection<T>, options: AtomicOptions): (runner: QueryRunner) => Promise<T> {
+  const { opening } = options;
+  return async (runner) => fn(runner, opening === undefined ? [] : await runner.run(opening));
 }

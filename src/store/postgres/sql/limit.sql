@@ -5,16 +5,17 @@
 -- name: limitLock
 -- Serialises the claims of these limited types across every worker and process until the
 -- transaction ends (taken in byte order of the names, whatever the database's collation,
--- so two claims never wait on each other crosswise), and answers the claim's clock, read
+-- so two claims never wait on each other crosswise), and answers the server's clock, read
 -- once every lock is held: the count takes the locks before the one row it makes is
--- built. One round trip for what was one per type and one for the clock. The key is the
--- schema and the type: other schemas never contend. The statements after it read the
--- usage in snapshots taken after the locks.
--- params: $1 types, $2 now (null: the server's)
-SELECT coalesce($2::timestamptz, date_trunc('milliseconds', clock_timestamp())) AS now
+-- built. The key is the schema and the type: other schemas never contend. The statements
+-- after it read the usage in snapshots taken after the locks. It goes in one round trip
+-- with BEGIN (AtomicOptions.opening), which takes no parameters: the caller writes the
+-- types in place of the marker in ARRAY[...] as text literals (pg's escapeLiteral).
+-- params: none
+SELECT date_trunc('milliseconds', clock_timestamp()) AS now
 FROM (
   SELECT count(pg_advisory_xact_lock(hashtextextended('{{schema}}:' || type, 0))) AS held
-  FROM (SELECT type FROM unnest($1::text[]) AS type ORDER BY type COLLATE "C") AS in_order
+  FROM (SELECT type FROM unnest(ARRAY[/* types */]::text[]) AS type ORDER BY type COLLATE "C") AS in_order
 ) AS locks;
 
 -- name: limitRunning
