@@ -184,4 +184,32 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres concurrent claims', () =
     }
     expect(Object.fromEntries(perKey)).toEqual(Object.fromEntries(types.flatMap((type) => [`${type}/k0`, `${type}/k1`].map((key) => [key, 1]))));
   });
+
+  it('holds type and per-key concurrency across 30 concurrent claimers while claims with room take the one-statement path', async () => {
+    // A claim of one type whose usage leaves room for all of it picks and leases with the
+    // plain claim statement; as the keys fill, claims go back to pick and admit. Neither may
+    // let a key or the type past its limit while other connections claim.
+    const stores = await openStores();
+    const limits = [
+      { type: 'keyed', perKey: { concurrency: 10 } },
+      { type: 'capped', concurrency: 7 },
+    ];
+    await stores[0]!.jobInsertMany({
+      jobs: [
+        ...Array.from({ length: 60 }, (_, n) => jobInsert({ type: 'keyed', limitKey: `k${n % 2}`, payload: { key: `k${n % 2}` } })),
+        ...Array.from({ length: 30 }, () => jobInsert({ type: 'capped' })),
+      ],
+    });
+    const claimed = (
+      await Promise.all(
+        Array.from({ length: 30 }, (_, n) =>
+          stores[n % STORES]!.jobClaim({ workerId: `w${n}`, types: [n % 2 === 0 ? 'keyed' : 'capped'], queues: null, limits, limit: 3, leaseMs: 60_000 }),
+        ),
+      )
+    ).flat();
+    const count = (pick: (job: (typeof claimed)[number]) => boolean) => claimed.filter(pick).length;
+    expect(count((job) => job.type === 'capped')).toBe(7);
+    expect(count((job) => (job.payload as { key?: string }).key === 'k0')).toBe(10);
+    expect(count((job) => (job.payload as { key?: string }).key === 'k1')).toBe(10);
+  });
 });

@@ -178,12 +178,6 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     );
   }
 
-  /**
-   * A claim whose types include limited ones, in one transaction: an advisory lock per
-   * limited type (name order) so no other claim counts meanwhile, the usage, the pick less
-   * what is full, each candidate admitted in claim order while it fits (store/limits.ts),
-   * the lease, and the starts of rate-limited ones.
-   */
   /** Picks and leases up to `limit` jobs in one statement, with no limit to admit them by. */
   private claimPlain(runner: QueryRunner, params: JobClaimParams, limit: number, leaseToken: string, leaseMs: number, now: Date | null): Promise<Row[]> {
     const values: unknown[] = [params.workerId, [...params.types], limit, leaseToken, leaseMs, now];
@@ -192,8 +186,14 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     return runner.run(this.stmt(queues.length === 1 ? 'jobClaim.oneQueue' : 'jobClaim.inQueues'), [...values, [...new Set(queues)]]);
   }
 
+  /**
+   * A claim whose types include limited ones, in one transaction: an advisory lock per
+   * limited type (name order) so no other claim counts meanwhile, the usage, the pick less
+   * what is full, each candidate admitted in claim order while it fits (store/limits.ts),
+   * the lease, and the starts of rate-limited ones.
+   */
   private async claimLimited(params: JobClaimParams, limits: readonly TypeLimits[], leaseToken: string, leaseMs: number): Promise<Row[]> {
-    const size = limitedClaimSize(params, limits);
+    const size = Math.floor(limitedClaimSize(params, limits));
     if (size <= 0) return [];
     return this.runner.atomic((runner, [locked]) => this.claimWithinLimits(runner, params, limits, size, params.now ?? (locked!.now as Date), leaseToken, leaseMs), {
       opening: limitLockText(this.stmt('limitLock'), limits.map((limit) => limit.type)),
