@@ -195,9 +195,11 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
   private async claimLimited(params: JobClaimParams, limits: readonly TypeLimits[], leaseToken: string, leaseMs: number): Promise<Row[]> {
     const size = Math.floor(limitedClaimSize(params, limits));
     if (size <= 0) return [];
-    return this.runner.atomic((runner, [locked]) => this.claimWithinLimits(runner, params, limits, size, params.now ?? (locked!.now as Date), leaseToken, leaseMs), {
-      opening: limitLockText(this.stmt('limitLock'), limits.map((limit) => limit.type)),
-    });
+    const types = limits.map((limit) => limit.type);
+    return this.runner.atomic(
+      (runner, [[locked], running]) => this.claimWithinLimits(runner, params, limits, size, params.now ?? (locked!.now as Date), running!, leaseToken, leaseMs),
+      { opening: [withTypes(this.stmt('limitLock'), types), withTypes(this.stmt('limitRunning'), types)] },
+    );
   }
 
   private async claimWithinLimits(
@@ -206,10 +208,11 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     limits: readonly TypeLimits[],
     size: number,
     now: Date,
+    running: Row[],
     leaseToken: string,
     leaseMs: number,
   ): Promise<Row[]> {
-    const budget = await this.limitBudget(runner, limits, now, true);
+    const budget = await this.limitBudget(runner, limits, now, running);
     // One type whose usage leaves room for the whole claim (a worker's deliveries, mostly):
     // admission would take every job the pick reads, so the plain claim picks and leases
     // them in one statement, a round trip less. (Several types share the pick's stretch
@@ -228,13 +231,17 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     return leased;
   }
 
-  /** What limited types use now, as a budget; `prune` drops starts no window reaches. */
-  private async limitBudget(runner: QueryRunner, limits: readonly TypeLimits[], now: Date, prune: boolean): Promise<LimitBudget> {
+  /**
+   * What limited types use now, as a budget. A claim passes the running jobs it read under
+   * its locks (limitRunning), and drops starts no window reaches; a probe reads them here.
+   */
+  private async limitBudget(runner: QueryRunner, limits: readonly TypeLimits[], now: Date, claimRunning: Row[] | null): Promise<LimitBudget> {
     const types = limits.map((limit) => limit.type);
     const windowMs = longestWindowMs(limits);
     const since = new Date(now.getTime() - windowMs);
-    if (prune && windowMs > 0) await runner.run(this.stmt('limitStartsPrune'), [types, since]);
-    const running = (await runner.run(this.stmt('limitRunning'), [types])).map((row) => ({ type: row.type, key: row.key, n: Number(row.n) }));
+    if (claimRunning !== null && windowMs > 0) await runner.run(this.stmt('limitStartsPrune'), [types, since]);
+    const rows = claimRunning ?? (await runner.run(withTypes(this.stmt('limitRunning'), types)));
+    const running = rows.map((row) => ({ type: row.type, key: row.key, n: Number(row.n) }));
     const starts = windowMs > 0 ? (await runner.run(this.stmt('limitStarts'), [types, since])).map((row) => ({ type: row.type, key: row.key, at: Number(row.at) })) : [];
     return new LimitBudget(limits, { running, starts }, now.getTime());
   }
@@ -306,7 +313,7 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     // known time. Plain reads, no transaction: nothing is locked (see jobClaimable.limited),
     // and a transaction's statements would not share a snapshot in READ COMMITTED anyway.
     const [{ now }] = (await this.runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
-    const budget = await this.limitBudget(this.runner, limits, now, false);
+    const budget = await this.limitBudget(this.runner, limits, now, null);
     return { hasClaimable: await this.hasStartable(scoped, budget, now), nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
   }
 
@@ -810,22 +817,23 @@ function roomForValues(params: { types: readonly string[]; queues: readonly stri
   ];
 }
 
-const limitLockTexts = new Map<string, string>();
-/** Where limitLock's text takes the types. */
+const typedTexts = new Map<string, string>();
+/** Where limitLock's and limitRunning's texts take the types. */
 const TYPES_MARKER = '/* types */';
 
 /**
- * limitLock (its store's text) for these types, the names written in as literals: it runs
- * in BEGIN's simple query, which takes no parameters. Made once per store and set of types.
+ * A statement's text (its store's, limitLock or limitRunning) with these types written in
+ * as literals: it runs in BEGIN's simple query, which takes no parameters. Made once per
+ * text and set of types.
  */
-function limitLockText(template: string, types: readonly string[]): string {
+function withTypes(template: string, types: readonly string[]): string {
   const id = `${template}\u0000${types.join('\u0000')}`;
-  let text = limitLockTexts.get(id);
+  let text = typedTexts.get(id);
   if (text === undefined) {
-    if (!template.includes(TYPES_MARKER)) throw new Error('limitLock has no place for its types');
+    if (!template.includes(TYPES_MARKER)) throw new Error('this statement has no place for its types');
     text = template.replace(TYPES_MARKER, () => types.map((type) => pg.escapeLiteral(type)).join(', '));
-    if (limitLockTexts.size >= 256) limitLockTexts.clear();
-    limitLockTexts.set(id, text);
+    if (typedTexts.size >= 256) typedTexts.clear();
+    typedTexts.set(id, text);
   }
   return text;
 }

@@ -35,17 +35,18 @@ export interface QueryRunner {
   sequence<T>(fn: (runner: QueryRunner) => Promise<T>): Promise<T>;
 }
 
-/** An atomic section's statements; `opened` holds the rows of AtomicOptions.opening (else none). */
-export type AtomicSection<T> = (runner: QueryRunner, opened: Row[]) => Promise<T>;
+/** An atomic section's statements; `opened` holds the rows of each AtomicOptions.opening statement. */
+export type AtomicSection<T> = (runner: QueryRunner, opened: Row[][]) => Promise<T>;
 
 export interface AtomicOptions {
   readonly lockTimeoutMs?: number;
   /**
-   * A statement without parameters that the section starts with, sent in BEGIN's round trip
-   * on a pooled connection (a simple query may hold several statements): a claim of limited
-   * types takes its locks there. Its rows are the section's `opened`.
+   * Statements without parameters that the section starts with, sent in BEGIN's round trip
+   * on a pooled connection (a simple query may hold several statements, each with its own
+   * snapshot under READ COMMITTED): a claim of limited types takes its locks there, then
+   * reads the usage. Their rows are the section's `opened`, one list per statement.
    */
-  readonly opening?: string;
+  readonly opening?: readonly string[];
 }
 
 const statementNames = new Map<string, string>();
@@ -169,11 +170,12 @@ export class PoolRunner implements QueryRunner {
     // The timeout and the opening statement in the same round trip as BEGIN: a simple query
     // may hold several statements but takes no parameters, so values are written in
     // (lockTimeoutOf made the timeout an integer).
-    const begin = ['BEGIN', ...(lockTimeoutMs === null ? [] : [`SET LOCAL lock_timeout = ${lockTimeoutMs}`]), ...(options.opening === undefined ? [] : [options.opening])];
+    const opening = options.opening ?? [];
+    const begin = ['BEGIN', ...(lockTimeoutMs === null ? [] : [`SET LOCAL lock_timeout = ${lockTimeoutMs}`]), ...opening];
     return this.withRetry(async (client) => {
       try {
         const results = await client.query(begin.join('; '));
-        const opened = options.opening === undefined ? [] : (results as unknown as pg.QueryResult[]).at(-1)!.rows;
+        const opened = opening.length === 0 ? [] : (results as unknown as pg.QueryResult[]).slice(-opening.length).map((result) => result.rows);
         const result = await fn(new ClientRunner(client, 'transaction'), opened);
         await client.query('COMMIT');
         return result;
@@ -322,8 +324,12 @@ export class ClientRunner implements QueryRunner {
   }
 }
 
-/** A section that runs its opening statement first (inside a caller's transaction, its own round trip). */
+/** A section that runs its opening statements first (inside a caller's transaction, a round trip each). */
 function withOpening<T>(fn: AtomicSection<T>, options: AtomicOptions): (runner: QueryRunner) => Promise<T> {
-  const { opening } = options;
-  return async (runner) => fn(runner, opening === undefined ? [] : await runner.run(opening));
+  const opening = options.opening ?? [];
+  return async (runner) => {
+    const opened: Row[][] = [];
+    for (const statement of opening) opened.push(await runner.run(statement));
+    return fn(runner, opened);
+  };
 }

@@ -21,9 +21,12 @@ FROM (
 -- name: limitRunning
 -- Running (and buffered: claimed is running) jobs of these types per limit key, read
 -- through the partial lease index: bounded by every worker's capacity, not the backlog.
--- params: $1 types
+-- A claim reads it in BEGIN's round trip, just after limitLock (its own statement, so its
+-- snapshot is taken once the locks are held): the caller writes the types in place of the
+-- marker in ARRAY[...] as text literals, as for limitLock.
+-- params: none
 SELECT type, coalesce(limit_key, '') AS key, count(*) AS n FROM mailroom_job
-WHERE status = 'running' AND type = ANY($1::text[])
+WHERE status = 'running' AND type = ANY(ARRAY[/* types */]::text[])
 GROUP BY type, coalesce(limit_key, '');
 
 -- name: limitStarts
