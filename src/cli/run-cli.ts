@@ -45,6 +45,8 @@ Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.`;
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const { word, rest } = splitCommandWord(argv);
+  const beforeDoubleDash = rest.indexOf('--') >= 0 ? rest.slice(0, rest.indexOf('--')) : rest;
+  const fail = failing(beforeDoubleDash.includes('--json'));
   if (word === undefined) {
     if (rest.includes('--help') || rest.includes('-h') || rest.length === 0) {
       io.stdout.write(`${await topHelp()}\n`);
@@ -62,7 +64,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     return fail(io, undefined, error);
   }
-  const beforeDoubleDash = rest.indexOf('--') >= 0 ? rest.slice(0, rest.indexOf('--')) : rest;
   if (beforeDoubleDash.includes('--help') || beforeDoubleDash.includes('-h')) {
     io.stdout.write(`${command.usage.trimEnd()}\n`);
     return EXIT_OK;
@@ -140,11 +141,24 @@ async function topHelp(): Promise<string> {
  */
 const USAGE_CODES: ReadonlySet<unknown> = new Set<ErrorCode>(['MR_ERR_INVALID_ARGUMENT', 'MR_ERR_STORE_URL_INVALID']);
 
-/** One line on stderr (what went wrong and what to do), and the exit code. */
-function fail(io: CliIo, commandName: string | undefined, error: unknown): number {
-  const prefix = commandName ? `mailroom ${commandName}: ` : 'mailroom: ';
-  io.stderr.write(`${prefix}${terminalText(describeCliError(error))}\n`);
-  return error instanceof CliUsageError || USAGE_CODES.has((error as { code?: unknown })?.code) ? EXIT_USAGE : EXIT_FAILURE;
+/**
+ * One line on stderr (what went wrong and what to do), and the exit code. With --json the
+ * line is a JSON object, so that a script that asked for JSON can read the failure too:
+ * `{"error":{"command","code","message","exitCode"}}`, code null where Mailroom has none.
+ */
+function failing(json: boolean): (io: CliIo, commandName: string | undefined, error: unknown) => number {
+  return (io, commandName, error) => {
+    const exitCode = error instanceof CliUsageError || USAGE_CODES.has((error as { code?: unknown })?.code) ? EXIT_USAGE : EXIT_FAILURE;
+    const message = describeCliError(error);
+    if (json) {
+      const code = (error as { code?: unknown })?.code;
+      const line = { error: { command: commandName ?? null, code: typeof code === 'string' && code.startsWith('MR_ERR_') ? code : null, message, exitCode } };
+      io.stderr.write(`${JSON.stringify(line)}\n`);
+    } else {
+      io.stderr.write(`${commandName ? `mailroom ${commandName}: ` : 'mailroom: '}${terminalText(message)}\n`);
+    }
+    return exitCode;
+  };
 }
 
 /**

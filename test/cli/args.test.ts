@@ -133,6 +133,21 @@ describe('dispatch and help', () => {
     expect(noTarget.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 
+  it('writes the failure as one JSON line on stderr when --json was asked for, with the same exit codes', async () => {
+    const badOption = await runCommand(['jobs', '--json', '--nope']);
+    expect(badOption.code).toBe(2);
+    expect(badOption.stdout).toBe('');
+    expect(JSON.parse(badOption.stderr)).toEqual({ error: { command: 'jobs', code: null, message: "Unknown option '--nope'. Run `mailroom jobs --help`.", exitCode: 2 } });
+    const unreachable = await runCommand(['stats', '--json', '--db', 'postgres://nobody@127.0.0.1:1/none']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr.endsWith('\n') && unreachable.stderr.trimEnd().split('\n')).toHaveLength(1);
+    const { error } = JSON.parse(unreachable.stderr) as { error: { command: string; code: string; message: string; exitCode: number } };
+    expect(error).toMatchObject({ command: 'stats', code: 'MR_ERR_STORE_UNAVAILABLE', exitCode: 1 });
+    expect(error.message).toContain('--db / MAILROOM_DB');
+    // Past `--`, --json is an argument, not the flag.
+    expect((await runCommand(['jobs', '--nope', '--', '--json'])).stderr).toMatch(/^mailroom jobs: /);
+  });
+
   it('accepts global options before the command word', async () => {
     const result = await runCommand(['--db', 'sqlite::memory:', 'purge', '--older-than', 'soon']);
     expect(result.code).toBe(2);
