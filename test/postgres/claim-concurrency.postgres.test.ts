@@ -6,6 +6,8 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import type { ClaimedJob } from '../../src/core/types.js';
 import type { Store } from '../../src/store/store.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { waitFor } from '../harness/wait.js';
 import { jobInsert } from '../harness/factory.js';
 import { connectClient, postgresHarness } from '../harness/postgres.js';
 import { asDone, asFailed } from '../harness/finishes.js';
@@ -211,5 +213,37 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres concurrent claims', () =
     expect(count((job) => job.type === 'capped')).toBe(7);
     expect(count((job) => (job.payload as { key?: string }).key === 'k0')).toBe(10);
     expect(count((job) => (job.payload as { key?: string }).key === 'k1')).toBe(10);
+  });
+
+  it('holds a per-key limit when the database’s default isolation is REPEATABLE READ', async () => {
+    // The claim reads the usage in a statement after its advisory lock: only a fresh snapshot
+    // per statement (READ COMMITTED, which the worker's pool sets itself) sees a claim that
+    // committed while it waited. Here another session holds the lock and leases the key's
+    // job in queue a; the claim in queue b waits, then must find the key full.
+    const opened = await postgresHarness.open();
+    const schema = new URL(opened.url).searchParams.get('schema')!;
+    const url = new URL(opened.url);
+    url.searchParams.set('options', '-c default_transaction_isolation=repeatable\\ read');
+    const store = await PostgresStore.open({ url: url.toString() });
+    const holder = await connectClient();
+    try {
+      const limits = [{ type: 'keyed', perKey: { concurrency: 1 } }];
+      const [a] = await store.jobInsertMany({ jobs: [jobInsert({ type: 'keyed', limitKey: 'k', queue: 'a' }), jobInsert({ type: 'keyed', limitKey: 'k', queue: 'b' })] });
+      await holder.query(`SET search_path TO "${schema}"`);
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`${schema}:keyed`]);
+      await holder.query(
+        `UPDATE mailroom_job SET status = 'running', attempts = attempts + 1, lease_owner = 'holder', lease_token = 'holder',
+           lease_expires_at = now() + interval '1 minute', started_at = now() WHERE id = $1`,
+        [a!.job.id],
+      );
+      const claim = store.jobClaim({ workerId: 'w', types: ['keyed'], queues: ['b'], limits, limit: 1, leaseMs: 60_000 });
+      await waitFor(async () => (await holder.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount! > 0, { description: 'the claim waiting for the lock' });
+      await holder.query('COMMIT');
+      expect(await claim).toEqual([]);
+    } finally {
+      await holder.end();
+      await store.close();
+    }
   });
 });

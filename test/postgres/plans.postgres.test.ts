@@ -274,8 +274,9 @@ describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL bookkeeping plans', ()
         expect((await explainPrepared(client, claimSql, args, { analyze: true })).JIT).toBeDefined();
       }
       // ...and the bookkeeping session's settings keep it from doing so.
-      for (const [, name, value] of BOOKKEEPING_SESSION_OPTIONS.matchAll(/-c (\w+)=(\S+)/g)) {
-        await client.query(`SET ${name} = ${value}`);
+      // A value may hold an escaped space (`read\ committed`), as the startup options do.
+      for (const [, name, value] of BOOKKEEPING_SESSION_OPTIONS.matchAll(/-c (\w+)=((?:\\ |\S)+)/g)) {
+        await client.query(`SET ${name} = '${value!.replaceAll('\\ ', ' ')}'`);
       }
       const explained = await explainPrepared(client, claimSql, args, { analyze: true });
       expect(explained.JIT).toBeUndefined();

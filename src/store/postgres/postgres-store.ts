@@ -66,8 +66,14 @@ const CLOSE_GRACE_MS = 10_000;
 /** Idle pooled connections close after 30 s, so a quiet worker holds few server slots. */
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_SCHEMA = 'public';
-/** The worker bookkeeping pool's session settings (why: see the constructor). */
-export const BOOKKEEPING_SESSION_OPTIONS = '-c synchronous_commit=off -c plan_cache_mode=force_generic_plan -c jit=off';
+/**
+ * The worker bookkeeping pool's session settings (why: see the constructor). READ
+ * COMMITTED whatever the database's or role's default: a limited claim reads the usage in
+ * a statement after its advisory locks, and only a fresh snapshot per statement sees the
+ * claims that committed while it waited (in REPEATABLE READ the lock statement's snapshot
+ * would stand, and a limit could be passed).
+ */
+export const BOOKKEEPING_SESSION_OPTIONS = '-c synchronous_commit=off -c plan_cache_mode=force_generic_plan -c jit=off -c default_transaction_isolation=read\\ committed';
 /** Enough rows for statistics to matter to the claim plan, few enough to be early. */
 const ANALYZE_AFTER_INSERTS = 1_000;
 
