@@ -56,7 +56,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   if (word === 'help') {
     const target = rest.find((arg) => !arg.startsWith('-'));
-    return runCli(target ? [target, '--help'] : ['--help'], io);
+    const json = beforeDoubleDash.includes('--json') ? ['--json'] : [];
+    return runCli(target ? [target, '--help', ...json] : ['--help', ...json], io);
   }
   let command: CliCommand;
   try {
@@ -149,13 +150,14 @@ const USAGE_CODES: ReadonlySet<unknown> = new Set<ErrorCode>(['MR_ERR_INVALID_AR
 function failing(json: boolean): (io: CliIo, commandName: string | undefined, error: unknown) => number {
   return (io, commandName, error) => {
     const exitCode = error instanceof CliUsageError || USAGE_CODES.has((error as { code?: unknown })?.code) ? EXIT_USAGE : EXIT_FAILURE;
-    const message = describeCliError(error);
+    // Control and direction characters out of the message either way: JSON escapes only C0.
+    const message = terminalText(describeCliError(error));
     if (json) {
       const code = (error as { code?: unknown })?.code;
       const line = { error: { command: commandName ?? null, code: typeof code === 'string' && code.startsWith('MR_ERR_') ? code : null, message, exitCode } };
       io.stderr.write(`${JSON.stringify(line)}\n`);
     } else {
-      io.stderr.write(`${commandName ? `mailroom ${commandName}: ` : 'mailroom: '}${terminalText(message)}\n`);
+      io.stderr.write(`${commandName ? `mailroom ${commandName}: ` : 'mailroom: '}${message}\n`);
     }
     return exitCode;
   };

@@ -144,6 +144,7 @@ describe('dispatch and help', () => {
     const { error } = JSON.parse(unreachable.stderr) as { error: { command: string; code: string; message: string; exitCode: number } };
     expect(error).toMatchObject({ command: 'stats', code: 'MR_ERR_STORE_UNAVAILABLE', exitCode: 1 });
     expect(error.message).toContain('--db / MAILROOM_DB');
+    expect(JSON.parse((await runCommand(['help', '--json', 'nosuch'])).stderr)).toMatchObject({ error: { command: null, exitCode: 2 } });
     // Past `--`, --json is an argument, not the flag.
     expect((await runCommand(['jobs', '--nope', '--', '--json'])).stderr).toMatch(/^mailroom jobs: /);
   });
