@@ -248,11 +248,14 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     return publishAnswers(list, rows, planned, written, rows[0]!.created_at);
   }
 
-  /** Each publishing tenant's endpoints, in id order. */
-  private async endpointsOfTenants(runner: QueryRunner, list: readonly MessagePublishParams[]): Promise<Map<string, Row[]>> {
-    const endpointsOf = new Map<string, Row[]>();
+  /** Each publishing tenant's endpoints, in id order, their event types read once. */
+  private async endpointsOfTenants(runner: QueryRunner, list: readonly MessagePublishParams[]): Promise<Map<string, PublishEndpoint[]>> {
+    const endpointsOf = new Map<string, PublishEndpoint[]>();
     for (const row of await runner.run(this.stmt('endpointsOfTenant'), [[...new Set(list.map((params) => params.tenant))]])) {
-      endpointsOf.set(row.tenant, [...(endpointsOf.get(row.tenant) ?? []), row]);
+      const endpoint: PublishEndpoint = { id: String(row.id), enabled: Boolean(row.enabled), eventTypes: JSON.parse(row.event_types ?? 'null') };
+      const ofTenant = endpointsOf.get(row.tenant);
+      if (ofTenant) ofTenant.push(endpoint);
+      else endpointsOf.set(row.tenant, [endpoint]);
     }
     return endpointsOf;
   }
@@ -468,6 +471,13 @@ function prefixed(row: Row, prefix: string): Row {
   return out;
 }
 
+/** What a publish reads of an endpoint to choose its deliveries. */
+interface PublishEndpoint {
+  readonly id: string;
+  readonly enabled: boolean;
+  readonly eventTypes: Parameters<typeof endpointReceives>[0];
+}
+
 /** A delivery a publish makes: its message (list[index]), endpoint and first status. */
 interface PlannedDelivery {
   readonly index: number;
@@ -480,12 +490,12 @@ interface PlannedDelivery {
  * per endpoint of its tenant whose event types take it; pending, or skipped when the
  * endpoint is disabled.
  */
-function planDeliveries(list: readonly MessagePublishParams[], endpointsOf: ReadonlyMap<string, readonly Row[]>): PlannedDelivery[] {
+function planDeliveries(list: readonly MessagePublishParams[], endpointsOf: ReadonlyMap<string, readonly PublishEndpoint[]>): PlannedDelivery[] {
   const planned: PlannedDelivery[] = [];
   list.forEach((params, index) => {
     for (const endpoint of endpointsOf.get(params.tenant) ?? []) {
-      if (!endpointReceives(JSON.parse(endpoint.event_types ?? 'null'), params.type)) continue;
-      planned.push({ index, endpointId: String(endpoint.id), status: endpoint.enabled ? 'pending' : 'skipped' });
+      if (!endpointReceives(endpoint.eventTypes, params.type)) continue;
+      planned.push({ index, endpointId: endpoint.id, status: endpoint.enabled ? 'pending' : 'skipped' });
     }
   });
   return planned;
