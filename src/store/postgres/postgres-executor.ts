@@ -212,6 +212,8 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     leaseToken: string,
     leaseMs: number,
   ): Promise<Row[]> {
+    const windowMs = longestWindowMs(limits);
+    if (windowMs > 0) await runner.run(this.stmt('limitStartsPrune'), [limits.map((limit) => limit.type), new Date(now.getTime() - windowMs)]);
     const budget = await this.limitBudget(runner, limits, now, running);
     // One type whose usage leaves room for the whole claim (a worker's deliveries, mostly):
     // admission would take every job the pick reads, so the plain claim picks and leases
@@ -231,17 +233,12 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     return leased;
   }
 
-  /**
-   * What limited types use now, as a budget. A claim passes the running jobs it read under
-   * its locks (limitRunning), and drops starts no window reaches; a probe reads them here.
-   */
-  private async limitBudget(runner: QueryRunner, limits: readonly TypeLimits[], now: Date, claimRunning: Row[] | null): Promise<LimitBudget> {
+  /** What limited types use now, as a budget: the running jobs read (limitRunning), and the starts in their windows. */
+  private async limitBudget(runner: QueryRunner, limits: readonly TypeLimits[], now: Date, runningRows: readonly Row[]): Promise<LimitBudget> {
     const types = limits.map((limit) => limit.type);
     const windowMs = longestWindowMs(limits);
     const since = new Date(now.getTime() - windowMs);
-    if (claimRunning !== null && windowMs > 0) await runner.run(this.stmt('limitStartsPrune'), [types, since]);
-    const rows = claimRunning ?? (await runner.run(withTypes(this.stmt('limitRunning'), types)));
-    const running = rows.map((row) => ({ type: row.type, key: row.key, n: Number(row.n) }));
+    const running = runningRows.map((row) => ({ type: row.type, key: row.key, n: Number(row.n) }));
     const starts = windowMs > 0 ? (await runner.run(this.stmt('limitStarts'), [types, since])).map((row) => ({ type: row.type, key: row.key, at: Number(row.at) })) : [];
     return new LimitBudget(limits, { running, starts }, now.getTime());
   }
@@ -313,7 +310,8 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
     // known time. Plain reads, no transaction: nothing is locked (see jobClaimable.limited),
     // and a transaction's statements would not share a snapshot in READ COMMITTED anyway.
     const [{ now }] = (await this.runner.run(this.stmt('claimClock'), [params.now ?? null])) as [{ now: Date }];
-    const budget = await this.limitBudget(this.runner, limits, now, null);
+    const running = await this.runner.run(withTypes(this.stmt('limitRunning'), limits.map((limit) => limit.type)));
+    const budget = await this.limitBudget(this.runner, limits, now, running);
     return { hasClaimable: await this.hasStartable(scoped, budget, now), nextRunAt, nextRunInMs: budget.wakeInMs(next?.next_run_in_ms ?? null) };
   }
 
@@ -817,7 +815,8 @@ function roomForValues(params: { types: readonly string[]; queues: readonly stri
   ];
 }
 
-const typedTexts = new Map<string, string>();
+/** Per statement text, its texts with types written in, by the types (at most 256 sets a text). */
+const typedTexts = new Map<string, Map<string, string>>();
 /** Where limitLock's and limitRunning's texts take the types. */
 const TYPES_MARKER = '/* types */';
 
@@ -827,13 +826,19 @@ const TYPES_MARKER = '/* types */';
  * text and set of types.
  */
 function withTypes(template: string, types: readonly string[]): string {
-  const id = `${template}\u0000${types.join('\u0000')}`;
-  let text = typedTexts.get(id);
-  if (text === undefined) {
+  // Keyed by the template, then by the types: a key that joined the two copied the whole
+  // statement text into a new string on every claim.
+  let ofTemplate = typedTexts.get(template);
+  if (ofTemplate === undefined) {
     if (!template.includes(TYPES_MARKER)) throw new Error('this statement has no place for its types');
+    typedTexts.set(template, (ofTemplate = new Map()));
+  }
+  const id = types.join('\u0000');
+  let text = ofTemplate.get(id);
+  if (text === undefined) {
     text = template.replace(TYPES_MARKER, () => types.map((type) => pg.escapeLiteral(type)).join(', '));
-    if (typedTexts.size >= 256) typedTexts.clear();
-    typedTexts.set(id, text);
+    if (ofTemplate.size >= 256) ofTemplate.clear();
+    ofTemplate.set(id, text);
   }
   return text;
 }
