@@ -80,9 +80,10 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     'jobClaimable.nextRunAt.inQueues',
   ]),
   postgres: new Set<string>([
-    // A batch of successful deliveries' records in one statement: on PostgreSQL the general
-    // path's transaction is four round trips; SQLite's is one in-process write either way.
-    'deliveryRecord.successes',
+    // Deliver jobs' successes finished with their deliveries' records in one statement: on
+    // PostgreSQL deliveryRecordMany's transaction is four round trips, and a success needs
+    // no read before its write. SQLite runs deliveryRecordMany's body in the finish's write.
+    'jobFinishMany.doneDelivered',
     // A keyless publish, or a group of them, as one statement: a round trip each was most
     // of a PostgreSQL publish. SQLite concurrent publishes share one commit already (each
     // its own savepoint in the write engine's acknowledgement), and a statement costs no

@@ -9,6 +9,7 @@ import type { RetryPolicy, RetryPolicyOptions } from './retry-policy.js';
 import { InvalidArgumentError } from './errors.js';
 import { assertKnownOptions, optionKeys } from './known-options.js';
 import type { LimitSet, RateLimit, TypeLimits } from '../store/limits.js';
+import type { DeliveredAttempt } from '../store/outgoing-store.js';
 
 /**
  * Declare payload types per task type to type `enqueue` and `run`:
@@ -29,6 +30,19 @@ export interface BatchContext extends Pick<Batch, 'id' | 'total' | 'done' | 'dea
   /** The children as they are now (status, result, lastError, deadReason, payload), in id order. */
   children(options?: { readonly pageSize?: number }): AsyncIterableIterator<Job>;
   [Symbol.asyncIterator](): AsyncIterableIterator<Job>;
+}
+
+/**
+ * Where Mailroom's own deliver task hands the worker its success, to be written with the
+ * job's `done` (JobFinish `delivered`) instead of in a store call of its own that the
+ * handler would wait for. A key of the context that TaskContext's type leaves out: it is
+ * for the deliver task, not for handlers of yours.
+ */
+export const DELIVERED_WITH_DONE = Symbol('mailroom.deliveredWithDone');
+
+/** A context as the worker builds it, with the deliver task's hand-off. */
+export interface WorkerTaskContext<P = unknown> extends TaskContext<P> {
+  readonly [DELIVERED_WITH_DONE]?: (delivered: DeliveredAttempt) => void;
 }
 
 /** What a handler gets besides its payload. */

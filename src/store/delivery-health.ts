@@ -12,7 +12,9 @@ import type { Row } from './rows.js';
 import { streakReason } from '../core/disable-reasons.js';
 import { breakerFromRow, countersAfter, countersFromRow } from './outgoing-rows.js';
 import type { HealthCounters } from './outgoing-rows.js';
+import type { BreakerSettings } from '../core/circuit-breaker.js';
 import type { DeliveryRecord, DeliveryRecordManyParams } from './outgoing-store.js';
+import type { JobFinish } from './store.js';
 
 /** An endpoint's health after its attempts: what to write, and whether to disable it. */
 export interface HealthAfterAttempts {
@@ -28,23 +30,6 @@ export function endpointsWithAttempts(records: readonly DeliveryRecord[]): strin
   const ids = new Set<string>();
   for (const record of records) if (record.attempt !== null) ids.add(record.endpointId);
   return [...ids].sort(compareJobIds);
-}
-
-/**
- * A batch of successes only (attempts that succeeded, or nothing sent, and no disable): its
- * successes per endpoint, endpoints in id order; null for any other batch. Such a batch has
- * nothing to decide between reading health rows and writing them (healthAfterAttempts of
- * successes only: counters up, streak over, breaker closed, window counted), so a store may
- * fold it in one statement.
- */
-export function successesOnly(records: readonly DeliveryRecord[]): { readonly endpointIds: string[]; readonly counts: number[] } | null {
-  const counts = new Map<string, number>();
-  for (const record of records) {
-    if ((record.attempt !== 'success' && record.attempt !== null) || record.disableReason) return null;
-    if (record.attempt === 'success') counts.set(record.endpointId, (counts.get(record.endpointId) ?? 0) + 1);
-  }
-  const endpointIds = [...counts.keys()].sort(compareJobIds);
-  return { endpointIds, counts: endpointIds.map((id) => counts.get(id)!) };
 }
 
 /** One endpoint's attempts of the batch folded into its health row, at `nowMs`. */
@@ -63,4 +48,22 @@ export function healthAfterAttempts(healthRow: Row, endpointId: string, params: 
     if (reason !== null) disable = { recordIndex, reason };
   });
   return { endpointId, breaker, counters, disable };
+}
+
+/**
+ * The deliver successes that ride on `done` finishes (JobFinish `delivered`; not fenced,
+ * as deliveryRecordMany is not), as record batches in the finishes' order: one per breaker
+ * setting, which a worker's finishes share. A success cannot disable, so no streak limit
+ * applies.
+ */
+export function deliveredWithFinishes(finishes: readonly JobFinish[], now: Date): DeliveryRecordManyParams[] {
+  const byBreaker = new Map<BreakerSettings, DeliveryRecord[]>();
+  for (const finish of finishes) {
+    if (finish.kind !== 'done' || !finish.delivered || finish.holdLease) continue;
+    const { deliveryId, endpointId, breaker } = finish.delivered;
+    let records = byBreaker.get(breaker);
+    if (!records) byBreaker.set(breaker, (records = []));
+    records.push({ deliveryId, endpointId, status: 'delivered', attempt: 'success' });
+  }
+  return [...byBreaker].map(([breaker, records]) => ({ records, breaker, disableAfterMs: Infinity, now }));
 }

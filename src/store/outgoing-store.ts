@@ -140,6 +140,13 @@ export interface DeliveryStart {
   readonly secrets: readonly string[];
   /** What the breaker says (a probe is already taken for this delivery when it says so). */
   readonly admission: Admission;
+  /**
+   * The endpoint's last attempt had failed (a failure streak runs) when this one started;
+   * false when it had none, or is removed. Its success then is recorded before the
+   * job's outcome, in order with the failures beside it, since it ends the streak that
+   * disables the endpoint (see DeliveredAttempt).
+   */
+  readonly isFailing: boolean;
 }
 
 /** One attempt's record, in a batch of deliveryRecordMany. */
@@ -156,6 +163,24 @@ export interface DeliveryRecord {
   readonly attempt: 'success' | 'failure' | 'outage' | null;
   /** Disable the endpoint with this reason (a 410). */
   readonly disableReason?: string | null;
+}
+
+/**
+ * A deliver job's success, written with its `done` (JobFinish `delivered`): the delivery
+ * becomes `delivered` and its endpoint's health counts the success (counters, streak over,
+ * breaker closed), in the finish's own write. The handler returns without waiting for a
+ * write of its own, so its slot is free one store call sooner, and the delivery's status
+ * and its job's `done` commit together. Like deliveryRecordMany it is not fenced: the
+ * receiver has the message even when the job's outcome is fenced off (a lease taken over),
+ * and a re-send records it again. Only for a healthy endpoint's plain send (DeliveryStart
+ * `isFailing` false, no probe): later than the failures recorded beside it, a success
+ * there changes no decision.
+ */
+export interface DeliveredAttempt {
+  readonly deliveryId: string;
+  readonly endpointId: string;
+  /** The breaker the success counts in (its window). */
+  readonly breaker: BreakerSettings;
 }
 
 export interface DeliveryRecordManyParams {

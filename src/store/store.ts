@@ -18,7 +18,7 @@ import type {
   StatusCounts,
 } from '../core/types.js';
 import type { TypeLimits } from './limits.js';
-import type { MessagePublishParams, MessagePublishResult, OutgoingExecutor } from './outgoing-store.js';
+import type { DeliveredAttempt, MessagePublishParams, MessagePublishResult, OutgoingExecutor } from './outgoing-store.js';
 
 export interface StoreCapabilities {
   /** The store can wake idle workers when a job is inserted (LISTEN/NOTIFY). */
@@ -183,6 +183,8 @@ export type JobFinish =
        * the row, so the `result` finish that follows when the handler returns is fenced too.
        */
       readonly holdLease?: boolean;
+      /** The deliver task's success, recorded in the same write, fenced off or not (not with holdLease). */
+      readonly delivered?: DeliveredAttempt;
     })
   /** The return value of a handler whose job a `holdLease` success already made done; clears the held token. */
   | (JobFinishBase & { readonly kind: 'result'; readonly resultJson?: string | null })

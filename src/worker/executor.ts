@@ -6,7 +6,9 @@ import { TimeoutError, isPermanent, isRetryAfterFloor, retryAfterDelayMs, snooze
 import { MAX_DETAILS_BYTES, boundedJson } from '../core/bounded-json.js';
 import { parseEventBody } from '../core/event-body.js';
 import type { ClaimedJob, InboundEvent } from '../core/types.js';
+import { DELIVERED_WITH_DONE } from '../core/task-registry.js';
 import type { BatchContext, RegisteredTask, TaskContext } from '../core/task-registry.js';
+import type { DeliveredAttempt } from '../store/outgoing-store.js';
 import type { Logger } from '../log.js';
 import { endAttempt, runInAttempt, startAttempt } from '../tracing.js';
 import type { AttemptTrace } from '../tracing.js';
@@ -47,6 +49,8 @@ export interface Execution {
   abort(reason: unknown): void;
   /** What the handler last gave `ctx.setDetails()`, as bounded JSON; written with any outcome. */
   readonly detailsJson: string | null;
+  /** The deliver task's success, written with a `done` outcome (and dropped with any other). */
+  readonly delivered: DeliveredAttempt | null;
 }
 
 export interface ExecuteOptions {
@@ -122,12 +126,13 @@ export function execute(options: ExecuteOptions): Execution {
     execution.detailsJson = boundedJson(details, MAX_DETAILS_BYTES, 'ctx.setDetails()');
   };
   const invoke = (payload: unknown, event: InboundEvent | null, batch: BatchContext | null): unknown =>
-    runInAttempt(attempt, task.run, task, payload, jobContext(job, event, batch, signal, setDetails, options));
+    runInAttempt(attempt, task.run, task, payload, jobContext(job, event, batch, signal, setDetails, execution, options));
 
   const execution = {
     outcome,
     settled: undefined as unknown as Promise<void>,
     detailsJson: null as string | null,
+    delivered: null as DeliveredAttempt | null,
     start(): void {
       attempt = startAttempt(job);
       timer = setTimeout(() => {
@@ -169,6 +174,8 @@ const CONTEXT_STATE = Symbol('mailroom.jobContext');
 interface ContextState {
   readonly signal: () => AbortSignal;
   readonly options: ExecuteOptions;
+  /** Where the deliver task's success waits for the outcome (Execution.delivered). */
+  readonly execution: { delivered: DeliveredAttempt | null };
   log: Logger | undefined;
 }
 
@@ -199,6 +206,11 @@ const LOG_PROPERTY: PropertyDescriptor = {
   configurable: true,
 };
 
+/** The deliver task's hand-off (DELIVERED_WITH_DONE): one function for every context, like the getters. */
+function setDelivered(this: StatefulContext, delivered: DeliveredAttempt): void {
+  this[CONTEXT_STATE].execution.delivered = delivered;
+}
+
 /** The handler's view of its job; the logger and the signal are made on first use. */
 function jobContext(
   job: ClaimedJob,
@@ -206,9 +218,10 @@ function jobContext(
   batch: BatchContext | null,
   signal: () => AbortSignal,
   setDetails: (details: unknown) => void,
+  execution: { delivered: DeliveredAttempt | null },
   options: ExecuteOptions,
 ): TaskContext {
-  const state: ContextState = { signal, options, log: undefined };
+  const state: ContextState = { signal, options, execution, log: undefined };
   const context = {
     job,
     attempt: job.attempts,
@@ -220,6 +233,7 @@ function jobContext(
     batch,
     enqueueBatch: options.enqueueBatch,
     [CONTEXT_STATE]: state,
+    [DELIVERED_WITH_DONE]: setDelivered,
   };
   Object.defineProperty(context, 'signal', SIGNAL_PROPERTY);
   Object.defineProperty(context, 'log', LOG_PROPERTY);

@@ -641,15 +641,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const { job } = entry;
     const { detailsJson } = entry.execution;
     if (entry.completion === 'committed') return this.recordCommitted(job, detailsJson, outcome, durationMs);
+    const fence: OutcomeFence = { id: job.id, leaseToken: job.leaseToken, detailsJson };
+    const { delivered } = entry.execution;
     if (entry.isLeaseLost) {
       // Someone else may own the job now; anything we wrote would be fenced anyway.
       // (Or stopNow() handed it back already; either way the job is not this worker's.)
       if (!this.isStoppingNow) this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; outcome discarded');
+      // A delivery's receiver has it all the same: a fenced-off finish still records that
+      // (JobFinish `delivered` is not fenced), as the deliver task's own record would have.
+      if (outcome.kind === 'done' && delivered) return this.completer.finish({ ...fence, kind: 'done', delivered }).then(() => undefined);
       return Promise.resolve();
     }
-    const fence: OutcomeFence = { id: job.id, leaseToken: job.leaseToken, detailsJson };
     if (outcome.kind !== 'done') return this.recordNotDone(job, fence, outcome, durationMs);
-    return this.completer.finish({ ...fence, kind: 'done', resultJson: outcome.resultJson }).then((applied) => {
+    return this.completer.finish({ ...fence, kind: 'done', resultJson: outcome.resultJson, ...(delivered ? { delivered } : {}) }).then((applied) => {
       if (!applied) return;
       // A success after failures is news (an outage is over): info. A first try is routine: debug.
       if (job.attempts > 1) this.log.info({ jobId: job.id, type: job.type, attempt: job.attempts, outcome: 'done', durationMs }, 'job done after failing');

@@ -426,13 +426,85 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ successes: 1, failures: 1, failingSince: null });
     });
 
-    it('folds a batch of successes into the breaker’s window as one at a time would: the same window, a new one, or closing', async () => {
+    it('writes a deliver job’s success with its done: the delivery delivered and counted, the breaker closed, fenced off or not', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const other = await ctx.store.endpointAdd(endpoint({ url: 'https://other.example.com/in' }));
+      await ctx.store.messagePublish(publish({ now: T0 }));
+      await ctx.store.messagePublish(publish({ now: T0 }));
+      // A message's deliveries side by side: a and b are the first message's (ep, other), c and d the second's.
+      const [a, b, c, d] = await claim(ctx.store, { types: ['deliver'], now: at(SECOND_MS) });
+      const delivery = (job: typeof a) => job!.payload as { deliveryId: string; endpointId: string };
+      expect([a, b, c, d].map((job) => delivery(job).endpointId)).toEqual([ep.id, other.id, ep.id, other.id]);
+      const delivered = (job: typeof a) => ({ ...delivery(job), breaker: BREAKER });
+      const isFailing = async (job: typeof a) => (await startOne(ctx.store, delivery(job).deliveryId, at(SECOND_MS)))!.isFailing;
+      expect(await isFailing(a)).toBe(false);
+      // ep's breaker is open: its outages, on another delivery of its own. other's last attempt was refused (4xx): closed, but failing.
+      for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, delivery(c).deliveryId, ep.id, 'outage', at(SECOND_MS));
+      await record(ctx.store, delivery(d).deliveryId, other.id, 'failure', at(SECOND_MS));
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ breakerState: 'open', failures: BREAKER.minAttempts });
+      expect(await isFailing(c)).toBe(true);
+      expect(await isFailing(b)).toBe(true);
+
+      // Successes alone (PostgreSQL's one statement). b's lease was taken over: its job stays
+      // as it is, but its receiver has the message, so its success counts all the same.
+      const written = await ctx.store.jobFinishMany({
+        finishes: [
+          { kind: 'done', id: a!.id, leaseToken: a!.leaseToken, resultJson: '{"status":200}', detailsJson: '{"status":200}', delivered: delivered(a) },
+          { kind: 'done', id: b!.id, leaseToken: 'taken-over', delivered: delivered(b) },
+        ],
+        now: at(2 * SECOND_MS),
+      });
+      expect(written).toEqual([a!.id]);
+      const statusOf = async () => new Map([...(await ctx.store.deliveryList({ endpointId: ep.id })), ...(await ctx.store.deliveryList({ endpointId: other.id }))].map((x) => [x.id, x.status]));
+      let statuses = await statusOf();
+      expect([a, b, c, d].map((job) => statuses.get(delivery(job).deliveryId))).toEqual(['delivered', 'delivered', 'pending', 'pending']);
+      expect(await ctx.store.jobGet({ id: a!.id })).toMatchObject({ status: 'done', result: { status: 200 } });
+      expect(await ctx.store.jobGet({ id: b!.id })).toMatchObject({ status: 'running' });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({
+        breakerState: 'closed',
+        successes: 1,
+        failures: BREAKER.minAttempts,
+        lastSuccessAt: at(2 * SECOND_MS),
+        failingSince: null,
+      });
+      expect(await ctx.store.endpointHealth({ id: other.id, breaker: BREAKER })).toMatchObject({ successes: 1, failures: 1, failingSince: null });
+      expect(await isFailing(a)).toBe(false);
+
+      // Beside other kinds of finish (one transaction), and beside a plain success: each delivery once.
+      expect(
+        await ctx.store.jobFinishMany({
+          finishes: [
+            { kind: 'done', id: c!.id, leaseToken: c!.leaseToken, delivered: delivered(c) },
+            { kind: 'handedBack', id: b!.id, leaseToken: b!.leaseToken },
+            { kind: 'done', id: d!.id, leaseToken: d!.leaseToken, delivered: delivered(d) },
+          ],
+          now: at(3 * SECOND_MS),
+        }),
+      ).toEqual([c!.id, b!.id, d!.id]);
+      statuses = await statusOf();
+      expect([a, b, c, d].map((job) => statuses.get(delivery(job).deliveryId))).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+      expect(await ctx.store.jobGet({ id: b!.id })).toMatchObject({ status: 'pending' });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ successes: 2, lastSuccessAt: at(3 * SECOND_MS), backlog: 0 });
+      expect(await ctx.store.endpointHealth({ id: other.id, breaker: BREAKER })).toMatchObject({ successes: 2, failures: 1, lastSuccessAt: at(3 * SECOND_MS), backlog: 0 });
+    });
+
+    for (const via of ['deliveryRecordMany', 'jobFinishMany'] as const)
+    it(`folds a batch of successes into the breaker’s window as one at a time would: the same window, a new one, or closing (${via})`, async () => {
       const ep = await ctx.store.endpointAdd(endpoint());
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) ids.push((await ctx.store.messagePublish(publish())).deliveries[0]!.id);
+      const jobs = new Map((await claim(ctx.store, { types: ['deliver'], limit: 12, leaseMs: DAY_MS })).map((job) => [(job.payload as { deliveryId: string }).deliveryId, job]));
       const successes = async (from: number, count: number, now: Date) => {
         const records = ids.slice(from, from + count).map((deliveryId) => ({ deliveryId, endpointId: ep.id, status: 'delivered' as const, attempt: 'success' as const }));
-        expect(await ctx.store.deliveryRecordMany({ records, disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now })).toEqual(records.map(() => ({ disabledReason: null })));
+        if (via === 'deliveryRecordMany') {
+          expect(await ctx.store.deliveryRecordMany({ records, disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now })).toEqual(records.map(() => ({ disabledReason: null })));
+          return;
+        }
+        const finishes = records.map(({ deliveryId }) => {
+          const job = jobs.get(deliveryId)!;
+          return { kind: 'done' as const, id: job.id, leaseToken: job.leaseToken, delivered: { deliveryId, endpointId: ep.id, breaker: BREAKER } };
+        });
+        expect(await ctx.store.jobFinishMany({ finishes, now })).toEqual(finishes.map((finish) => finish.id));
       };
       const breakerState = async () => (await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER }))!.breakerState;
 

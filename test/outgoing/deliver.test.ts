@@ -8,7 +8,10 @@ import type { Mailroom } from '../../src/mailroom.js';
 import type { DeliveryStatus } from '../../src/core/outgoing-types.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { logSink } from '../harness/log-sink.js';
-import { waitFor } from '../harness/wait.js';
+import { waitFor, waitForEvent } from '../harness/wait.js';
+import { DEFAULT_BREAKER_SETTINGS } from '../../src/core/circuit-breaker.js';
+import { DELIVERED_WITH_DONE } from '../../src/core/task-registry.js';
+import type { WorkerTaskContext } from '../../src/core/task-registry.js';
 import { answer, closeOutgoingMailrooms, openOutgoingMailroom, startVerifyingReceiver } from './outgoing-kit.js';
 import type { VerifyingReceiver } from './outgoing-kit.js';
 
@@ -272,5 +275,34 @@ describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
       expect(shown).not.toContain(secret);
       expect(shown).not.toContain(secret.slice('whsec_'.length));
     }
+  });
+  it.skipIf(!harness.isAvailable)('records a success handed to the worker even when the job’s lease is lost before its outcome: the receiver has it', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const endpoint = await endpointAt(mr, await receiver());
+    const { deliveries } = await mr.publish('invoice.paid', { invoice: 9 }, { tenant: 'acme' });
+    const [delivery] = deliveries;
+    // The deliver task's hand-off, from a task of another queue (so the real deliver job
+    // stays put): a 2xx came back, then the lease is lost before the outcome is written.
+    let handedOff!: () => void;
+    const isHandedOff = new Promise<void>((resolve) => (handedOff = resolve));
+    mr.task('answered', {
+      queue: 'elsewhere',
+      run: (_payload, ctx) =>
+        new Promise<void>((resolve) => {
+          (ctx as WorkerTaskContext)[DELIVERED_WITH_DONE]!.call(ctx, { deliveryId: delivery!.id, endpointId: endpoint.id, breaker: DEFAULT_BREAKER_SETTINGS });
+          ctx.signal.addEventListener('abort', () => resolve());
+          handedOff();
+        }),
+    });
+    const job = await mr.enqueue('answered', {});
+    const worker = mr.work({ queues: ['elsewhere'], leaseMs: 1_000, pollMs: 10_000 });
+    await isHandedOff;
+    expect((await mr.store.jobRescue({ now: new Date(Date.now() + 3_600_000) })).requeued).toEqual([job.id]);
+    await waitForEvent(worker, 'leaseLost');
+    await waitFor(async () => (await mr.deliveries.list({ messageId: delivery!.messageId }))[0]!.status === 'delivered', {
+      description: 'the success to be recorded although the outcome was fenced off',
+    });
+    expect(await mr.endpoints.health(endpoint.id)).toMatchObject({ successes: 1 });
+    expect((await mr.getJob(job.id))!.status).toBe('pending');
   });
 });

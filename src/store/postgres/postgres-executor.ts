@@ -367,10 +367,13 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
       others.length === 0 && held.length === 0 && results.length === 0
         ? await this.finishSuccesses(this.runner, successes, params.now)
         : await this.runner.atomic(async (runner) => [
-            ...(await this.finishSuccesses(runner, successes, params.now)),
             ...(await this.finishOthers(runner, others, params.now)),
             ...(await this.finishHeld(runner, held, params.now)),
             ...(await this.finishResults(runner, results)),
+            // Last: with deliveries' successes it locks endpoints' health rows, which are
+            // taken after jobs and deliveries (jobFinishMany.doneDelivered), and held from
+            // here to the commit only.
+            ...(await this.finishSuccesses(runner, successes, params.now)),
           ]);
     return inInputOrder(params.finishes, rows);
   }
@@ -399,6 +402,17 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
 
   private async finishSuccesses(runner: QueryRunner, successes: readonly DoneFinish[], now: Date | undefined): Promise<Row[]> {
     if (successes.length === 0) return [];
+    if (successes.some((finish) => finish.delivered)) {
+      return runner.run(this.stmt('jobFinishMany.doneDelivered'), [
+        successes.map((finish) => finish.id),
+        successes.map((finish) => finish.leaseToken),
+        now ?? null,
+        successes.map((finish) => finish.resultJson ?? null),
+        successes.map((finish) => finish.detailsJson ?? null),
+        successes.map((finish) => finish.delivered?.deliveryId ?? null),
+        successes.map((finish) => finish.delivered?.breaker.windowMs ?? null),
+      ]);
+    }
     return runner.run(this.stmt('jobFinishMany.done'), [
       successes.map((finish) => finish.id),
       successes.map((finish) => finish.leaseToken),

@@ -7,7 +7,7 @@
 
 import { compareJobIds } from '../claimed-job.js';
 import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
-import { endpointsWithAttempts, healthAfterAttempts, successesOnly } from '../delivery-health.js';
+import { endpointsWithAttempts, healthAfterAttempts } from '../delivery-health.js';
 import type { HealthAfterAttempts } from '../delivery-health.js';
 import { MessageKeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
@@ -301,7 +301,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       const delivery = deliveryFromRow(row);
       const message = messageFromRow(prefixed(row, 'm_'), true);
       if (row.e_id === null || row.h_endpoint_id === null) {
-        results.push({ delivery, message, endpoint: null, secrets: [], admission: { kind: 'send' } });
+        results.push({ delivery, message, endpoint: null, secrets: [], admission: { kind: 'send' }, isFailing: false });
         continue;
       }
       const endpointRow = prefixed(row, 'e_');
@@ -309,7 +309,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       if (endpoint.rateLimit === null && row.h_breaker_state === 'closed') {
         const nowMs = (row.start_now as Date).getTime();
         const admission = admitAtEndpoint(breakerFromRow(prefixed(row, 'h_')), null, [], nowMs, params.breaker);
-        results.push({ delivery, message, endpoint, secrets: secretsInForce(endpointRow, nowMs), admission });
+        results.push({ delivery, message, endpoint, secrets: secretsInForce(endpointRow, nowMs), admission, isFailing: row.h_failing_since !== null });
         continue;
       }
       // In order, so of two deliveries to one half-open endpoint the first takes the probe.
@@ -328,7 +328,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     const [endpointRow] = await runner.run(this.stmt('endpointSigning'), [deliveryRow.endpoint_id]);
     const [healthRow] = await runner.run(this.stmt('endpointHealth.row'), [deliveryRow.endpoint_id]);
     if (!endpointRow || !healthRow) {
-      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const, isFailing: false };
     }
     const endpoint = endpointFromRow(endpointRow);
     let starts: number[] = [];
@@ -342,7 +342,14 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       await this.writeHealth(runner, [{ endpointId: String(deliveryRow.endpoint_id), breaker: admission.row, counters: countersFromRow(healthRow) }]);
     }
     if (endpoint.rateLimit && admission.kind !== 'wait') await runner.run(this.stmt('endpointRate.start'), [ENDPOINT_RATE_TYPE, endpoint.id, now]);
-    return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets: secretsInForce(endpointRow, now.getTime()), admission };
+    return {
+      delivery: deliveryFromRow(deliveryRow),
+      message,
+      endpoint,
+      secrets: secretsInForce(endpointRow, now.getTime()),
+      admission,
+      isFailing: healthRow.failing_since !== null,
+    };
   }
 
   async deliveryRecordMany(params: DeliveryRecordManyParams): Promise<DeliveryRecordResult[]> {
@@ -353,19 +360,6 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     const statusById = new Map(params.records.map((record) => [record.deliveryId, record.status]));
     const deliveryIds = [...statusById.keys()].sort(compareJobIds);
     const statuses = deliveryIds.map((id) => statusById.get(id)!);
-    const successes = successesOnly(params.records);
-    if (successes !== null) {
-      // Nothing to decide between the read and the write: one statement, and no disable.
-      await this.runner.run(this.stmt('deliveryRecord.successes'), [
-        deliveryIds,
-        statuses,
-        params.now ?? null,
-        successes.endpointIds,
-        successes.counts,
-        params.breaker.windowMs,
-      ]);
-      return params.records.map(() => ({ disabledReason: null }));
-    }
     // Built inside: a deadlock retry runs the whole callback again, and must not keep a
     // disable the rolled-back try reported.
     return this.runner.atomic(async (runner) => {

@@ -29,6 +29,7 @@ import {
   clampLimit,
 } from '../rows.js';
 import type { Row } from '../rows.js';
+import { deliveredWithFinishes } from '../delivery-health.js';
 import type {
   BatchGetParams,
   BatchInsertParams,
@@ -447,6 +448,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
         written.add(String(id));
       }
     }
+    for (const delivered of deliveredWithFinishes(params.finishes, new Date(now))) this.recordSync(delivered);
     this.applyCounts(counts, now);
     return params.finishes.filter((finish) => written.has(finish.id)).map((finish) => finish.id);
   }

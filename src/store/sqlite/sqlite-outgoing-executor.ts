@@ -291,7 +291,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     const message = readOnce(seen?.messages, deliveryRow.message_id, () => messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true));
     const atStart = readOnce(seen?.endpoints, deliveryRow.endpoint_id, () => this.endpointAtStart(deliveryRow.endpoint_id, now));
     if (!atStart) {
-      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const };
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const, isFailing: false };
     }
     const { endpoint, secrets, healthRow } = atStart;
     if (!canWrite && (endpoint.rateLimit !== null || healthRow.breaker_state !== 'closed')) return NEEDS_WRITE;
@@ -304,7 +304,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     const admission = admitAtEndpoint(breakerFromRow(healthRow), endpoint.rateLimit, starts, now, params.breaker);
     if (admission.kind === 'probe') this.writeHealth(deliveryRow.endpoint_id, admission.row, countersFromRow(healthRow));
     if (endpoint.rateLimit && admission.kind !== 'wait') this.engine.stmt('endpointRate.start').run({ ...rateKey, now });
-    return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets, admission };
+    return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets, admission, isFailing: healthRow.failing_since !== null };
   }
 
   /** An endpoint as a delivery's start needs it, with its health row; null once removed. */
@@ -316,22 +316,25 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
   }
 
   async deliveryRecordMany(params: DeliveryRecordManyParams): Promise<DeliveryRecordResult[]> {
-    return this.engine.write('bookkeeping', () => {
-      const now = nowMs(params.now);
-      for (const record of params.records) this.engine.stmt('deliveryRecord').run({ id: record.deliveryId, status: record.status, now });
-      const results: DeliveryRecordResult[] = params.records.map(() => ({ disabledReason: null }));
-      for (const endpointId of endpointsWithAttempts(params.records)) {
-        const healthRow = this.engine.stmt('endpointHealth.row').get({ id: endpointId }) as Row | undefined;
-        if (!healthRow) continue; // the endpoint was removed
-        const after = healthAfterAttempts(healthRow, endpointId, params, now);
-        this.writeHealth(endpointId, after.breaker, after.counters);
-        const { disable } = after;
-        if (disable && this.engine.stmt('endpointDisableIfEnabled').get({ id: endpointId, reason: disable.reason, now }) !== undefined) {
-          results[disable.recordIndex] = { disabledReason: disable.reason };
-        }
+    return this.engine.write('bookkeeping', () => this.recordSync(params));
+  }
+
+  /** deliveryRecordMany's body, inside a write transaction already open (its own, or a finish's). */
+  protected recordSync(params: DeliveryRecordManyParams): DeliveryRecordResult[] {
+    const now = nowMs(params.now);
+    for (const record of params.records) this.engine.stmt('deliveryRecord').run({ id: record.deliveryId, status: record.status, now });
+    const results: DeliveryRecordResult[] = params.records.map(() => ({ disabledReason: null }));
+    for (const endpointId of endpointsWithAttempts(params.records)) {
+      const healthRow = this.engine.stmt('endpointHealth.row').get({ id: endpointId }) as Row | undefined;
+      if (!healthRow) continue; // the endpoint was removed
+      const after = healthAfterAttempts(healthRow, endpointId, params, now);
+      this.writeHealth(endpointId, after.breaker, after.counters);
+      const { disable } = after;
+      if (disable && this.engine.stmt('endpointDisableIfEnabled').get({ id: endpointId, reason: disable.reason, now }) !== undefined) {
+        results[disable.recordIndex] = { disabledReason: disable.reason };
       }
-      return results;
-    });
+    }
+    return results;
   }
 
   async deliveryRecover(params: DeliveryRecoverParams): Promise<string[]> {

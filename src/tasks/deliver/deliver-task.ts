@@ -3,14 +3,17 @@
 // endpoint's breaker lets it go (deliveryStartMany); the request is signed per Standard
 // Webhooks (webhook-id = the message id, stable across retries and endpoints; timestamp
 // and signatures fresh per attempt), sent through the SSRF guard with bounded time and
-// reading, classified, and recorded with the endpoint's health (deliveryRecordMany). The
-// starts of a claim's deliveries share one store call, and so do the records of one turn.
+// reading, classified, and recorded with the endpoint's health: a success with the job's
+// `done` (the worker's finish), anything else by deliveryRecordMany before the job's
+// outcome. The starts of a claim's deliveries share one store call, and so do the records
+// of one turn.
 // While the breaker is open the job waits uncharged (Snooze) instead of failing.
 
 import type { WaitReason } from '../../core/circuit-breaker.js';
 import { Permanent, RetryAfter, Snooze, UrlBlockedError } from '../../core/errors.js';
 import type { MailroomError } from '../../core/errors.js';
-import type { TaskDefinition } from '../../core/task-registry.js';
+import { DELIVERED_WITH_DONE } from '../../core/task-registry.js';
+import type { TaskDefinition, WorkerTaskContext } from '../../core/task-registry.js';
 import type { DeliveryStatus, EndpointAddedBy } from '../../core/outgoing-types.js';
 import type { Logger } from '../../log.js';
 import { GONE_REASON } from '../../core/disable-reasons.js';
@@ -176,7 +179,16 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
         const verdict = classifyResponse(response.status, response.retryAfter);
         const what = `endpoint ${start!.endpoint!.id} answered ${response.status}${excerpt ? `: ${excerpt}` : ''}`;
         if (verdict.kind === 'done') {
-          await record({ status: 'delivered', attempt: 'success' });
+          // A healthy endpoint's success is written with the job's `done`, in the worker's
+          // batched finish: the slot is free now, not after a store call of its own. A
+          // probe's, or one that ends a failure streak, is recorded here, in order with the
+          // failures of its turn (a later failure must not count it as still failing).
+          const handOff = (ctx as WorkerTaskContext)[DELIVERED_WITH_DONE];
+          if (handOff && start!.admission.kind === 'send' && !start!.isFailing) {
+            handOff.call(ctx, { deliveryId: start!.delivery.id, endpointId: start!.delivery.endpointId, breaker: settings.breaker });
+          } else {
+            await record({ status: 'delivered', attempt: 'success' });
+          }
           return { status: response.status };
         }
         if (response.status === 410) {

@@ -195,7 +195,8 @@ SELECT coalesce($2::timestamptz, date_trunc('milliseconds', statement_timestamp(
        e.previous_secret_until AS e_previous_secret_until,
        h.endpoint_id AS h_endpoint_id, h.breaker_state AS h_breaker_state, h.opened_at AS h_opened_at,
        h.open_ms AS h_open_ms, h.probe_until AS h_probe_until, h.window_started_at AS h_window_started_at,
-       h.window_successes AS h_window_successes, h.window_failures AS h_window_failures
+       h.window_successes AS h_window_successes, h.window_failures AS h_window_failures,
+       h.failing_since AS h_failing_since
 FROM mailroom_delivery_state d
 JOIN mailroom_message m ON m.id = d.message_id
 LEFT JOIN mailroom_endpoint e ON e.id = d.endpoint_id

@@ -781,6 +781,69 @@ FROM unnest($1::bigint[], $2::text[], $4::text[], $5::text[]) AS f(id, lease_tok
 WHERE j.id = f.id AND j.lease_token = f.lease_token
 RETURNING j.id;
 
+-- name: jobFinishMany.doneDelivered
+-- jobFinishMany.done for a batch where deliver jobs carry their success (JobFinish
+-- `delivered`), with those deliveries' records, in one autocommitted statement: the job,
+-- its delivery and its endpoint's health commit together, in one round trip where
+-- deliveryRecordMany's transaction takes four. The record is not fenced, as
+-- deliveryRecordMany is not: the receiver has the message even when the job's outcome is
+-- fenced off. The health fold is store/delivery-health.ts's for successes alone, which
+-- need no read before the write: counters up, the failure streak over, the breaker closed
+-- (an open or half-open one as a fresh closed one), and its window's successes counted (a
+-- new window when the breaker was not closed, had none, or it ended); the conformance
+-- suite checks it against deliveryRecordMany's. Locks in the
+-- order the two statements took them: the jobs (the deliveries' WHERE reads `finished`
+-- first), then the deliveries, then the health rows in endpoint id order (the sort below
+-- the row locks reads every delivery first). The endpoint is the delivery's own. An unreferenced CTE runs to completion after
+-- the main query.
+-- params: $1 ids, $2 lease_tokens, $3 now, $4 results, $5 details, $6 delivery ids (null:
+--   none), $7 breaker windows (ms; null where there is no delivery)
+WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
+f AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[])
+    AS f(id, lease_token, result, details, delivery_id, window_ms)
+),
+finished AS (
+  UPDATE mailroom_job j
+  SET status = 'done', finished_at = clock.now, lease_token = NULL, lease_expires_at = NULL,
+      last_error = NULL, result = f.result, details = f.details
+  FROM f, clock
+  WHERE j.id = f.id AND j.lease_token = f.lease_token
+  RETURNING j.id
+),
+recorded AS (
+  UPDATE mailroom_delivery d SET status = 'delivered', updated_at = clock.now
+  FROM clock, f
+  WHERE d.id = f.delivery_id AND (SELECT count(*) FROM finished) >= 0
+  RETURNING d.endpoint_id, f.window_ms
+),
+successes AS (
+  SELECT endpoint_id, count(*)::integer AS n, min(window_ms) AS window_ms FROM recorded GROUP BY endpoint_id
+),
+locked AS (
+  SELECT h.endpoint_id, s.n,
+         (h.breaker_state <> 'closed' OR h.window_started_at IS NULL
+          OR clock.now - h.window_started_at >= make_interval(secs => s.window_ms / 1000.0)) AS is_new_window
+  FROM clock, mailroom_endpoint_health h JOIN successes s ON s.endpoint_id = h.endpoint_id
+  ORDER BY h.endpoint_id
+  FOR UPDATE OF h
+),
+health AS (
+  UPDATE mailroom_endpoint_health h
+  SET successes = h.successes + l.n, last_success_at = clock.now, failing_since = NULL,
+      breaker_state = 'closed',
+      opened_at = CASE WHEN h.breaker_state = 'closed' THEN h.opened_at END,
+      open_ms = CASE WHEN h.breaker_state = 'closed' THEN h.open_ms END,
+      probe_until = CASE WHEN h.breaker_state = 'closed' THEN h.probe_until END,
+      window_started_at = CASE WHEN l.is_new_window THEN clock.now ELSE h.window_started_at END,
+      window_successes = CASE WHEN l.is_new_window THEN 0 ELSE h.window_successes END + l.n,
+      window_failures = CASE WHEN l.is_new_window THEN 0 ELSE h.window_failures END
+  FROM clock, locked l
+  WHERE h.endpoint_id = l.endpoint_id
+  RETURNING 1
+)
+SELECT id FROM finished;
+
 -- name: jobFinishMany.doneHeld
 -- A success committed inside the handler's own transaction (ctx.complete): done like
 -- jobFinishMany.done, in the caller's transaction, but the token is not cleared: it is

@@ -147,45 +147,6 @@ WHERE h.endpoint_id = ANY($4::bigint[]) AND (SELECT count(*) FROM recorded) >= 0
 ORDER BY h.endpoint_id
 FOR UPDATE OF h;
 
--- name: deliveryRecord.successes
--- deliveryRecord and endpointHealth.write in one autocommitted statement, for a batch whose
--- every attempt succeeded (a healthy endpoint's traffic): one round trip where the
--- general path takes four (BEGIN, the read, the write, COMMIT). The fold is
--- store/delivery-health.ts's for successes only: counters up, the failure streak over,
--- the breaker closed (an open or half-open one as a fresh closed one), and its window's
--- successes counted (a new window when the breaker was not closed, had none, or it ended). The conformance suite checks it against the
--- general path's results. Locks as deliveryRecord: the deliveries first, then the health
--- rows in endpoint id order.
--- params: $1 delivery ids, $2 statuses, $3 now (null: the server's), $4 endpoint ids
---   (distinct, ascending), $5 successes per endpoint, $6 the breaker's window (ms)
-WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
-recorded AS (
-  UPDATE mailroom_delivery d SET status = r.status, updated_at = clock.now
-  FROM clock, unnest($1::bigint[], $2::text[]) AS r(id, status)
-  WHERE d.id = r.id
-  RETURNING 1
-),
-locked AS (
-  SELECT h.endpoint_id,
-         (h.breaker_state <> 'closed' OR h.window_started_at IS NULL
-          OR clock.now - h.window_started_at >= make_interval(secs => $6::bigint / 1000.0)) AS is_new_window
-  FROM clock, mailroom_endpoint_health h
-  WHERE h.endpoint_id = ANY($4::bigint[]) AND (SELECT count(*) FROM recorded) >= 0
-  ORDER BY h.endpoint_id
-  FOR UPDATE OF h
-)
-UPDATE mailroom_endpoint_health h
-SET successes = h.successes + a.n, last_success_at = clock.now, failing_since = NULL,
-    breaker_state = 'closed',
-    opened_at = CASE WHEN h.breaker_state = 'closed' THEN h.opened_at END,
-    open_ms = CASE WHEN h.breaker_state = 'closed' THEN h.open_ms END,
-    probe_until = CASE WHEN h.breaker_state = 'closed' THEN h.probe_until END,
-    window_started_at = CASE WHEN l.is_new_window THEN clock.now ELSE h.window_started_at END,
-    window_successes = CASE WHEN l.is_new_window THEN 0 ELSE h.window_successes END + a.n,
-    window_failures = CASE WHEN l.is_new_window THEN 0 ELSE h.window_failures END
-FROM clock, locked l, unnest($4::bigint[], $5::integer[]) AS a(endpoint_id, n)
-WHERE h.endpoint_id = l.endpoint_id AND a.endpoint_id = l.endpoint_id;
-
 -- name: deliveryGet
 -- One delivery as listings show it (mailroom_delivery_state).
 -- params: $1 id
@@ -209,7 +170,8 @@ ORDER BY id LIMIT $2;
 -- An endpoint's failed and skipped deliveries since a time (a pending one whose job died
 -- counts as failed), with the job each had, if it is still there (retention may have
 -- deleted it), and whether a running job has recorded its attempt already (it is only
--- finishing: the delivery's record commits just before the job's outcome).
+-- finishing: a failure's record commits just before the job's outcome; a success's
+-- commits with it).
 -- params: $1 endpoint id, $2 since
 SELECT d.id, d.message_id, j.id AS job_id, j.status AS job_status,
        (j.status = 'running' AND d.updated_at >= j.started_at) AS attempt_recorded

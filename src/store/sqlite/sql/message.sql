@@ -76,7 +76,8 @@ ORDER BY id LIMIT CAST(@limit AS INTEGER);
 -- An endpoint's failed and skipped deliveries since a time (a pending one whose job died
 -- counts as failed), with the job each had, if it is still there (retention may have
 -- deleted it), and whether a running job has recorded its attempt already (it is only
--- finishing: the delivery's record commits just before the job's outcome).
+-- finishing: a failure's record commits just before the job's outcome; a success's
+-- commits with it).
 SELECT d.id, d.message_id, j.id AS job_id, j.status AS job_status,
        (j.status = 'running' AND d.updated_at >= j.started_at) AS attempt_recorded
 FROM mailroom_delivery d
