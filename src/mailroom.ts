@@ -1104,6 +1104,7 @@ export class Mailroom {
         store: this.store,
         settings: this.deliverSettings,
         log: this.log,
+        successWithDone: this.store.capabilities.roundTrips,
         onEndpointDisabled: (endpointId, cause) => this.outgoingEvents.emit('endpointDisabled', endpointId, cause),
       }),
     );

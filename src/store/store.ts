@@ -33,6 +33,11 @@ export interface StoreCapabilities {
   readonly asyncTransactions: boolean;
   /** `databaseHealth` exists: the server's own health figures (vacuum horizon, dead rows). */
   readonly databaseHealth: boolean;
+  /**
+   * Every store call is a round trip to a server, so writes folded into fewer calls pay
+   * for themselves (PostgreSQL); false where a call is an in-process write (SQLite).
+   */
+  readonly roundTrips: boolean;
 }
 
 /** A job to insert. Policy (queue, maxAttempts) is already resolved by the caller. */

@@ -87,6 +87,7 @@ export const POSTGRES_CAPABILITIES: StoreCapabilities = Object.freeze({
   syncTransactions: false,
   asyncTransactions: true,
   databaseHealth: true,
+  roundTrips: true,
 });
 
 export class PostgresStore extends PostgresExecutor implements Store {

@@ -40,6 +40,7 @@ export class SqliteStore extends SqliteExecutor implements Store {
     asyncTransactions: false,
     // No vacuum horizon to watch: one process holds the file, and freed pages are reused.
     databaseHealth: false,
+    roundTrips: false,
   };
   readonly description: string;
   readonly durability: Record<string, string>;
