@@ -110,7 +110,15 @@ const cpuAtWork = process.cpuUsage();
 const startedAt = Date.now();
 const worker = mr.work();
 let claims = 0, claimed = 0;
-worker.on('claimed', (jobs) => { claims++; claimed += jobs.length; });
+// Where the latency phase's time goes: each publish call's own time, and each job's wait
+// from its insert (the store's clock) to the claim that took it.
+const stages = { publish: [], claimWait: [] };
+let isSteady = false;
+worker.on('claimed', (jobs) => {
+  claims++;
+  claimed += jobs.length;
+  if (isSteady) for (const job of jobs) stages.claimWait.push(Date.now() - job.createdAt.getTime());
+});
 say('STARTED ' + startedAt);
 await next(); // STEADY (the receivers have every delivery of the throughput phase)
 const cpu = process.cpuUsage(cpuAtWork);
@@ -119,18 +127,21 @@ if (inspector) { const { profile } = await inspector.post('Profiler.stop'); (awa
 say('DRAIN_CPU ' + JSON.stringify({ us: cpu.user + cpu.system }));
 const total = Math.round(rate * seconds), interval = 1000 / rate, start = performance.now();
 const pending = [];
+isSteady = true;
 for (let i = 0; i < total; i++) {
   const due = start + i * interval;
   const wait = due - performance.now();
   if (wait > 1) await new Promise((r) => setTimeout(r, wait - 0.5));
-  pending.push(mr.publish('bench.event', { t: performance.timeOrigin + performance.now(), i }, { tenant: 'bench' }));
+  const sentAt = performance.now();
+  pending.push(mr.publish('bench.event', { t: performance.timeOrigin + sentAt, i }, { tenant: 'bench' }).then(() => stages.publish.push(performance.now() - sentAt)));
 }
 await Promise.all(pending);
 say('STEADY_DONE');
 await next(); // STOP
 await worker.stop({ timeoutMs: 5_000 });
 await mr.close();
-say('RESULT ' + JSON.stringify({ maxRssMB: process.resourceUsage().maxRSS / 1024, claims, claimed }));
+for (const list of Object.values(stages)) list.sort((a, b) => a - b);
+say('RESULT ' + JSON.stringify({ maxRssMB: process.resourceUsage().maxRSS / 1024, claims, claimed, stages }));
 process.exit(0);
 `;
 
@@ -235,6 +246,11 @@ export async function runOutgoing(loc, { n = MESSAGES } = {}) {
       // The sender's CPU (user + system) per delivery of the throughput phase: steadier
       // than deliveries/s on a machine shared with other work.
       senderCpuUsPerDelivery: drainCpu.us / (n * ENDPOINTS),
+      // The latency phase's parts (ms): the publish call alone, and a job's wait for its claim.
+      publishP50: pct(result.stages.publish, 50),
+      publishP99: pct(result.stages.publish, 99),
+      claimWaitP50: pct(result.stages.claimWait, 50),
+      claimWaitP99: pct(result.stages.claimWait, 99),
     };
   } finally {
     // Ending stdin lets the receivers exit on their own (a kill would cut a --cpu-prof
