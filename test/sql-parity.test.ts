@@ -70,6 +70,9 @@ const ALLOWED_ONLY_IN: Record<'sqlite' | 'postgres', ReadonlySet<string>> = {
     // SQLite plans without table statistics, so a status-filtered list reads the counters to
     // choose between a partial index and a walk in id order; PostgreSQL's planner has statistics.
     'jobList.matchEstimate',
+    // A success written with its job's done: PostgreSQL writes it inside
+    // jobFinishMany.doneDelivered, one statement with the finish.
+    'deliveryRecord.delivered',
     // The oldest-pending walk of a queue with more types or priorities than it takes comes
     // back cut short, and the store reads that queue's rows in a second statement. SQLite's
     // walk goes by (queue, type) in the lane index; PostgreSQL's by queue, falling back in

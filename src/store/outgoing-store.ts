@@ -172,9 +172,11 @@ export interface DeliveryRecord {
  * write of its own, so its slot is free one store call sooner, and the delivery's status
  * and its job's `done` commit together. Like deliveryRecordMany it is not fenced: the
  * receiver has the message even when the job's outcome is fenced off (a lease taken over),
- * and a re-send records it again. Only for a healthy endpoint's plain send (DeliveryStart
- * `isFailing` false, no probe): later than the failures recorded beside it, a success
- * there changes no decision.
+ * and a delivery already `delivered` counts nothing more (a finish written twice counts
+ * once). Only for a healthy endpoint's plain send (DeliveryStart `isFailing` false, no
+ * probe): written after failures recorded beside it, such a success cannot let them
+ * disable the endpoint (no streak ran when it started, and a streak takes days); it can
+ * still close a breaker that those failures opened meanwhile, as any late success could.
  */
 export interface DeliveredAttempt {
   readonly deliveryId: string;

@@ -469,6 +469,12 @@ export function outgoingConformance(harness: StoreHarness): void {
       });
       expect(await ctx.store.endpointHealth({ id: other.id, breaker: BREAKER })).toMatchObject({ successes: 1, failures: 1, failingSince: null });
       expect(await isFailing(a)).toBe(false);
+      // The same write again (a retry of a commit whose answer was lost): fenced off, and its
+      // success is not counted twice.
+      expect(
+        await ctx.store.jobFinishMany({ finishes: [{ kind: 'done', id: a!.id, leaseToken: a!.leaseToken, delivered: delivered(a) }], now: at(2 * SECOND_MS) }),
+      ).toEqual([]);
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ successes: 1 });
 
       // Beside other kinds of finish (one transaction), and beside a plain success: each delivery once.
       expect(

@@ -12,6 +12,7 @@ import { waitFor, waitForEvent } from '../harness/wait.js';
 import { DEFAULT_BREAKER_SETTINGS } from '../../src/core/circuit-breaker.js';
 import { DELIVERED_WITH_DONE } from '../../src/core/task-registry.js';
 import type { WorkerTaskContext } from '../../src/core/task-registry.js';
+import type { DeliveryRecord } from '../../src/store/outgoing-store.js';
 import { answer, closeOutgoingMailrooms, openOutgoingMailroom, startVerifyingReceiver } from './outgoing-kit.js';
 import type { VerifyingReceiver } from './outgoing-kit.js';
 
@@ -304,5 +305,32 @@ describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
     });
     expect(await mr.endpoints.health(endpoint.id)).toMatchObject({ successes: 1 });
     expect((await mr.getJob(job.id))!.status).toBe('pending');
+  });
+  it.skipIf(!harness.isAvailable)('records a healthy endpoint’s success with its job’s done where store calls are round trips, and one that ends a failure streak before it', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const target = await receiver();
+    const endpoint = await endpointAt(mr, target);
+    // A spy on the real store: which records the deliver task writes on its own.
+    const recorded: DeliveryRecord[] = [];
+    const store = mr.store;
+    const recordMany = store.deliveryRecordMany.bind(store);
+    store.deliveryRecordMany = (params) => {
+      recorded.push(...params.records);
+      return recordMany(params);
+    };
+    mr.work();
+    const healthy = await mr.publish('invoice.paid', { n: 1 }, { tenant: 'acme' });
+    await deliveryStatus(mr, healthy.message.id, 'delivered');
+    // The next message's first attempt fails (a streak starts); its retry's success ends it.
+    let answered = 0;
+    target.respond = (request, res) => (answered++ === 0 ? answer(500) : answer(204))(request, res);
+    const recovering = await mr.publish('invoice.paid', { n: 2 }, { tenant: 'acme' });
+    await deliveryStatus(mr, recovering.message.id, 'delivered');
+
+    const successes = recorded.filter((record) => record.status === 'delivered').map((record) => record.deliveryId);
+    const [healthyDelivery, recoveringDelivery] = [healthy.deliveries[0]!.id, recovering.deliveries[0]!.id];
+    expect(successes).toEqual(harness.capabilities.roundTrips ? [recoveringDelivery] : [healthyDelivery, recoveringDelivery]);
+    expect(recorded.filter((record) => record.attempt === 'outage').map((record) => record.deliveryId)).toEqual([recoveringDelivery]);
+    expect(await mr.endpoints.health(endpoint.id)).toMatchObject({ successes: 2, failures: 1, failingSince: null });
   });
 });

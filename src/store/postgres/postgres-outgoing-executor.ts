@@ -360,6 +360,13 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     const statusById = new Map(params.records.map((record) => [record.deliveryId, record.status]));
     const deliveryIds = [...statusById.keys()].sort(compareJobIds);
     const statuses = deliveryIds.map((id) => statusById.get(id)!);
+    const endpointIds = endpointsWithAttempts(params.records);
+    if (endpointIds.length === 0) {
+      // Nothing was sent (skipped deliveries): statuses only, no health row to lock or read,
+      // so one autocommitted statement, not a transaction.
+      await this.runner.run(this.stmt('deliveryRecord'), [deliveryIds, statuses, params.now ?? null, endpointIds]);
+      return params.records.map(() => ({ disabledReason: null }));
+    }
     // Built inside: a deadlock retry runs the whole callback again, and must not keep a
     // disable the rolled-back try reported.
     return this.runner.atomic(async (runner) => {
@@ -368,7 +375,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
         deliveryIds,
         statuses,
         params.now ?? null,
-        endpointsWithAttempts(params.records),
+        endpointIds,
       ]);
       if (healthRows.length === 0) return results;
       const now: Date = healthRows[0]!.record_now;

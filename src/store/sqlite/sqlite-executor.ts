@@ -448,7 +448,7 @@ export class SqliteExecutor extends SqliteOutgoingExecutor implements StoreExecu
         written.add(String(id));
       }
     }
-    for (const delivered of deliveredWithFinishes(params.finishes, new Date(now))) this.recordSync(delivered);
+    for (const delivered of deliveredWithFinishes(params.finishes, new Date(now))) this.recordDeliveredSync(delivered);
     this.applyCounts(counts, now);
     return params.finishes.filter((finish) => written.has(finish.id)).map((finish) => finish.id);
   }

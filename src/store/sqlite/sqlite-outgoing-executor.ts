@@ -319,10 +319,26 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     return this.engine.write('bookkeeping', () => this.recordSync(params));
   }
 
-  /** deliveryRecordMany's body, inside a write transaction already open (its own, or a finish's). */
-  protected recordSync(params: DeliveryRecordManyParams): DeliveryRecordResult[] {
+  /** deliveryRecordMany's body, inside a write transaction already open. */
+  private recordSync(params: DeliveryRecordManyParams): DeliveryRecordResult[] {
     const now = nowMs(params.now);
     for (const record of params.records) this.engine.stmt('deliveryRecord').run({ id: record.deliveryId, status: record.status, now });
+    return this.foldHealthSync(params, now);
+  }
+
+  /**
+   * Successes written with their jobs' done (JobFinish `delivered`), inside the finish's
+   * write: a delivery not yet delivered becomes so and counts for its endpoint; one that is
+   * already (the same success written again) counts nothing more.
+   */
+  protected recordDeliveredSync(params: DeliveryRecordManyParams): void {
+    const now = nowMs(params.now);
+    const records = params.records.filter((record) => this.engine.stmt('deliveryRecord.delivered').get({ id: record.deliveryId, now }) !== undefined);
+    this.foldHealthSync({ ...params, records }, now);
+  }
+
+  /** The batch's attempts folded into their endpoints' health rows, and the disables they call for. */
+  private foldHealthSync(params: DeliveryRecordManyParams, now: number): DeliveryRecordResult[] {
     const results: DeliveryRecordResult[] = params.records.map(() => ({ disabledReason: null }));
     for (const endpointId of endpointsWithAttempts(params.records)) {
       const healthRow = this.engine.stmt('endpointHealth.row').get({ id: endpointId }) as Row | undefined;

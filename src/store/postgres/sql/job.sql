@@ -787,7 +787,9 @@ RETURNING j.id;
 -- its delivery and its endpoint's health commit together, in one round trip where
 -- deliveryRecordMany's transaction takes four. The record is not fenced, as
 -- deliveryRecordMany is not: the receiver has the message even when the job's outcome is
--- fenced off. The health fold is store/delivery-health.ts's for successes alone, which
+-- fenced off. A delivery already delivered is left as it is and not counted again: the same
+-- success written twice (the completer retries a batch whose commit it did not hear)
+-- counts once. The health fold is store/delivery-health.ts's for successes alone, which
 -- need no read before the write: counters up, the failure streak over, the breaker closed
 -- (an open or half-open one as a fresh closed one), and its window's successes counted (a
 -- new window when the breaker was not closed, had none, or it ended); the conformance
@@ -814,7 +816,7 @@ finished AS (
 recorded AS (
   UPDATE mailroom_delivery d SET status = 'delivered', updated_at = clock.now
   FROM clock, f
-  WHERE d.id = f.delivery_id AND (SELECT count(*) FROM finished) >= 0
+  WHERE d.id = f.delivery_id AND d.status <> 'delivered' AND (SELECT count(*) FROM finished) >= 0
   RETURNING d.endpoint_id, f.window_ms
 ),
 successes AS (

@@ -54,6 +54,14 @@ WHERE status <> 'pending' AND job_id = @jobId
 -- The delivery's status after an attempt.
 UPDATE mailroom_delivery SET status = @status, updated_at = @now WHERE id = @id;
 
+-- name: deliveryRecord.delivered
+-- A success written with its job's done (JobFinish `delivered`): the delivery becomes
+-- delivered unless it is already, and its endpoint comes back for the health fold. The
+-- same success written again (a finish retried) changes and counts nothing.
+UPDATE mailroom_delivery SET status = 'delivered', updated_at = @now
+WHERE id = @id AND status <> 'delivered'
+RETURNING endpoint_id;
+
 -- name: deliveryGet
 -- One delivery as listings show it (mailroom_delivery_state).
 SELECT * FROM mailroom_delivery_state WHERE id = @id;
