@@ -113,11 +113,13 @@ let claims = 0, claimed = 0;
 // Where the latency phase's time goes: each publish call's own time, and each job's wait
 // from its insert (the store's clock) to the claim that took it.
 const stages = { publish: [], claimWait: [] };
-let isSteady = false;
+let isSteady = false, steadyClaims = 0;
 worker.on('claimed', (jobs) => {
   claims++;
   claimed += jobs.length;
-  if (isSteady) for (const job of jobs) stages.claimWait.push(Date.now() - job.createdAt.getTime());
+  if (!isSteady) return;
+  steadyClaims++;
+  for (const job of jobs) stages.claimWait.push(Date.now() - job.createdAt.getTime());
 });
 say('STARTED ' + startedAt);
 await next(); // STEADY (the receivers have every delivery of the throughput phase)
@@ -141,7 +143,7 @@ await next(); // STOP
 await worker.stop({ timeoutMs: 5_000 });
 await mr.close();
 for (const list of Object.values(stages)) list.sort((a, b) => a - b);
-say('RESULT ' + JSON.stringify({ maxRssMB: process.resourceUsage().maxRSS / 1024, claims, claimed, stages }));
+say('RESULT ' + JSON.stringify({ maxRssMB: process.resourceUsage().maxRSS / 1024, claims, claimed, stages, steadyClaims }));
 process.exit(0);
 `;
 
@@ -251,6 +253,7 @@ export async function runOutgoing(loc, { n = MESSAGES } = {}) {
       publishP99: pct(result.stages.publish, 99),
       claimWaitP50: pct(result.stages.claimWait, 50),
       claimWaitP99: pct(result.stages.claimWait, 99),
+      steadyJobsPerClaim: result.stages.claimWait.length / result.steadyClaims,
     };
   } finally {
     // Ending stdin lets the receivers exit on their own (a kill would cut a --cpu-prof
