@@ -409,6 +409,15 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(ids[b.id]!.slice(0, 3).map((id) => statusOf.get(id))).toEqual(['delivered', 'failed', 'failed']);
       expect((await ctx.store.deliveryList({ endpointId: c.id })).find((d) => d.id === ids[c.id]![0])!.status).toBe('skipped');
       expect(await ctx.store.deliveryRecordMany({ records: [], disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now: at(SECOND_MS) })).toEqual([]);
+      // A batch with nothing sent (skips alone): the statuses, and no health row touched.
+      const skips = ids[c.id]!.slice(1, 3).map((deliveryId) => ({ deliveryId, endpointId: c.id, status: 'skipped' as const, attempt: null }));
+      expect(await ctx.store.deliveryRecordMany({ records: skips, disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now: at(2 * SECOND_MS) })).toEqual([
+        { disabledReason: null },
+        { disabledReason: null },
+      ]);
+      const skipped = new Map((await ctx.store.deliveryList({ endpointId: c.id })).map((d) => [d.id, d.status]));
+      expect(ids[c.id]!.slice(0, 3).map((id) => skipped.get(id))).toEqual(['skipped', 'skipped', 'skipped']);
+      expect(await ctx.store.endpointHealth({ id: c.id, breaker: BREAKER })).toMatchObject({ successes: 0, failures: 0, lastSuccessAt: null, lastFailureAt: null });
     });
 
     it('records two attempts of one delivery in one batch in order: its last status stands, both count', async () => {

@@ -402,23 +402,19 @@ export class PostgresExecutor extends PostgresOutgoingExecutor implements StoreE
 
   private async finishSuccesses(runner: QueryRunner, successes: readonly DoneFinish[], now: Date | undefined): Promise<Row[]> {
     if (successes.length === 0) return [];
-    if (successes.some((finish) => finish.delivered)) {
-      return runner.run(this.stmt('jobFinishMany.doneDelivered'), [
-        successes.map((finish) => finish.id),
-        successes.map((finish) => finish.leaseToken),
-        now ?? null,
-        successes.map((finish) => finish.resultJson ?? null),
-        successes.map((finish) => finish.detailsJson ?? null),
-        successes.map((finish) => finish.delivered?.deliveryId ?? null),
-        successes.map((finish) => finish.delivered?.breaker.windowMs ?? null),
-      ]);
-    }
-    return runner.run(this.stmt('jobFinishMany.done'), [
+    const values: unknown[] = [
       successes.map((finish) => finish.id),
       successes.map((finish) => finish.leaseToken),
       now ?? null,
       successes.map((finish) => finish.resultJson ?? null),
       successes.map((finish) => finish.detailsJson ?? null),
+    ];
+    // Deliveries' successes ride along (doneDelivered takes done's values, then theirs).
+    if (!successes.some((finish) => finish.delivered)) return runner.run(this.stmt('jobFinishMany.done'), values);
+    return runner.run(this.stmt('jobFinishMany.doneDelivered'), [
+      ...values,
+      successes.map((finish) => finish.delivered?.deliveryId ?? null),
+      successes.map((finish) => finish.delivered?.breaker.windowMs ?? null),
     ]);
   }
 

@@ -3,10 +3,10 @@
 // endpoint's breaker lets it go (deliveryStartMany); the request is signed per Standard
 // Webhooks (webhook-id = the message id, stable across retries and endpoints; timestamp
 // and signatures fresh per attempt), sent through the SSRF guard with bounded time and
-// reading, classified, and recorded with the endpoint's health: on PostgreSQL a healthy
-// endpoint's success with the job's `done` (the worker's finish), anything else by
-// deliveryRecordMany before the job's outcome. The starts of a claim's deliveries share one store call, and so do the records
-// of one turn.
+// reading, classified, and recorded with the endpoint's health: where store calls are
+// round trips, a healthy endpoint's success with the job's `done` (the worker's finish),
+// anything else by deliveryRecordMany before the job's outcome. The starts of a claim's
+// deliveries share one store call, and so do the records of one turn.
 // While the breaker is open the job waits uncharged (Snooze) instead of failing.
 
 import type { WaitReason } from '../../core/circuit-breaker.js';
