@@ -1,11 +1,74 @@
 // PostgreSQL-only: keyless publishes asked for in one turn of the event loop share one
-// statement (postgres-store.ts, publishGrouped). What the shared suite cannot show: a
-// publish whose data the server refuses fails alone; the others of its group are stored.
-// (SQLite runs each publish in a savepoint of a shared commit, and accepts what PostgreSQL
-// refuses here.)
+// statement, and no more than two publish statements run at once (postgres-store.ts,
+// publishGrouped; grouped-writes.ts). What the shared suite cannot show: a publish whose
+// data the server refuses fails alone, the others of its group are stored; and a burst of
+// publishes does not take a pooled connection each. (SQLite runs each publish in a
+// savepoint of a shared commit on its one connection.)
 import { afterEach, describe, expect, it } from 'vitest';
+import { GroupedWrites } from '../../src/store/postgres/grouped-writes.js';
+import type { GroupedWrite } from '../../src/store/postgres/grouped-writes.js';
 import { jobInsert } from '../harness/factory.js';
-import { postgresHarness } from '../harness/postgres.js';
+import { connectClient, postgresHarness } from '../harness/postgres.js';
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('grouped writes', () => {
+  it('sends the first write of a turn at once, the rest of its turn together, and holds what comes while two run', async () => {
+    const sent: number[][] = [];
+    const finishers: Array<() => void> = [];
+    const writes = new GroupedWrites<number, string>(2, (batch: ReadonlyArray<GroupedWrite<number, string>>) => {
+      sent.push(batch.map((write) => write.params));
+      return new Promise<void>((resolve) =>
+        finishers.push(() => {
+          for (const write of batch) write.resolve(`ok ${write.params}`);
+          resolve();
+        }),
+      );
+    });
+    const results = [writes.add(1), writes.add(2), writes.add(3)];
+    expect(sent).toEqual([[1]]);
+    await nextTurn();
+    expect(sent).toEqual([[1], [2, 3]]);
+    // Two in flight: later turns wait, and go as one when a statement finishes.
+    results.push(writes.add(4));
+    await nextTurn();
+    results.push(writes.add(5));
+    await nextTurn();
+    expect(sent).toEqual([[1], [2, 3]]);
+    finishers[0]!();
+    await nextTurn();
+    expect(sent).toEqual([[1], [2, 3], [4, 5]]);
+    finishers[1]!();
+    finishers[2]!();
+    expect(await Promise.all(results)).toEqual(['ok 1', 'ok 2', 'ok 3', 'ok 4', 'ok 5']);
+  });
+
+  it('rejects every write of a batch whose send failed, and goes on with the next', async () => {
+    let isBroken = true;
+    const writes = new GroupedWrites<number, number>(1, async (batch) => {
+      if (isBroken) throw new Error('connection lost');
+      for (const write of batch) write.resolve(write.params * 10);
+    });
+    const failed = Promise.allSettled([writes.add(1), writes.add(2)]);
+    expect((await failed).map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    isBroken = false;
+    expect(await writes.add(3)).toBe(30);
+  });
+
+  it('frees the slot of a send that threw at once or left a write unanswered, and answers that write with an error', async () => {
+    let mode: 'throw' | 'forget' | 'fine' = 'throw';
+    const writes = new GroupedWrites<number, number>(1, (batch) => {
+      if (mode === 'throw') throw new Error('bad statement');
+      if (mode === 'fine') for (const write of batch) write.resolve(write.params);
+      return Promise.resolve();
+    });
+    await expect(writes.add(1)).rejects.toThrow('bad statement');
+    mode = 'forget';
+    await expect(writes.add(2)).rejects.toThrow('not answered');
+    mode = 'fine';
+    expect(await writes.add(3)).toBe(3);
+  });
+});
 
 const publish = (tenant: string, i: number) => ({ tenant, type: 'invoice.paid', key: null, job: jobInsert({ type: 'deliver' }), payloadJson: JSON.stringify({ i }) });
 
@@ -27,5 +90,28 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres grouped publishes', () =
     const stored = await store.messageList({ tenant: 'acme' });
     expect(stored.map((message) => (message.payload as { i: number }).i).sort()).toEqual([0, 0, 1, 1, 3, 3, 4, 4]);
     expect((await store.jobStats({})).byQueue.default?.pending).toBe(8);
+  });
+
+  it('answers a burst of publishes, one per turn, on a few connections, not one each', async () => {
+    const { store, url } = await postgresHarness.open();
+    const schema = new URL(url).searchParams.get('schema')!;
+    await store.endpointAdd({ tenant: 'acme', url: 'https://hooks.example.com/in', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', addedBy: 'operator' });
+    // Each its own turn, as requests of a busy app arrive: with each one sent at once, the
+    // pool grew to its ten connections.
+    const published: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 60; i++) {
+      published.push(store.messagePublish(publish('acme', i)));
+      await nextTurn();
+    }
+    await Promise.all(published);
+    expect((await store.jobStats({})).byQueue.default?.pending).toBe(60);
+    const client = await connectClient();
+    try {
+      const { rows } = await client.query<{ count: string }>('SELECT count(*) FROM pg_stat_activity WHERE application_name = $1', [`mailroom:${schema}`]);
+      // Two publish statements at a time; the endpoint's add and the stats read reuse them.
+      expect(Number(rows[0]!.count)).toBeLessThanOrEqual(3);
+    } finally {
+      await client.end();
+    }
   });
 });

@@ -201,8 +201,8 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   }
 
   /**
-   * Several keyless publishes, which the store groups when they are asked for in one turn
-   * of the event loop (postgres-store.ts), in the statements of one.
+   * Several keyless publishes, which the store groups (the rest of an event-loop turn, and
+   * those that waited for a statement to finish: grouped-writes.ts), in the statements of one.
    */
   async messagePublishMany(list: readonly MessagePublishParams[]): Promise<MessagePublishResult[]> {
     if (list.some((params) => params.key !== null)) throw new Error('messagePublishMany takes keyless publishes only');

@@ -40,6 +40,8 @@ import type {
 import type { ClaimedJob } from '../../core/types.js';
 import type { DeliveryRecordManyParams, DeliveryRecordResult, DeliveryStart, DeliveryStartManyParams, MessagePublishParams, MessagePublishResult } from '../outgoing-store.js';
 import { interpretPgError, isOrCausedBy, pgErrorCode } from './interpret-error.js';
+import { GroupedWrites } from './grouped-writes.js';
+import type { GroupedWrite } from './grouped-writes.js';
 import { PgListener } from './listener.js';
 import { PostgresExecutor } from './postgres-executor.js';
 import { ClientRunner, PoolRunner } from './query-runner.js';
@@ -66,6 +68,11 @@ const CLOSE_GRACE_MS = 10_000;
 /** Idle pooled connections close after 30 s, so a quiet worker holds few server slots. */
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_SCHEMA = 'public';
+/**
+ * Keyless publishes in flight at once (grouped-writes.ts); more wait and go as one. Two,
+ * not one: a publish slowed by a lock on one tenant's endpoints leaves room for the rest.
+ */
+const MAX_PUBLISH_STATEMENTS = 2;
 /**
  * The worker bookkeeping pool's session settings (why: see the constructor). READ
  * COMMITTED whatever the database's or role's default: a limited claim reads the usage in
@@ -102,9 +109,9 @@ export class PostgresStore extends PostgresExecutor implements Store {
   private readonly migrator: Migrator;
   private readonly connection: pg.ClientConfig;
   private readonly subscribers = new Set<(queue: string | null) => void>();
+  /** Keyless publishes on the store's clock, sent as few statements as they allow (see messagePublish). */
+  private readonly publishes = new GroupedWrites<MessagePublishParams, MessagePublishResult>(MAX_PUBLISH_STATEMENTS, (batch) => this.sendPublishes(batch));
   /** Plain enqueues waiting for the next shared insert (see jobInsertMany). */
-  private isPublishTurnOpen = false;
-  private pendingPublishes: Array<{ params: MessagePublishParams; resolve: (result: MessagePublishResult) => void; reject: (error: unknown) => void }> = [];
   private pendingInserts: Array<{ jobs: readonly JobInsert[]; resolve: (results: JobInsertResult[]) => void; reject: (error: unknown) => void }> = [];
   private listener: Promise<PgListener> | null = null;
   private isClosed = false;
@@ -267,32 +274,20 @@ export class PostgresStore extends PostgresExecutor implements Store {
   }
 
   /**
-   * Group publish, as group insert above: keyless publishes on the store's clock asked for
-   * in the same turn of the event loop, after its first, share one statement
-   * (messagePublishMany). A keyed publish keeps its own: its key's conflict is its caller's.
+   * Group publish, as group insert below: keyless publishes on the store's clock share
+   * statements (messagePublishMany) as grouped-writes.ts describes — the first of a turn
+   * at once, the rest of its turn together, and no more than MAX_PUBLISH_STATEMENTS at a
+   * time. A keyed publish keeps its own: its key's conflict is its caller's.
    */
   private publishGrouped(params: MessagePublishParams): Promise<MessagePublishResult> {
     if (params.key !== null || params.now !== undefined) return super.messagePublish(params);
-    // The first of a turn goes at once, as it did alone: a caller publishing one at a time
-    // waits for nothing. The others of its turn wait for the turn's end, and go together.
-    if (!this.isPublishTurnOpen) {
-      this.isPublishTurnOpen = true;
-      setImmediate(() => {
-        this.isPublishTurnOpen = false;
-        if (this.pendingPublishes.length > 0) void this.flushPublishes();
-      });
-      return super.messagePublish(params);
-    }
-    return new Promise((resolve, reject) => this.pendingPublishes.push({ params, resolve, reject }));
+    return this.publishes.add(params);
   }
 
-  private async flushPublishes(): Promise<void> {
-    const batch = this.pendingPublishes;
-    this.pendingPublishes = [];
-    if (batch.length === 0) return; // flushed already, by close()
+  private async sendPublishes(batch: ReadonlyArray<GroupedWrite<MessagePublishParams, MessagePublishResult>>): Promise<void> {
     if (batch.length === 1) {
       const [only] = batch;
-      super.messagePublish(only!.params).then(only!.resolve, only!.reject);
+      await super.messagePublish(only!.params).then(only!.resolve, only!.reject);
       return;
     }
     try {
@@ -308,7 +303,9 @@ export class PostgresStore extends PostgresExecutor implements Store {
         for (const item of batch) item.reject(error);
         return;
       }
-      for (const item of batch) super.messagePublish(item.params).then(item.resolve, item.reject);
+      // One after another, in the slot this group holds: all at once would take a
+      // connection each, which the group was made to avoid.
+      for (const item of batch) await super.messagePublish(item.params).then(item.resolve, item.reject);
     }
   }
 
@@ -374,7 +371,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
     // Enqueues and publishes asked for before close, still waiting for their turn's end to
     // go as a group: they go now, and are in flight below.
     if (this.pendingInserts.length > 0) void this.flushInserts();
-    if (this.pendingPublishes.length > 0) void this.flushPublishes();
+    this.publishes.flush();
     await this.statistics;
     this.subscribers.clear();
     await this.stopListener();
