@@ -6,7 +6,8 @@
 // - publish → received latency p50/p99: 200 messages/s for 10 s with the worker running,
 //   from just before mr.publish to the receiver's verification.
 // It also reports the sender's CPU time per delivery of the first phase, which moves less
-// than the wall clock when other work shares the cores.
+// than the wall clock when other work shares the cores. BENCH_LATENCY_TIMELINE=1 prints,
+// on stderr, the worst latency of each 250 ms of the latency phase (where a p99 came from).
 // The receivers run in their own process; publisher and worker share the sender process
 // (mr.publish, then mr.work(), as an app with an in-process worker does).
 //
@@ -32,6 +33,7 @@ import { Webhook } from 'standardwebhooks';
 const [secrets, ports] = JSON.parse(process.argv[1]);
 let verified = 0, refused = 0, target = Infinity, latencyFrom = Infinity;
 const latencies = [];
+const timeline = process.env.BENCH_LATENCY_TIMELINE ? {} : null;
 const say = (line) => process.stdout.write(line + '\\n');
 await Promise.all(secrets.map((secret, i) => new Promise((resolve) => {
   const wh = new Webhook(secret);
@@ -44,7 +46,13 @@ await Promise.all(secrets.map((secret, i) => new Promise((resolve) => {
       try { event = wh.verify(Buffer.concat(chunks), req.headers); } catch { refused++; res.writeHead(401).end(); return; }
       res.writeHead(204).end();
       verified++;
-      if (event.data?.t >= latencyFrom) latencies.push(at - event.data.t);
+      if (event.data?.t >= latencyFrom) {
+        latencies.push(at - event.data.t);
+        if (timeline) {
+          const slice = Math.floor((event.data.t - latencyFrom) / 250);
+          timeline[slice] = Math.max(timeline[slice] ?? 0, Math.round(at - event.data.t));
+        }
+      }
       if (verified === target) say('DONE ' + Date.now());
     });
   });
@@ -63,7 +71,7 @@ process.stdin.on('data', (d) => {
     buf = buf.slice(nl + 1);
     if (cmd === 'TARGET') { target = verified + Number(arg); if (verified >= target) say('DONE ' + Date.now()); }
     if (cmd === 'LATENCY_FROM') latencyFrom = Number(arg);
-    if (cmd === 'REPORT') say('REPORT ' + JSON.stringify({ verified, refused, latencies: latencies.sort((a, b) => a - b) }));
+    if (cmd === 'REPORT') say('REPORT ' + JSON.stringify({ verified, refused, timeline, latencies: latencies.sort((a, b) => a - b) }));
   }
 });
 `;
@@ -233,6 +241,7 @@ export async function runOutgoing(loc, { n = MESSAGES } = {}) {
     await receivers.next('DONE ', 60_000).catch(() => null); // the last deliveries of the steady phase
     receivers.send('REPORT');
     const report = JSON.parse(await receivers.next('REPORT '));
+    if (report.timeline) console.error('worst latency (ms) of each 250 ms of the latency phase:', JSON.stringify(report.timeline));
     sender.send('STOP');
     const result = JSON.parse(await sender.next('RESULT '));
     return {
