@@ -368,8 +368,9 @@ export class PostgresStore extends PostgresExecutor implements Store {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    // Enqueues and publishes asked for before close, still waiting for their turn's end to
-    // go as a group: they go now, and are in flight below.
+    // Enqueues and publishes asked for before close, still waiting to go as a group (for
+    // their turn's end, or publishes for a statement to finish): they go now, and are in
+    // flight below.
     if (this.pendingInserts.length > 0) void this.flushInserts();
     this.publishes.flush();
     await this.statistics;
