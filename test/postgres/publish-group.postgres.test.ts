@@ -16,7 +16,7 @@ describe('grouped writes', () => {
   it('sends the first write of a turn at once, the rest of its turn together, and holds what comes while two run', async () => {
     const sent: number[][] = [];
     const finishers: Array<() => void> = [];
-    const writes = new GroupedWrites<number, string>(2, (batch: ReadonlyArray<GroupedWrite<number, string>>) => {
+    const writes = new GroupedWrites<number, string>({ maxInFlight: 2, firstAtOnce: true }, (batch: ReadonlyArray<GroupedWrite<number, string>>) => {
       sent.push(batch.map((write) => write.params));
       return new Promise<void>((resolve) =>
         finishers.push(() => {
@@ -43,9 +43,25 @@ describe('grouped writes', () => {
     expect(await Promise.all(results)).toEqual(['ok 1', 'ok 2', 'ok 3', 'ok 4', 'ok 5']);
   });
 
+  it('by default sends a turn’s writes together at its end, however many statements run', async () => {
+    const sent: number[][] = [];
+    const writes = new GroupedWrites<number, number>({}, (batch) => {
+      sent.push(batch.map((write) => write.params));
+      // Never finishes: the next turn must not wait for it.
+      return new Promise<void>(() => undefined);
+    });
+    void writes.add(1);
+    void writes.add(2);
+    expect(sent).toEqual([]);
+    await nextTurn();
+    void writes.add(3);
+    await nextTurn();
+    expect(sent).toEqual([[1, 2], [3]]);
+  });
+
   it('rejects every write of a batch whose send failed, and goes on with the next', async () => {
     let isBroken = true;
-    const writes = new GroupedWrites<number, number>(1, async (batch) => {
+    const writes = new GroupedWrites<number, number>({ maxInFlight: 1 }, async (batch) => {
       if (isBroken) throw new Error('connection lost');
       for (const write of batch) write.resolve(write.params * 10);
     });
@@ -57,7 +73,7 @@ describe('grouped writes', () => {
 
   it('frees the slot of a send that threw at once or left a write unanswered, and answers that write with an error', async () => {
     let mode: 'throw' | 'forget' | 'fine' = 'throw';
-    const writes = new GroupedWrites<number, number>(1, (batch) => {
+    const writes = new GroupedWrites<number, number>({ maxInFlight: 1 }, (batch) => {
       if (mode === 'throw') throw new Error('bad statement');
       if (mode === 'fine') for (const write of batch) write.resolve(write.params);
       return Promise.resolve();

@@ -1,8 +1,9 @@
-// Writes that callers ask for one at a time, sent to PostgreSQL as few statements as
-// their arrival allows. The first write of an event-loop turn goes at once (a caller
-// writing one at a time waits for nothing); the rest of its turn go together at the
-// turn's end. And at most `maxInFlight` statements run at once: what arrives while they
-// do waits for one to finish and goes with the others that waited, as one statement.
+// Writes that callers ask for one at a time (keyless publishes, plain enqueues), sent to
+// PostgreSQL as few statements as their arrival allows: the writes of one event-loop turn
+// go together at the turn's end, as one statement; with `firstAtOnce`, the first of a
+// turn goes at once instead (a caller writing one at a time waits for nothing). And with
+// `maxInFlight`, at most that many statements run at once: what arrives while they do
+// waits for one to finish and goes with the others that waited, as one statement.
 //
 // Why the cap: without it, a burst (or one slow statement) made every waiting write take
 // a pooled connection of its own, and a pool that had needed three grew to ten within a
@@ -26,15 +27,27 @@ export interface GroupedWrite<P, R> {
  */
 export type SendGroup<P, R> = (batch: ReadonlyArray<GroupedWrite<P, R>>) => Promise<void>;
 
+export interface GroupedWritesOptions {
+  /** Statements in flight at once. @default Infinity */
+  readonly maxInFlight?: number;
+  /** The first write of a turn goes at once, not at the turn's end. @default false */
+  readonly firstAtOnce?: boolean;
+}
+
 export class GroupedWrites<P, R> {
   private pending: Array<GroupedWrite<P, R>> = [];
   private inFlight = 0;
   private isTurnOpen = false;
+  private readonly maxInFlight: number;
+  private readonly firstAtOnce: boolean;
 
   constructor(
-    private readonly maxInFlight: number,
+    options: GroupedWritesOptions,
     private readonly send: SendGroup<P, R>,
-  ) {}
+  ) {
+    this.maxInFlight = options.maxInFlight ?? Infinity;
+    this.firstAtOnce = options.firstAtOnce ?? false;
+  }
 
   add(params: P): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -45,7 +58,7 @@ export class GroupedWrites<P, R> {
         this.isTurnOpen = false;
         this.pump();
       });
-      this.pump();
+      if (this.firstAtOnce) this.pump();
     });
   }
 
@@ -73,11 +86,14 @@ export class GroupedWrites<P, R> {
         for (const write of batch) write.reject(error);
       })
       .finally(() => {
-        // A write its send forgot would wait forever; settled ones ignore this.
-        for (const write of batch) write.reject(new Error('a grouped write was not answered by its statement'));
+        // A write its send forgot would wait forever; settled ones ignore this. One error
+        // for the batch, not one per write: most batches have none to answer.
+        const unanswered = new Error('a grouped write was not answered by its statement');
+        for (const write of batch) write.reject(unanswered);
         this.inFlight--;
         // Inside an open turn, its end sends what waits, with the rest of the turn.
         if (!this.isTurnOpen) this.pump();
       });
   }
 }
+

@@ -110,9 +110,11 @@ export class PostgresStore extends PostgresExecutor implements Store {
   private readonly connection: pg.ClientConfig;
   private readonly subscribers = new Set<(queue: string | null) => void>();
   /** Keyless publishes on the store's clock, sent as few statements as they allow (see messagePublish). */
-  private readonly publishes = new GroupedWrites<MessagePublishParams, MessagePublishResult>(MAX_PUBLISH_STATEMENTS, (batch) => this.sendPublishes(batch));
-  /** Plain enqueues waiting for the next shared insert (see jobInsertMany). */
-  private pendingInserts: Array<{ jobs: readonly JobInsert[]; resolve: (results: JobInsertResult[]) => void; reject: (error: unknown) => void }> = [];
+  private readonly publishes = new GroupedWrites<MessagePublishParams, MessagePublishResult>({ maxInFlight: MAX_PUBLISH_STATEMENTS, firstAtOnce: true }, (batch) =>
+    this.sendPublishes(batch),
+  );
+  /** Plain enqueues, one INSERT for each turn's (see insertGrouped). */
+  private readonly inserts = new GroupedWrites<readonly JobInsert[], JobInsertResult[]>({}, (batch) => this.sendInserts(batch));
   private listener: Promise<PgListener> | null = null;
   private isClosed = false;
   /** Jobs inserted through this store, until the statistics check has run. */
@@ -318,7 +320,9 @@ export class PostgresStore extends PostgresExecutor implements Store {
   /**
    * Group insert: enqueues of plain jobs (no key, no group, no pinned clock) asked for in
    * the same turn of the event loop — concurrent HTTP handlers, say — share one INSERT and
-   * one commit instead of a round trip and a WAL flush each. One statement is all or
+   * one commit instead of a round trip and a WAL flush each (grouped-writes.ts, without the
+   * publishes' cap: a cap of two or four cost 100 concurrent enqueuers a quarter of their
+   * rate, docs/benchmarks.md "Publishes that took a connection each"). One statement is all or
    * nothing, so every caller is answered after the shared commit or gets its error. Keyed
    * and grouped jobs keep their own statement: a key conflict or a group lock must stay
    * the caller's own.
@@ -327,25 +331,15 @@ export class PostgresStore extends PostgresExecutor implements Store {
     if (params.now !== undefined || params.jobs.length === 0 || params.jobs.some((job) => job.key !== null || job.group !== null)) {
       return super.jobInsertMany(params);
     }
-    return new Promise((resolve, reject) => {
-      this.pendingInserts.push({ jobs: params.jobs, resolve, reject });
-      if (this.pendingInserts.length === 1) setImmediate(() => void this.flushInserts());
-    });
+    return this.inserts.add(params.jobs);
   }
 
-  private async flushInserts(): Promise<void> {
-    const batch = this.pendingInserts;
-    this.pendingInserts = [];
-    if (batch.length === 0) return; // flushed already, by close()
-    try {
-      const results = await super.jobInsertMany({ jobs: batch.flatMap((item) => item.jobs) });
-      let offset = 0;
-      for (const item of batch) {
-        item.resolve(results.slice(offset, offset + item.jobs.length));
-        offset += item.jobs.length;
-      }
-    } catch (error) {
-      for (const item of batch) item.reject(error);
+  private async sendInserts(batch: ReadonlyArray<GroupedWrite<readonly JobInsert[], JobInsertResult[]>>): Promise<void> {
+    const results = await super.jobInsertMany({ jobs: batch.flatMap((item) => item.params) });
+    let offset = 0;
+    for (const item of batch) {
+      item.resolve(results.slice(offset, offset + item.params.length));
+      offset += item.params.length;
     }
   }
 
@@ -371,7 +365,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
     // Enqueues and publishes asked for before close, still waiting to go as a group (for
     // their turn's end, or publishes for a statement to finish): they go now, and are in
     // flight below.
-    if (this.pendingInserts.length > 0) void this.flushInserts();
+    this.inserts.flush();
     this.publishes.flush();
     await this.statistics;
     this.subscribers.clear();
