@@ -22,7 +22,9 @@ export type {
   AsyncTransaction,
   PublishOptions,
   PublishResult,
+  OutgoingEvents,
 } from './mailroom.js';
+export type { EndpointDisableCause } from './tasks/deliver/deliver-task.js';
 export type { EndpointAddOptions, EndpointUpdateOptions, EndpointWithSecret, RotatedSecret, RecoverResult, DeliveryListOptions } from './outgoing/endpoints-api.js';
 export type { EndpointsOptions } from './tasks/deliver/deliver-settings.js';
 export type { BreakerSettings } from './core/circuit-breaker.js';

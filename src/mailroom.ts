@@ -43,6 +43,7 @@ import { DeliveriesApi, EndpointsApi, MessagesApi } from './outgoing/endpoints-a
 import { checkText, payloadJsonOf } from './outgoing/outgoing-input.js';
 import type { MessagePublishParams, MessagePublishResult } from './store/outgoing-store.js';
 import { DELIVER_TASK, createDeliverTask } from './tasks/deliver/deliver-task.js';
+import type { EndpointDisableCause } from './tasks/deliver/deliver-task.js';
 import { resolveDeliverSettings } from './tasks/deliver/deliver-settings.js';
 import type { DeliverSettings, EndpointsOptions } from './tasks/deliver/deliver-settings.js';
 import { PortalApi } from './portal/portal-api.js';
@@ -98,6 +99,12 @@ export interface PublishOptions {
 
 /** What publish stored: the message, a delivery per matching endpoint, and whether it was there already. */
 export type PublishResult = MessagePublishResult;
+
+/** What `mr.outgoingEvents` emits, with each event's arguments. */
+export interface OutgoingEvents {
+  /** A delivery of this process disabled its endpoint: it answered 410 (`gone`) or failed for too long (`failing`). */
+  endpointDisabled: [endpointId: string, cause: EndpointDisableCause];
+}
 
 export interface EnqueueOptions {
   /** Idempotency key: enqueueing it again returns the existing job (same payload) or throws KeyConflictError. */
@@ -363,8 +370,12 @@ export class Mailroom {
   /** Types registered by Mailroom itself (until the user registers their own under the name). */
   private readonly builtInTypes = new Set<string>();
   private readonly deliverSettings: DeliverSettings;
-  /** `endpointDisabled` (endpointId, cause: 'gone' | 'failing') when a delivery of this process disabled an endpoint (metrics). */
-  readonly outgoingEvents = new EventEmitter();
+  /**
+   * `endpointDisabled` (endpointId, cause: 'gone' | 'failing') when a delivery of this
+   * process disabled an endpoint (metrics). Typed by its event map: an untyped emitter
+   * was declared as `EventEmitter<[never]>`, which newer @types/node refuse to compile.
+   */
+  readonly outgoingEvents = new EventEmitter<OutgoingEvents>();
   /** Outgoing webhook endpoints of your tenants (SPEC §6a). */
   readonly endpoints: EndpointsApi;
   /** Published outgoing messages. */

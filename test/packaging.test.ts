@@ -44,4 +44,13 @@ describe('the package', () => {
       }
     }
   });
+
+  it('declares no emitter with an inferred tuple for its events, which newer @types/node refuse to compile', () => {
+    // `new EventEmitter()` in a field without a type was declared `EventEmitter<[never]>`:
+    // fine under @types/node 20, error TS2344 in a user's strict build on later ones.
+    const declarations = readdirSync(new URL('../dist/', import.meta.url), { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.d.ts'));
+    expect(declarations.length).toBeGreaterThan(10);
+    const inferred = declarations.filter((path) => /:\s*EventEmitter<\[/.test(readFileSync(new URL(`../dist/${path}`, import.meta.url), 'utf8')));
+    expect(inferred).toEqual([]);
+  });
 });

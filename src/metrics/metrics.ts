@@ -189,7 +189,7 @@ export class MailroomMetrics {
       labelNames: ['cause'],
       registers,
     });
-    mr.outgoingEvents.on('endpointDisabled', (_endpointId: string, cause: string) => this.endpointsDisabled.inc({ cause }));
+    mr.outgoingEvents.on('endpointDisabled', (_endpointId, cause) => this.endpointsDisabled.inc({ cause }));
     this.databaseHealth = mr.store.capabilities.databaseHealth
       ? {
           oldestTransactionAge: new Gauge({

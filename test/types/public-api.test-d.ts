@@ -5,7 +5,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolClient } from 'pg';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { AsyncTransaction, InboundEvent, Job, Mailroom, SyncTransaction, TaskContext } from '../../src/index.js';
+import type { AsyncTransaction, EndpointDisableCause, InboundEvent, Job, Mailroom, SyncTransaction, TaskContext } from '../../src/index.js';
 
 describe('public types', () => {
   it('types tx.db as a better-sqlite3 Database and tx.client as a node-postgres client', () => {
@@ -19,5 +19,14 @@ describe('public types', () => {
     expectTypeOf<TaskContext['attempt']>().toEqualTypeOf<number>();
     expectTypeOf<TaskContext['signal']>().toEqualTypeOf<AbortSignal>();
     expectTypeOf<TaskContext['event']>().toEqualTypeOf<InboundEvent | null>();
+  });
+
+  it('types mr.outgoingEvents by its event map, so a listener gets its arguments typed', () => {
+    const listen = (mr: Mailroom) =>
+      mr.outgoingEvents.on('endpointDisabled', (endpointId, cause) => {
+        expectTypeOf(endpointId).toEqualTypeOf<string>();
+        expectTypeOf(cause).toEqualTypeOf<EndpointDisableCause>();
+      });
+    expectTypeOf(listen).returns.toEqualTypeOf<Mailroom['outgoingEvents']>();
   });
 });
