@@ -1,7 +1,8 @@
 // PostgreSQL-only: keyless publishes asked for in one turn of the event loop share one
 // statement, and no more than two publish statements run at once (postgres-store.ts,
 // publishGrouped; grouped-writes.ts). What the shared suite cannot show: a publish whose
-// data the server refuses fails alone, the others of its group are stored; and a burst of
+// data the server refuses fails alone, the others of its group are stored (enqueues too,
+// and while close() runs); and a burst of
 // publishes does not take a pooled connection each. (SQLite runs each publish in a
 // savepoint of a shared commit on its one connection.)
 import { afterEach, describe, expect, it } from 'vitest';
@@ -84,6 +85,29 @@ describe('grouped writes', () => {
     mode = 'fine';
     expect(await writes.add(3)).toBe(3);
   });
+
+  it('drain() sends what waits and resolves only once every batch in flight is settled, its retries included', async () => {
+    const finishers: Array<() => void> = [];
+    const writes = new GroupedWrites<number, number>({ maxInFlight: 1, firstAtOnce: true }, (batch) =>
+      new Promise<void>((resolve) =>
+        finishers.push(() => {
+          for (const write of batch) write.resolve(write.params);
+          resolve();
+        }),
+      ),
+    );
+    const results = [writes.add(1), writes.add(2)];
+    let isDrained = false;
+    const drained = writes.drain().then(() => (isDrained = true));
+    // 2 waited behind the cap; drain sends it at once, beside 1.
+    expect(finishers).toHaveLength(2);
+    finishers[0]!();
+    await nextTurn();
+    expect(isDrained).toBe(false);
+    finishers[1]!();
+    await drained;
+    expect(await Promise.all(results)).toEqual([1, 2]);
+  });
 });
 
 const publish = (tenant: string, i: number) => ({ tenant, type: 'invoice.paid', key: null, job: jobInsert({ type: 'deliver' }), payloadJson: JSON.stringify({ i }) });
@@ -126,6 +150,44 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres grouped publishes', () =
       const { rows } = await client.query<{ count: string }>('SELECT count(*) FROM pg_stat_activity WHERE application_name = $1', [`mailroom:${schema}`]);
       // Two publish statements at a time; the endpoint's add and the stats read reuse them.
       expect(Number(rows[0]!.count)).toBeLessThanOrEqual(3);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('fails only the enqueue whose data the server refuses, and stores the rest of its turn', async () => {
+    const { store } = await postgresHarness.open();
+    // A NUL in a queue name (22021), a priority past a 4-byte integer (22003).
+    const rounds = [
+      ['nul', jobInsert({ queue: 'q\u0000x' })],
+      ['out of range', jobInsert({ priority: 2 ** 40 })],
+    ] as const;
+    for (const [round, bad] of rounds) {
+      const settled = await Promise.allSettled([0, 1, 2, 3].map((i) => store.jobInsertMany({ jobs: i === 1 ? [bad] : [jobInsert({ payload: { i } }), jobInsert({ payload: { i } })] })));
+      expect(settled.map((result) => result.status), round).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      for (const result of settled) if (result.status === 'fulfilled') expect(result.value).toHaveLength(2);
+    }
+    expect((await store.jobStats({})).byQueue.default?.pending).toBe(12);
+  });
+
+  it('answers a group refused for one write’s data while close() runs: the others are stored, not refused as closed', async () => {
+    const { store, url } = await postgresHarness.open();
+    const schema = new URL(url).searchParams.get('schema')!;
+    await store.endpointAdd({ tenant: 'acme', url: 'https://hooks.example.com/in', description: null, eventTypes: null, rateLimit: null, metadata: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', addedBy: 'operator' });
+    const publishes = [0, 1, 2, 3].map((i) => store.messagePublish(publish(i === 2 ? 'ac\u0000me' : 'acme', i)));
+    const enqueues = [0, 1, 2].map((i) => store.jobInsertMany({ jobs: [jobInsert(i === 1 ? { queue: 'q\u0000x' } : { payload: { i } })] }));
+    const closed = store.close();
+    const settled = await Promise.allSettled([...publishes, ...enqueues]);
+    await closed;
+    expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    for (const index of [2, 5]) expect(String((settled[index] as PromiseRejectedResult).reason)).not.toMatch(/closed/i);
+    await expect(store.jobInsertMany({ jobs: [jobInsert()] })).rejects.toMatchObject({ code: 'MR_ERR_CLOSED' });
+    const client = await connectClient();
+    try {
+      const messages = await client.query<{ count: string }>(`SELECT count(*) FROM "${schema}".mailroom_message`);
+      const jobs = await client.query<{ type: string; count: string }>(`SELECT type, count(*) FROM "${schema}".mailroom_job GROUP BY type ORDER BY type`);
+      expect(Number(messages.rows[0]!.count)).toBe(3);
+      expect(jobs.rows.map((row) => [row.type, Number(row.count)])).toEqual([['deliver', 3], ['test_job', 2]]);
     } finally {
       await client.end();
     }

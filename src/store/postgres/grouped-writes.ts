@@ -37,6 +37,8 @@ export interface GroupedWritesOptions {
 export class GroupedWrites<P, R> {
   private pending: Array<GroupedWrite<P, R>> = [];
   private inFlight = 0;
+  /** Each batch in flight, until its send (retries included) has settled it. */
+  private readonly sends = new Set<Promise<void>>();
   private isTurnOpen = false;
   private readonly maxInFlight: number;
   private readonly firstAtOnce: boolean;
@@ -62,9 +64,14 @@ export class GroupedWrites<P, R> {
     });
   }
 
-  /** Send whatever waits, whatever is in flight (the store is closing). */
-  flush(): void {
+  /**
+   * Sends whatever waits, whatever is in flight, and resolves once every batch sent has
+   * been settled, its retries included (the store is closing: its pool must stay open
+   * until then, or a group refused for one write's input would fail the others' retries).
+   */
+  async drain(): Promise<void> {
     if (this.pending.length > 0) this.start();
+    while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
   }
 
   private pump(): void {
@@ -81,7 +88,7 @@ export class GroupedWrites<P, R> {
     } catch (error) {
       sent = Promise.reject(error);
     }
-    void sent
+    const settled: Promise<void> = sent
       .catch((error: unknown) => {
         for (const write of batch) write.reject(error);
       })
@@ -91,9 +98,11 @@ export class GroupedWrites<P, R> {
         const unanswered = new Error('a grouped write was not answered by its statement');
         for (const write of batch) write.reject(unanswered);
         this.inFlight--;
+        this.sends.delete(settled);
         // Inside an open turn, its end sends what waits, with the rest of the turn.
         if (!this.isTurnOpen) this.pump();
       });
+    this.sends.add(settled);
   }
 }
 

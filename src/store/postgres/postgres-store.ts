@@ -282,33 +282,17 @@ export class PostgresStore extends PostgresExecutor implements Store {
    * time. A keyed publish keeps its own: its key's conflict is its caller's.
    */
   private publishGrouped(params: MessagePublishParams): Promise<MessagePublishResult> {
+    if (this.isClosed) return Promise.reject(new StoreClosedError('postgres'));
     if (params.key !== null || params.now !== undefined) return super.messagePublish(params);
     return this.publishes.add(params);
   }
 
-  private async sendPublishes(batch: ReadonlyArray<GroupedWrite<MessagePublishParams, MessagePublishResult>>): Promise<void> {
-    if (batch.length === 1) {
-      const [only] = batch;
-      await super.messagePublish(only!.params).then(only!.resolve, only!.reject);
-      return;
-    }
-    try {
-      const results = await this.messagePublishMany(batch.map((item) => item.params));
-      batch.forEach((item, index) => item.resolve(results[index]!));
-    } catch (error) {
-      // A statement refused the group's data (SQLSTATE class 22 or 23, or 54: a value past a
-      // limit, such as an index row; the statement wrote nothing),
-      // perhaps for one caller's input: each publish again on its own, so only that caller
-      // gets the error. Any other failure (a lost connection) may have committed; it goes to
-      // all, as a single publish's would.
-      if (!isOrCausedBy(error, (cause) => /^(22|23|54)/.test(pgErrorCode(cause)))) {
-        for (const item of batch) item.reject(error);
-        return;
-      }
-      // One after another, in the slot this group holds: all at once would take a
-      // connection each, which the group was made to avoid.
-      for (const item of batch) await super.messagePublish(item.params).then(item.resolve, item.reject);
-    }
+  private sendPublishes(batch: ReadonlyArray<GroupedWrite<MessagePublishParams, MessagePublishResult>>): Promise<void> {
+    return sendGroup(
+      batch,
+      (params) => this.messagePublishMany(params),
+      (params) => super.messagePublish(params),
+    );
   }
 
   /** Counted after the commit, so the analyse sees the rows. */
@@ -323,24 +307,30 @@ export class PostgresStore extends PostgresExecutor implements Store {
    * one commit instead of a round trip and a WAL flush each (grouped-writes.ts, without the
    * publishes' cap: a cap of two or four cost 100 concurrent enqueuers a quarter of their
    * rate, docs/benchmarks.md "Publishes that took a connection each"). One statement is all or
-   * nothing, so every caller is answered after the shared commit or gets its error. Keyed
+   * nothing, so every caller is answered after the shared commit; a statement refused for
+   * its data goes again one caller at a time (sendGroup), so one caller's bad value is
+   * that caller's error alone, as SQLite's savepoint per caller makes it there. Keyed
    * and grouped jobs keep their own statement: a key conflict or a group lock must stay
    * the caller's own.
    */
   private insertGrouped(params: JobInsertManyParams): Promise<JobInsertResult[]> {
+    if (this.isClosed) return Promise.reject(new StoreClosedError('postgres'));
     if (params.now !== undefined || params.jobs.length === 0 || params.jobs.some((job) => job.key !== null || job.group !== null)) {
       return super.jobInsertMany(params);
     }
     return this.inserts.add(params.jobs);
   }
 
-  private async sendInserts(batch: ReadonlyArray<GroupedWrite<readonly JobInsert[], JobInsertResult[]>>): Promise<void> {
-    const results = await super.jobInsertMany({ jobs: batch.flatMap((item) => item.params) });
-    let offset = 0;
-    for (const item of batch) {
-      item.resolve(results.slice(offset, offset + item.params.length));
-      offset += item.params.length;
-    }
+  private sendInserts(batch: ReadonlyArray<GroupedWrite<readonly JobInsert[], JobInsertResult[]>>): Promise<void> {
+    return sendGroup(
+      batch,
+      async (params) => {
+        const results = await super.jobInsertMany({ jobs: params.flat() });
+        let offset = 0;
+        return params.map((jobs) => results.slice(offset, (offset += jobs.length)));
+      },
+      (jobs) => super.jobInsertMany({ jobs }),
+    );
   }
 
   /**
@@ -363,10 +353,9 @@ export class PostgresStore extends PostgresExecutor implements Store {
     if (this.isClosed) return;
     this.isClosed = true;
     // Enqueues and publishes asked for before close, still waiting to go as a group (for
-    // their turn's end, or publishes for a statement to finish): they go now, and are in
-    // flight below.
-    this.inserts.flush();
-    this.publishes.flush();
+    // their turn's end, or publishes for a statement to finish): they go now, and the
+    // pools stay open until every group is answered, its one-by-one retries included.
+    await Promise.all([this.inserts.drain(), this.publishes.drain()]);
     await this.statistics;
     this.subscribers.clear();
     await this.stopListener();
@@ -525,4 +514,36 @@ function createPool(config: pg.PoolConfig): pg.Pool {
   // still fails (StoreUnavailableError), and the pool discards the unqueryable client.
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+/**
+ * Sends a group of writes as one statement (`all`: a result per write, in order), or a
+ * write alone as its own (`one`), and settles each write. When the statement refused the
+ * group's data (SQLSTATE class 22 or 23, or 54: a value past a limit, such as an index
+ * row; the statement wrote nothing), perhaps for one caller's input, each write goes again
+ * on its own, one after another in the slot the group holds (all at once would take a
+ * connection each, which grouping was made to avoid), so only that caller gets the error.
+ * Any other failure (a lost connection) may have committed; it goes to all, as a single
+ * write's would.
+ */
+async function sendGroup<P, R>(
+  batch: ReadonlyArray<GroupedWrite<P, R>>,
+  all: (params: P[]) => Promise<R[]>,
+  one: (params: P) => Promise<R>,
+): Promise<void> {
+  if (batch.length === 1) {
+    const [only] = batch;
+    await one(only!.params).then(only!.resolve, only!.reject);
+    return;
+  }
+  try {
+    const results = await all(batch.map((item) => item.params));
+    batch.forEach((item, index) => item.resolve(results[index]!));
+  } catch (error) {
+    if (!isOrCausedBy(error, (cause) => /^(22|23|54)/.test(pgErrorCode(cause)))) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    for (const item of batch) await one(item.params).then(item.resolve, item.reject);
+  }
 }
