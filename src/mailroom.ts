@@ -316,7 +316,13 @@ function limitKeyOf(type: string, key: (payload: unknown) => string | number, pa
 /** The one rule for a queue name, for enqueue and pause alike. */
 function assertQueueName(queue: unknown): asserts queue is string {
   if (typeof queue !== 'string' || queue === '') throw new InvalidArgumentError('queue must be a non-empty string');
+  // PostgreSQL's text cannot hold one (SQLite's can): refused on both, with this message.
+  if (queue.includes('\u0000')) throw new InvalidArgumentError('queue must not contain the NUL character (\\u0000)');
 }
+
+/** A job's priority, as PostgreSQL's 4-byte integer column holds it. */
+const MIN_PRIORITY = -2_147_483_648;
+const MAX_PRIORITY = 2_147_483_647;
 
 /**
  * A job from an event stores a null payload: the executor hands its handler the event's
@@ -937,8 +943,11 @@ export class Mailroom {
       throw new MailroomError('MR_ERR_INVALID_ARGUMENT', `payload of "${type}" is not JSON-serialisable: ${(cause as Error).message}`, { cause });
     }
     if (payloadJson === undefined) throw new InvalidArgumentError(`payload of "${type}" is not JSON-serialisable`);
+    if (type.includes('\u0000')) throw new InvalidArgumentError('job type must not contain the NUL character (\\u0000)');
     const priority = options.priority ?? 0;
     if (!Number.isInteger(priority)) throw new InvalidArgumentError('priority must be an integer');
+    // PostgreSQL keeps priority as a 4-byte integer: the same bounds on both stores.
+    if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) throw new InvalidArgumentError(`priority must be between ${MIN_PRIORITY} and ${MAX_PRIORITY}`);
     const maxAttempts = options.maxAttempts ?? task?.maxAttempts ?? recorded?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     assertPositiveInteger(maxAttempts, 'maxAttempts');
     if (options.runAt !== undefined && (!(options.runAt instanceof Date) || Number.isNaN(options.runAt.getTime()))) {
@@ -953,6 +962,7 @@ export class Mailroom {
     assertQueueName(queue);
     for (const [name, value] of [['key', options.key], ['group', options.group]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`${name} must be a non-empty string`);
+      if (value?.includes('\u0000')) throw new InvalidArgumentError(`${name} must not contain the NUL character (\\u0000)`);
     }
     // After every check: a refused enqueue does not use up the type's one warning.
     if (!task && !recorded && options.queue === undefined) this.unknownType(type);

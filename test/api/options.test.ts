@@ -73,6 +73,26 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
     expect(await mr.listJobs({})).toEqual([]);
   });
 
+  it.skipIf(!harness.isAvailable)('refuses what one store could not keep (a NUL in a name, a priority past 32 bits) with the same error on both, and stores nothing', async () => {
+    const mr = await open();
+    const refusals: Array<[string, () => Promise<unknown>]> = [
+      ['job type must not contain the NUL character', () => mr.enqueue('send\u0000email', {})],
+      ['queue must not contain the NUL character', () => mr.enqueue('send_email', {}, { queue: 'e\u0000mail' })],
+      ['key must not contain the NUL character', () => mr.enqueue('send_email', {}, { key: 'a\u0000' })],
+      ['group must not contain the NUL character', () => mr.enqueue('send_email', {}, { group: 'a\u0000' })],
+      ['queue must not contain the NUL character', () => mr.pauseQueue('e\u0000mail')],
+      ['priority must be between -2147483648 and 2147483647', () => mr.enqueue('send_email', {}, { priority: 2 ** 31 })],
+      ['priority must be between -2147483648 and 2147483647', () => mr.enqueueMany([{ type: 'send_email', payload: {} }, { type: 'send_email', payload: {}, options: { priority: -(2 ** 40) } }])],
+    ];
+    for (const [message, call] of refusals) await expect(call(), message).rejects.toMatchObject({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining(message) });
+    // The bounds themselves are kept, and come back as given.
+    const highest = await mr.enqueue('send_email', {}, { priority: 2_147_483_647 });
+    const lowest = await mr.enqueue('send_email', {}, { priority: -2_147_483_648 });
+    expect([(await mr.getJob(highest.id))!.priority, (await mr.getJob(lowest.id))!.priority]).toEqual([2_147_483_647, -2_147_483_648]);
+    expect((await mr.listJobs({})).map((job) => job.id).sort()).toEqual([highest.id, lowest.id].sort());
+    expect((await mr.stats()).paused).toEqual([]);
+  });
+
   it.skipIf(!harness.isAvailable)("refuses an event type '*': types match exactly, so the endpoint would receive nothing", async () => {
     const mr = await open();
     await expect(mr.endpoints.add({ tenant: 'acme', url: 'https://hooks.example.com/x', eventTypes: ['*'] })).rejects.toMatchObject({
