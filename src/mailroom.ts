@@ -111,7 +111,7 @@ export interface EnqueueOptions {
   readonly key?: string;
   /** Ordering key: jobs sharing a group run one at a time, in enqueue order. */
   readonly group?: string;
-  /** Higher runs first within a queue. @default 0 */
+  /** Higher runs first within a queue: an integer from -2147483648 to 2147483647. @default 0 */
   readonly priority?: number;
   /** @default the task's queue, else 'default' */
   readonly queue?: string;
