@@ -1,10 +1,11 @@
 // What `npm install` of this package gets: an install from git builds dist/ (prepare),
 // and the tarball carries the license, the entry points, their declarations, the SQL the
-// stores load at run time and the examples the docs point to. `npm test` builds first;
-// `npm pack --dry-run` only lists.
+// stores load at run time, the sources their maps name, and the examples the docs point
+// to. `npm test` builds first; `npm pack --dry-run` only lists.
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -38,6 +39,14 @@ describe('the package', () => {
     for (const path of ['LICENSE', 'README.md', 'package.json', ...entries]) expect(files, path).toContain(path);
     // docs/outgoing.md names this file as the whole quick-start program: the reader has it.
     expect(files, 'examples/outgoing.sqlite.ts').toContain('examples/outgoing.sqlite.ts');
+    // Source maps name ../src/*.ts: a stack trace under --enable-source-maps (tsx turns it
+    // on) points there, so the sources ship too.
+    const maps = [...files].filter((path) => path.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(10);
+    for (const map of maps) {
+      const { sources } = JSON.parse(readFileSync(new URL(`../${map}`, import.meta.url), 'utf8')) as { sources: string[] };
+      for (const source of sources) expect(files, `${map} -> ${source}`).toContain(posix.join(posix.dirname(map), source));
+    }
     for (const dialect of ['sqlite', 'postgres']) {
       for (const dir of ['sql', 'migrations']) {
         for (const name of readdirSync(new URL(`../src/store/${dialect}/${dir}/`, import.meta.url))) expect(files, `${dialect}/${dir}/${name}`).toContain(`dist/store/${dialect}/${dir}/${name}`);
