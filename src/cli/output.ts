@@ -156,7 +156,15 @@ export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly
 /** A record as aligned `name  value` lines (job, event and batch detail views). */
 export function renderFields(fields: ReadonlyArray<readonly [string, string]>): string[] {
   const width = Math.max(...fields.map(([name]) => name.length));
-  return fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
+  // A value of several lines (an error with a response excerpt) keeps to its column.
+  return fields.map(([name, value]) => `${name.padEnd(width)}  ${value.split('\n').join(`\n${' '.repeat(width + 2)}`)}`);
+}
+
+/** At most `most` lines of a text, and then a line saying how many more there are and where. */
+export function firstLines(text: string, most: number, where: string): string {
+  const lines = text.split('\n');
+  if (lines.length <= most) return text;
+  return [...lines.slice(0, most), `… ${lines.length - most} more lines (${where})`].join('\n');
 }
 
 /** Characters of a body or payload a terminal is shown; --json gives the whole of it. */

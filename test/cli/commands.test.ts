@@ -125,6 +125,22 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(human.stdout).toContain('Error: template missing');
   });
 
+  it.runIf(harness.isAvailable)('job shows a long multi-line last error as its first lines, kept to the field column, and says where the rest is', async () => {
+    const { mr, url } = await openTestMailroom(harness);
+    const page = ['<html>', '<head><title>501</title></head>', '<body>', ...Array.from({ length: 12 }, (_, i) => `<p>line ${i}</p>`), '</body>', '</html>'];
+    const dead = await insertJob(mr.store, { type: 'fulfil_order', status: 'dead', maxAttempts: 1, error: `Error: app answered 501: ${page.join('\n')}` });
+    const { stdout, code } = await runCommand(['job', dead.id, '--db', url]);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    const at = lines.findIndex((line) => line.startsWith('last error'));
+    const column = lines[at]!.indexOf('Error: app answered 501');
+    expect(column).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 4).map((line) => line.slice(0, column).trim())).toEqual(['', '', '']);
+    expect(lines.slice(at + 1, at + 4).map((line) => line.slice(column))).toEqual(['<head><title>501</title></head>', '<body>', '<p>line 0</p>']);
+    expect(lines[at + 4]!.slice(column)).toBe(`… ${page.length - 4} more lines (the stack below, or --json)`);
+    expect((await runJson(['job', dead.id, '--db', url])).lastError).toContain('<p>line 11</p>');
+  });
+
   it.runIf(harness.isAvailable)('shows terminal controls in stored text written out, never sends them to the terminal', async () => {
     // A receiver's answer or a handler's error is outside text: ESC would clear the screen, set the title, recolour.
     const { mr, url } = await openTestMailroom(harness);

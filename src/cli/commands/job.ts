@@ -5,9 +5,12 @@ import { CliUsageError, parseCommandArgs, parseJobId } from '../args.js';
 import type { CommonOptions } from '../args.js';
 import { withCliMailroom } from '../cli-mailroom.js';
 import type { CliCommand } from '../command.js';
-import { boundedBlock, eventToJson, formatDurationMs, formatTime, indent, jobDetailToJson, renderBody, renderTable, writeJson, writeLines, renderFields } from '../output.js';
+import { boundedBlock, eventToJson, formatDurationMs, formatTime, indent, jobDetailToJson, renderBody, renderTable, writeJson, writeLines, renderFields, firstLines } from '../output.js';
 import { JobNotFoundError } from '../../core/errors.js';
 import type { Attempt, InboundEvent, JobDetail, Replay } from '../../core/types.js';
+
+/** Lines of the last error shown in the field list; the newest failure's stack follows whole. */
+const LAST_ERROR_LINES = 4;
 
 export interface JobOptions {
   readonly common: CommonOptions;
@@ -68,7 +71,8 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     ['finished', formatTime(detail.finishedAt)],
     // Only a running job holds a lease; a done row keeps the worker that ran it (attempts show it).
     ['lease', detail.status === 'running' && detail.leaseOwner ? `${detail.leaseOwner} until ${formatTime(detail.leaseExpiresAt)}` : '-'],
-    ['last error', detail.lastError ?? '-'],
+    // A forward's error carries the receiver's answer: a whole HTML page would push the rest away.
+    ['last error', detail.lastError === null ? '-' : firstLines(detail.lastError, LAST_ERROR_LINES, 'the stack below, or --json')],
     ...(detail.progress ? ([['progress', `${Math.round(detail.progress.fraction * 100)}%${detail.progress.note ? ` ${detail.progress.note}` : ''}`]] as Array<[string, string]>) : []),
   ];
   const lines = renderFields(fields);
