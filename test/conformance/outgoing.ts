@@ -375,6 +375,32 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.endpointGet({ id: gone.id })).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone' });
     });
 
+    it('starts an endpoint enabled again with a closed breaker and no streak, so its next failure does not disable it again', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const { deliveries } = await ctx.store.messagePublish(publish());
+      const id = deliveries[0]!.id;
+      for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, id, ep.id, 'outage', at(i * SECOND_MS));
+      const streak = await record(ctx.store, id, ep.id, 'outage', at(FIVE_DAYS_MS));
+      expect(streak.disabledReason).toContain(T0.toISOString());
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ breakerState: 'open', failingSince: T0 });
+      // Enabling one already enabled changes nothing of its health.
+      const failing = await ctx.store.endpointAdd(endpoint());
+      const other = (await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === failing.id)!;
+      await record(ctx.store, other.id, failing.id, 'outage', T0);
+      await ctx.store.endpointSetEnabled({ id: failing.id, enabled: true, reason: null, now: at(SECOND_MS) });
+      expect(await ctx.store.endpointHealth({ id: failing.id, breaker: BREAKER })).toMatchObject({ failingSince: T0 });
+
+      const fixedAt = at(FIVE_DAYS_MS + DAY_MS);
+      expect(await ctx.store.endpointSetEnabled({ id: ep.id, enabled: true, reason: null, now: fixedAt })).toMatchObject({ enabled: true });
+      const health = await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER });
+      // The history stays; the streak and the breaker start over.
+      expect(health).toMatchObject({ breakerState: 'closed', failingSince: null, failures: BREAKER.minAttempts + 1, successes: 0 });
+      expect((await startOne(ctx.store, id, fixedAt))!.admission).toEqual({ kind: 'send' });
+      expect(await record(ctx.store, id, ep.id, 'outage', at(FIVE_DAYS_MS + DAY_MS + SECOND_MS))).toEqual({ disabledReason: null });
+      expect(await ctx.store.endpointGet({ id: ep.id })).toMatchObject({ enabled: true });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ failingSince: at(FIVE_DAYS_MS + DAY_MS + SECOND_MS) });
+    });
+
     it('records a batch of attempts on several endpoints in order: counters, breaker and one disable each, a result per record', async () => {
       const a = await ctx.store.endpointAdd(endpoint());
       const b = await ctx.store.endpointAdd(endpoint());

@@ -128,16 +128,20 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     if (!isJobId(params.id)) return null;
     const now = await this.clock(this.runner, params.now);
     const by = params.by ?? 'operator';
-    const [row] = await this.runner.run(this.stmt('endpointSetEnabled'), [
-      params.id,
-      params.enabled,
-      params.enabled ? null : params.reason,
-      now,
-      params.enabled ? null : by,
-      by === 'tenant',
-      params.keepReason === true,
-    ]);
-    return row ? endpointFromRow(row) : null;
+    return this.runner.atomic(async (runner) => {
+      const [before] = await runner.run(this.stmt('endpointSetEnabled.before'), [params.id]);
+      const [row] = await runner.run(this.stmt('endpointSetEnabled'), [
+        params.id,
+        params.enabled,
+        params.enabled ? null : params.reason,
+        now,
+        params.enabled ? null : by,
+        by === 'tenant',
+        params.keepReason === true,
+      ]);
+      if (row && params.enabled && before?.enabled === false) await runner.run(this.stmt('endpointSetEnabled.freshHealth'), [params.id]);
+      return row ? endpointFromRow(row) : null;
+    });
   }
 
   async endpointRemove(params: EndpointGetParams): Promise<boolean> {

@@ -153,6 +153,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     if (!DECIMAL_ID.test(String(params.id))) return null;
     const by = params.by ?? 'operator';
     return this.engine.write('ack', () => {
+      const before = this.engine.stmt('endpointSetEnabled.before').get({ id: params.id }) as Row | undefined;
       const row = this.engine.stmt('endpointSetEnabled').get({
         id: params.id,
         enabled: params.enabled ? 1 : 0,
@@ -162,6 +163,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
         keepReason: params.keepReason === true ? 1 : 0,
         now: nowMs(params.now),
       }) as Row | undefined;
+      if (row && params.enabled && before?.enabled === 0) this.engine.stmt('endpointSetEnabled.freshHealth').run({ id: params.id });
       return row ? endpointFromRow(row) : null;
     });
   }

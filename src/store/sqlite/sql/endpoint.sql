@@ -51,6 +51,19 @@ WHERE id = @id
   AND (@asTenant = 0 OR CASE WHEN @enabled = 1 THEN enabled = 0 AND disabled_by IN ('tenant', 'deliveries') ELSE enabled = 1 END)
 RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, disabled_by, added_by, rate_limit, metadata, created_at, updated_at;
 
+-- name: endpointSetEnabled.before
+-- Whether the endpoint is enabled now, read before endpointSetEnabled in its transaction.
+SELECT enabled FROM mailroom_endpoint WHERE id = @id;
+
+-- name: endpointSetEnabled.freshHealth
+-- An endpoint enabled again starts with a closed breaker and no failure streak: the one
+-- it was disabled for (or an open breaker) would disable it, or hold its deliveries, again
+-- on its first failure after the fix. Its counts and last success and failure stay.
+UPDATE mailroom_endpoint_health
+SET breaker_state = 'closed', opened_at = NULL, open_ms = NULL, probe_until = NULL,
+    window_started_at = NULL, window_successes = 0, window_failures = 0, failing_since = NULL
+WHERE endpoint_id = @id;
+
 -- name: endpointDisableIfEnabled
 -- Disables an enabled endpoint (a 410, a failure streak); returns it only when this call did.
 UPDATE mailroom_endpoint SET enabled = 0, disabled_reason = @reason, disabled_by = 'deliveries', updated_at = @now
