@@ -277,6 +277,38 @@ describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
       expect(shown).not.toContain(secret.slice('whsec_'.length));
     }
   });
+  it.skipIf(!harness.isAvailable)('sends nothing from a job replayed after recover() handed its delivery to a new one, and keeps the new one’s outcome', async () => {
+    const mr = await openOutgoingMailroom(harness);
+    const target = await receiver();
+    const endpoint = await endpointAt(mr, target);
+    const { deliveries } = await mr.publish('invoice.paid', { invoice: 11 }, { tenant: 'acme' });
+    const delivery = deliveries[0]!;
+    // The first job's last attempt was refused and recorded; its outcome is not written yet
+    // when recover() runs, so recover() gives the delivery a second job.
+    const [first] = await mr.store.jobClaim({ workerId: 'gone', types: ['deliver'], queues: null, limits: [], limit: 1, leaseMs: 60_000 });
+    expect(first!.id).toBe(delivery.jobId);
+    await mr.store.deliveryRecordMany({ records: [{ deliveryId: delivery.id, endpointId: endpoint.id, status: 'failed', attempt: 'failure' }], disableAfterMs: 5 * 86_400_000, breaker: DEFAULT_BREAKER_SETTINGS });
+    expect((await mr.endpoints.recover(endpoint.id, { since: new Date(0) })).count).toBe(1);
+    await mr.store.jobFinishMany({ finishes: [{ kind: 'failed', id: first!.id, leaseToken: first!.leaseToken, error: 'answered 400', attemptOutcome: 'failed', retryDelayMs: null, deadReason: 'permanent' }] });
+    const second = (await mr.deliveries.list({ messageId: delivery.messageId }))[0]!.jobId!;
+    expect(second).not.toBe(first!.id);
+
+    target.respond = answer(204);
+    const worker = mr.work();
+    await deliveryStatus(mr, delivery.messageId, 'delivered');
+    expect(target.received).toHaveLength(1);
+    // An operator replays the first job from the dashboard: it must not send again, and a
+    // failure of it must not be written over the delivery.
+    target.respond = answer(500);
+    await mr.replay(first!.id, { reason: 'retry by hand' });
+    await waitFor(async () => (await mr.getJob(first!.id))!.status === 'done', { description: 'the replayed job to end' });
+    await worker.drained();
+    expect(target.received).toHaveLength(1);
+    expect((await mr.getJob(first!.id))!.result).toEqual({ skipped: `the delivery was handed to job ${second}` });
+    expect((await mr.deliveries.list({ messageId: delivery.messageId }))[0]).toMatchObject({ status: 'delivered', jobId: second });
+    expect(await mr.endpoints.health(endpoint.id)).toMatchObject({ successes: 1, failures: 1 });
+  });
+
   it.skipIf(!harness.isAvailable)('records a success handed to the worker even when the job’s lease is lost before its outcome: the receiver has it', async () => {
     const mr = await openOutgoingMailroom(harness);
     const endpoint = await endpointAt(mr, await receiver());

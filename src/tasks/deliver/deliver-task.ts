@@ -119,6 +119,12 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
     async run(payload, ctx) {
       const start = await startDelivery(payload.deliveryId);
       if (!start) return { skipped: 'the delivery no longer exists' };
+      // recover() gave the delivery a new job while this one was finishing: that job sends it
+      // and records its outcome. This one, replayed since, would send it twice and could
+      // write `failed` over the other's `delivered`. Nothing is sent or recorded.
+      if (start.delivery.jobId !== null && start.delivery.jobId !== ctx.job.id) {
+        return { skipped: `the delivery was handed to job ${start.delivery.jobId}` };
+      }
       const record = (fields: AttemptFields) => recordAttempt(deps, recordDelivery, start, fields, ctx.job.id);
       if (!start.endpoint || !start.endpoint.enabled) {
         await record({ status: 'skipped', attempt: null });
