@@ -141,7 +141,13 @@ describe.each(storeHarnesses)('SSRF guard at every send ($name)', (harness) => {
     const [delivery] = await mr.deliveries.list({ endpointId: endpoint.id });
     const job = (await mr.getJob(delivery!.jobId!))!;
     expect(job).toMatchObject({ status: 'dead', deadReason: 'permanent' });
-    expect(job.lastError).toContain('169.254.169.254');
+    // The error is the tenant's wording, which the portal shows for every endpoint of the
+    // tenant, an operator's too (the customer controls its DNS); the operator's, with the
+    // address it resolved to, is in the attempt's details.
+    expect(job.lastError).toContain('Endpoint host hooks.customer.example is not a public address');
+    expect(job.lastError).not.toContain('169.254.169.254');
+    expect(delivery!.lastError).not.toContain('169.254.169.254');
+    expect(job.attemptsLog.at(-1)!.details).toMatchObject({ error: 'url_blocked', refusal: expect.stringContaining('169.254.169.254') });
   });
 
   it.skipIf(!harness.isAvailable)('connects to the address it checked: the loopback receiver the allowlist names gets the delivery', async () => {

@@ -173,11 +173,13 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
 
       /**
        * The SSRF guard refused the endpoint's address: no request went out, and none ever
-       * will. A tenant's endpoint keeps the tenant's wording as its error, which the portal
-       * shows; the operator's (the resolved address, the config key) is in the details.
+       * will. The error keeps the tenant's wording, since the portal shows every endpoint of
+       * the tenant, the operator's too (one added through the API with a URL the customer
+       * gave, whose DNS they control); the operator's wording (the resolved address, the
+       * config key) is in the attempt's details, which the dashboard and `mailroom job` show.
        */
       async function refuse(error: MailroomError): Promise<never> {
-        const toTenant = addedBy === 'tenant' && error instanceof UrlBlockedError;
+        const toTenant = error instanceof UrlBlockedError;
         ctx.setDetails({ error: 'url_blocked', ...(toTenant ? { refusal: error.message } : {}) });
         await record({ status: 'failed', attempt: 'failure' });
         throw new Permanent(toTenant ? error.tenantMessage : error.message);
