@@ -232,13 +232,13 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           }
           if ('repeatOf' in submitted) {
             // The same form again: the endpoint its first sending added, without the secret.
-            acted(request, portalHref(`/endpoints/${submitted.repeatOf}`, { done: 'already-added' }), { endpoint: endpointForTenant(await ownEndpoint(session, submitted.repeatOf)) });
+            acted(request, portalHref(`/endpoints/${submitted.repeatOf}`, { done: 'already-added' }), { endpoint: endpointJsonForTenant(await ownEndpoint(session, submitted.repeatOf)) });
             return;
           }
           const added = submitted.created;
           log.info({ endpointId: added.id, tenant: session.tenant, by: 'portal' }, 'portal added an endpoint');
           const { secret, ...endpoint } = added;
-          answerWithSecret(request, 201, <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} />, { endpoint, secret });
+          answerWithSecret(request, 201, <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} />, { endpoint: endpointJsonForTenant(endpoint), secret });
           return;
         }
         case 'disable':
@@ -248,7 +248,7 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           const endpoint = await ownEndpoint(session, required(form, 'id'));
           const enable = request.params.action === 'enable';
           const result = await mr.endpoints.setEnabledByTenant(endpoint.id, enable);
-          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: enable ? 'enabled' : 'disabled' }), endpointForTenant(result));
+          acted(request, portalHref(`/endpoints/${endpoint.id}`, { done: enable ? 'enabled' : 'disabled' }), endpointJsonForTenant(result));
           return;
         }
         case 'recover': {
@@ -311,6 +311,16 @@ function alreadyResending(deliveryId: string, cause?: unknown): MailroomError {
 }
 
 /** The only answers that carry a signing secret: a page (or JSON) never cached, never redirected to. */
+/**
+ * An endpoint in a JSON answer to the tenant: what the portal's pages show of it, with an
+ * operator's disable reason in the tenant's words. Its metadata, rate limit and adder are
+ * the operator's (internal notes, billing ids) and stay out, as they do on the pages.
+ */
+function endpointJsonForTenant(endpoint: Endpoint) {
+  const { id, tenant, url, description, eventTypes, enabled, disabledReason, disabledBy, createdAt, updatedAt } = endpointForTenant(endpoint);
+  return { id, tenant, url, description, eventTypes, enabled, disabledReason, disabledBy, createdAt, updatedAt };
+}
+
 function answerWithSecret(request: PortalRequest, status: number, page: VNode, json: unknown): void {
   if (wantsHtml(request.req)) sendView(request.res, status, page);
   else sendJson(request.res, status, json, { 'cache-control': 'no-store' });

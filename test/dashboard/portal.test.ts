@@ -227,9 +227,13 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect(recover.status).toBe(403);
     expect(recover.text).toContain('ask them to enable it again');
     // Disabling it again from the portal changes nothing: the tenant's reason would carry the right to enable.
+    // Its JSON answer, like the pages, leaves out what is the operator's: metadata, rate limit, adder.
+    await p.mr.endpoints.update(id, { metadata: { billing: 'cus_4411' }, rateLimit: { limit: 100, intervalMs: 60_000 } });
     const disable = await send(p.url, '/portal/actions/disable', { headers: { ...FORM, accept: 'application/json', cookie }, body: new URLSearchParams({ id, csrf }).toString() });
     expect(disable.status).toBe(200);
     expect(JSON.parse(disable.text)).toMatchObject({ id, enabled: false, disabledReason: 'disabled by your provider' });
+    expect(Object.keys(JSON.parse(disable.text)).filter((key) => ['metadata', 'rateLimit', 'addedBy'].includes(key))).toEqual([]);
+    expect(disable.text).not.toContain('4411');
     expect(await p.mr.endpoints.get(id)).toMatchObject({ enabled: false, disabledReason: operatorReason });
     // Nor can the tenant add the same URL again as a new endpoint; another URL is theirs to add.
     const before = (await p.mr.endpoints.list({ tenant: 'acme' })).length;
