@@ -143,6 +143,14 @@ function hostOf(origin: string): string | null {
 }
 
 /**
+ * A request's path as a log line may carry it: no query, and no portal link's token (the
+ * path of /portal/enter/<token> is itself the credential).
+ */
+export function pathForLog(url: string | undefined): string {
+  return (url ?? '/').split('?')[0]!.slice(0, 500).replace(/^(\/portal\/enter\/)[^/]*/, '$1[redacted]');
+}
+
+/**
  * Answer a failed request: a page from `page` for a browser, the server's JSON error for a
  * script. An error that is not one of ours is logged (by path only: never a query that may
  * carry a filter or a token); a response already under way is cut off.
@@ -152,7 +160,7 @@ export function sendError(req: IncomingMessage, res: ServerResponse, error: unkn
     res.destroy();
     return;
   }
-  if (!(error instanceof MailroomError)) log.error({ err: error, path: (req.url ?? '/').split('?')[0]!.slice(0, 500) }, 'dashboard request failed');
+  if (!(error instanceof MailroomError)) log.error({ err: error, path: pathForLog(req.url) }, 'dashboard request failed');
   const answer = httpErrorFromError(error);
   if (!wantsHtml(req)) {
     sendHttpError(res, answer);

@@ -1,8 +1,10 @@
 // What the dashboard hides in payloads, results and details: configured dot paths (with
 // `*` for any key) and, at any depth, keys named like a secret; the stored value is untouched.
+// And what a failed request's log line keeps of its path.
 
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/validate-config.js';
+import { pathForLog } from '../../src/dashboard/dashboard-http.js';
 import { REDACTED, redactedBodyText, redactJson } from '../../src/dashboard/redact.js';
 
 describe('redactJson', () => {
@@ -44,5 +46,15 @@ describe('redactJson', () => {
     }
     expect(redactedBodyText(Buffer.from('a=1&b=2'))).toBe('a=1&b=2');
     expect(redactedBodyText(Buffer.from([0xff, 0xfe, 0x7b]))).toContain('not UTF-8');
+  });
+});
+
+describe('pathForLog', () => {
+  it('logs a failed request’s path without its query or a portal link’s token', () => {
+    expect(pathForLog('/dashboard/jobs?q=secret')).toBe('/dashboard/jobs');
+    expect(pathForLog('/portal/enter/eyJ0ZW5hbnQiOiJhY21lIn0.c2lnbmF0dXJl')).toBe('/portal/enter/[redacted]');
+    expect(pathForLog('/portal/enter/abc/more?x=1')).toBe('/portal/enter/[redacted]/more');
+    expect(pathForLog('/portal/endpoints/12')).toBe('/portal/endpoints/12');
+    expect(pathForLog(undefined)).toBe('/');
   });
 });
