@@ -401,6 +401,18 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ failingSince: at(FIVE_DAYS_MS + DAY_MS + SECOND_MS) });
     });
 
+    it('starts an endpoint sent to a new URL with a closed breaker and no streak; other changes keep its health', async () => {
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const { deliveries } = await ctx.store.messagePublish(publish());
+      for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, deliveries[0]!.id, ep.id, 'outage', at(i * SECOND_MS));
+      const failing = { breakerState: 'open', failingSince: T0, failures: BREAKER.minAttempts };
+      await ctx.store.endpointUpdate({ id: ep.id, description: 'billing', url: ep.url, now: at(MINUTE_MS) });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject(failing);
+      await ctx.store.endpointUpdate({ id: ep.id, url: 'https://hooks.example.com/fixed', now: at(2 * MINUTE_MS) });
+      expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ breakerState: 'closed', failingSince: null, failures: BREAKER.minAttempts });
+      expect((await startOne(ctx.store, deliveries[0]!.id, at(2 * MINUTE_MS)))!.admission).toEqual({ kind: 'send' });
+    });
+
     it('records a batch of attempts on several endpoints in order: counters, breaker and one disable each, a result per record', async () => {
       const a = await ctx.store.endpointAdd(endpoint());
       const b = await ctx.store.endpointAdd(endpoint());

@@ -120,6 +120,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
         params.metadata !== undefined ? jsonOrNull(params.metadata) : current.metadata,
         now,
       ]);
+      if (params.url !== undefined && params.url !== current.url) await runner.run(this.stmt('endpointHealth.fresh'), [params.id]);
       return endpointFromRow(row!);
     });
   }
@@ -139,7 +140,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
         by === 'tenant',
         params.keepReason === true,
       ]);
-      if (row && params.enabled && before?.enabled === false) await runner.run(this.stmt('endpointSetEnabled.freshHealth'), [params.id]);
+      if (row && params.enabled && before?.enabled === false) await runner.run(this.stmt('endpointHealth.fresh'), [params.id]);
       return row ? endpointFromRow(row) : null;
     });
   }

@@ -145,6 +145,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
         metadata: params.metadata !== undefined ? jsonOrNull(params.metadata) : current.metadata,
         now: nowMs(params.now),
       }) as Row;
+      if (params.url !== undefined && params.url !== current.url) this.engine.stmt('endpointHealth.fresh').run({ id: params.id });
       return endpointFromRow(row);
     });
   }
@@ -163,7 +164,7 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
         keepReason: params.keepReason === true ? 1 : 0,
         now: nowMs(params.now),
       }) as Row | undefined;
-      if (row && params.enabled && before?.enabled === 0) this.engine.stmt('endpointSetEnabled.freshHealth').run({ id: params.id });
+      if (row && params.enabled && before?.enabled === 0) this.engine.stmt('endpointHealth.fresh').run({ id: params.id });
       return row ? endpointFromRow(row) : null;
     });
   }

@@ -65,10 +65,11 @@ RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, d
 -- params: $1 id
 SELECT enabled FROM mailroom_endpoint WHERE id = $1 FOR UPDATE;
 
--- name: endpointSetEnabled.freshHealth
--- An endpoint enabled again starts with a closed breaker and no failure streak: the one
--- it was disabled for (or an open breaker) would disable it, or hold its deliveries, again
--- on its first failure after the fix. Its counts and last success and failure stay.
+-- name: endpointHealth.fresh
+-- An endpoint enabled again, or sent to a new URL, starts with a closed breaker and no
+-- failure streak: the one it was disabled for (or an open breaker) would disable it, or
+-- hold its deliveries, again on its first failure after the fix. Its counts and last
+-- success and failure stay.
 -- params: $1 id
 UPDATE mailroom_endpoint_health
 SET breaker_state = 'closed', opened_at = NULL, open_ms = NULL, probe_until = NULL,

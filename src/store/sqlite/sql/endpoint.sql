@@ -55,10 +55,11 @@ RETURNING id, tenant, url, description, event_types, enabled, disabled_reason, d
 -- Whether the endpoint is enabled now, read before endpointSetEnabled in its transaction.
 SELECT enabled FROM mailroom_endpoint WHERE id = @id;
 
--- name: endpointSetEnabled.freshHealth
--- An endpoint enabled again starts with a closed breaker and no failure streak: the one
--- it was disabled for (or an open breaker) would disable it, or hold its deliveries, again
--- on its first failure after the fix. Its counts and last success and failure stay.
+-- name: endpointHealth.fresh
+-- An endpoint enabled again, or sent to a new URL, starts with a closed breaker and no
+-- failure streak: the one it was disabled for (or an open breaker) would disable it, or
+-- hold its deliveries, again on its first failure after the fix. Its counts and last
+-- success and failure stay.
 UPDATE mailroom_endpoint_health
 SET breaker_state = 'closed', opened_at = NULL, open_ms = NULL, probe_until = NULL,
     window_started_at = NULL, window_successes = 0, window_failures = 0, failing_since = NULL
