@@ -134,6 +134,26 @@ describe.each(storeHarnesses)('outgoing deliveries ($name)', (harness) => {
     expect(job.attemptsLog[0]!.error).toContain('timeout');
   });
 
+  it.skipIf(!harness.isAvailable)('takes an answer whose body breaks off or stalls by its status: a 2xx cut short is delivered, not retried', async () => {
+    const mr = await openOutgoingMailroom(harness, { endpoints: { requestTimeoutMs: 300, maxAttempts: 1 } });
+    const target = await receiver();
+    await endpointAt(mr, target);
+    target.respond = (request, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' });
+      // The first message's answer breaks off mid-body; the second's stalls past the timeout.
+      if ((JSON.parse(request.body.toString()) as { data: { invoice: number } }).data.invoice === 1) res.write('accepted, writ', () => res.socket?.destroy());
+      else res.write('accepted, writ');
+    };
+    mr.work();
+    for (const invoice of [1, 2]) {
+      const { message } = await mr.publish('invoice.paid', { invoice }, { tenant: 'acme' });
+      const delivery = await deliveryStatus(mr, message.id, 'delivered');
+      const [attempt] = (await mr.getJob(delivery.jobId!))!.attemptsLog;
+      expect(attempt, `invoice ${invoice}`).toMatchObject({ outcome: 'done', details: { status: 200, excerpt: expect.stringContaining('accepted, writ') } });
+    }
+    expect(target.received).toHaveLength(2);
+  });
+
   it.skipIf(!harness.isAvailable)('reads a slow answer to its end, and keeps a bounded excerpt of a huge one without reading it all', async () => {
     const mr = await openOutgoingMailroom(harness, { endpoints: { maxAttempts: 1 } });
     const slow = await receiver();

@@ -2,8 +2,9 @@
 // connection made through the SSRF guard's lookup (so to a checked address only), a
 // connect timeout and a total one, redirects never followed (node's client follows none),
 // and at most `maxResponseBytes` of the answer read — a receiver cannot make a worker
-// buffer a gigabyte or wait forever. Returns what happened; deciding the job's fate is
-// the deliver task's.
+// buffer a gigabyte or wait forever. An answer whose body then breaks off or stalls is
+// still that answer: its status decides (a 2xx cut short is delivered), its excerpt is
+// marked cut. Returns what happened; deciding the job's fate is the deliver task's.
 
 import http from 'node:http';
 import https from 'node:https';
@@ -67,8 +68,14 @@ export function sendDelivery(request: SendRequest, limits: SendLimits, agents: D
       request.signal.removeEventListener('abort', onAbort);
       resolve(outcome);
     };
+    // Set once the status line is in: the receiver has answered, and that answer is the
+    // outcome even if its body then stalls or breaks off (a 2xx cut short is delivered).
+    let answer: { readonly status: number; readonly retryAfter: string | null; readonly chunks: Buffer[] } | null = null;
+    const answered = (isTruncated: boolean) =>
+      finish({ kind: 'response', status: answer!.status, retryAfter: answer!.retryAfter, body: Buffer.concat(answer!.chunks), isTruncated, durationMs: took() });
     const fail = (reason: string, error: Error) => {
-      finish({ kind: 'error', reason, error, durationMs: took() });
+      if (answer) answered(true);
+      else finish({ kind: 'error', reason, error, durationMs: took() });
       req.destroy();
     };
     const isHttps = request.url.protocol === 'https:';
@@ -91,17 +98,10 @@ export function sendDelivery(request: SendRequest, limits: SendLimits, agents: D
     req.on('error', (error: NodeJS.ErrnoException) => fail(error.code ?? 'network', error));
     req.on('response', (response) => {
       const chunks: Buffer[] = [];
+      answer = { status: response.statusCode ?? 0, retryAfter: headerText(response.headers['retry-after']), chunks };
       let bytes = 0;
       let isTruncated = false;
-      const done = () =>
-        finish({
-          kind: 'response',
-          status: response.statusCode ?? 0,
-          retryAfter: headerText(response.headers['retry-after']),
-          body: Buffer.concat(chunks),
-          isTruncated,
-          durationMs: took(),
-        });
+      const done = () => answered(isTruncated);
       response.on('data', (chunk: Buffer) => {
         const room = limits.maxResponseBytes - bytes;
         if (chunk.length >= room) {
@@ -119,6 +119,11 @@ export function sendDelivery(request: SendRequest, limits: SendLimits, agents: D
       });
       response.on('end', done);
       response.on('error', (error) => fail('network', error));
+      // A body cut off mid-way (the connection closed before its end) may close the
+      // response without an 'error'.
+      response.on('close', () => {
+        if (!settled && !response.complete) fail('network', new Error('the answer was cut off'));
+      });
     });
     req.end(request.body);
   });
