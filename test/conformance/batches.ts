@@ -202,6 +202,28 @@ export function batchesConformance(harness: StoreHarness): void {
       expect(ids).toEqual(jobs.map((job) => job.id));
     });
 
+    it('keeps a batch’s finished children past retention until its completion job has run and is purged itself', async () => {
+      const { batch, jobs } = await insertBatch(ctx.store, 2);
+      const [first] = await claim(ctx.store, { limit: 1, now: T0 });
+      await ctx.store.jobFinishMany({ finishes: asDone([first!]), now: T0 });
+      // The other child still pending days later: the completion to come reads both.
+      expect(await ctx.store.jobPurge({ doneOlderThanMs: DAY_MS, now: at(3 * DAY_MS) })).toMatchObject({ jobs: 0 });
+      const [second] = await claim(ctx.store, { limit: 1, now: at(3 * DAY_MS) });
+      await ctx.store.jobFinishMany({ finishes: asDone([second!]), now: at(3 * DAY_MS) });
+      // The completion job waits in line (its worker is down): the children stay.
+      expect(await ctx.store.jobPurge({ doneOlderThanMs: 0, now: at(5 * DAY_MS) })).toMatchObject({ jobs: 0 });
+      const [completion] = await claim(ctx.store, { types: ['assemble'], now: at(5 * DAY_MS) });
+      const seen = batchContext(ctx.store, (await ctx.store.batchGet({ id: batch.id }))!);
+      const walked: string[] = [];
+      for await (const child of seen) walked.push(child.id);
+      expect(walked).toEqual(jobs.map((job) => job.id));
+      await ctx.store.jobFinishMany({ finishes: asDone([completion!]), now: at(5 * DAY_MS) });
+      // Past retention: the completion goes first, its children with the next purge.
+      expect((await ctx.store.jobPurge({ doneOlderThanMs: DAY_MS, now: at(7 * DAY_MS) })).jobs).toBe(1);
+      expect((await ctx.store.jobPurge({ doneOlderThanMs: DAY_MS, now: at(7 * DAY_MS) })).jobs).toBe(2);
+      expect(await ctx.store.batchGet({ id: batch.id })).toBeNull();
+    });
+
     it('purges a batch record once its completion job and children are purged, and keeps it while one is kept', async () => {
       const { batch } = await insertBatch(ctx.store, 2);
       const [a, b] = await claim(ctx.store, { limit: 2 });

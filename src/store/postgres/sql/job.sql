@@ -1010,13 +1010,19 @@ RETURNING j.*;
 -- short; the lock-and-recheck in the CTE means a job replayed meanwhile is not deleted.
 -- The repeated `status IN (…)` is the finished index's partial predicate: a generic plan
 -- of `status = $1` alone cannot prove it and would scan the table. The DELETE finds the
--- rows by primary key, like the claim.
+-- rows by primary key, like the claim. A batch's child stays while its batch's completion
+-- job is to come or still kept: that job's handler reads every child's outcome and result.
 -- params: $1 status, $2 older_than_ms, $3 now
 WITH clock AS (SELECT coalesce($3::timestamptz, date_trunc('milliseconds', statement_timestamp())) AS now),
 doomed AS MATERIALIZED (
   SELECT j.id FROM mailroom_job j, clock
   WHERE j.status = $1 AND j.status IN ('done', 'dead')
     AND j.finished_at < clock.now - $2::float8 * interval '1 millisecond'
+    -- A scalar subquery, so each child's batch and completion are probed by primary key
+    -- (as NOT EXISTS, the generic plan joined them by a scan of the job table).
+    AND (j.batch_id IS NULL OR (
+      SELECT b.completion_job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM mailroom_job c WHERE c.id = b.completion_job_id)
+      FROM mailroom_batch b WHERE b.id = j.batch_id) IS NOT FALSE)
   LIMIT 1000
   FOR UPDATE OF j SKIP LOCKED
 )

@@ -684,10 +684,15 @@ RETURNING *;
 -- keep the write lock short. The repeated `status IN (…)` is the partial index's own
 -- predicate: `status = @status` alone does not prove it, so the finished index was
 -- unusable and every run scanned the table until it found 1,000 old rows (all of it when
--- few are old enough).
+-- few are old enough). A batch's child stays while its batch's completion job is to come
+-- or still kept: that job's handler reads every child's outcome and result (ctx.batch).
 DELETE FROM mailroom_job
-WHERE id IN (SELECT id FROM mailroom_job
-             WHERE status = @status AND status IN ('done', 'dead') AND finished_at < @before
+WHERE id IN (SELECT j.id FROM mailroom_job j
+             WHERE j.status = @status AND j.status IN ('done', 'dead') AND j.finished_at < @before
+               AND (j.batch_id IS NULL OR NOT EXISTS (
+                 SELECT 1 FROM mailroom_batch b
+                 WHERE b.id = j.batch_id
+                   AND (b.completion_job_id IS NULL OR EXISTS (SELECT 1 FROM mailroom_job c WHERE c.id = b.completion_job_id))))
              LIMIT 1000)
 RETURNING id, queue;
 
