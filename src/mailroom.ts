@@ -362,6 +362,8 @@ export class Mailroom {
   private recordedTasks: string | null = null;
   /** Types ingress stored jobs for without the limit key their task needs (warned once each). */
   private readonly keylessTypes = new Set<string>();
+  /** Types whose `limits.key` failed on a webhook's event: warned once each (limitKeyField). */
+  private readonly unkeyableTypes = new Set<string>();
   /** Types enqueued here that neither this process nor any worker's record knew (warned once each). */
   private readonly unknownTypes = new Set<string>();
   private readonly workers = new Set<Worker>();
@@ -976,7 +978,7 @@ export class Mailroom {
       delayMs,
       key: options.key ?? null,
       group: options.group ?? null,
-      ...(task?.limitKey ? { limitKey: limitKeyOf(type, task.limitKey, source.limitPayload ? source.limitPayload() : payload) } : {}),
+      ...(task?.limitKey ? this.limitKeyField(type, task.limitKey, payload, source) : {}),
     };
   }
 
@@ -1005,6 +1007,25 @@ export class Mailroom {
    * refused (the caller can register the task); ingress stores it without a key, since
    * refusing a webhook could lose it (not every provider redelivers), and warns once.
    */
+  /**
+   * The job's limit key from its task's `limits.key`. An enqueue whose key function throws
+   * or returns no string is refused; a webhook's job is stored unkeyed instead (with a
+   * warning): the event is signed and stored-or-refused as a whole, and a refusal no retry
+   * can fix (a 400 or a 503) would lose it.
+   */
+  private limitKeyField(type: string, key: (payload: unknown) => string | number, payload: unknown, source: InsertSource): { limitKey?: string } {
+    try {
+      return { limitKey: limitKeyOf(type, key, source.limitPayload ? source.limitPayload() : payload) };
+    } catch (error) {
+      if (!source.isIngress) throw error;
+      if (!this.unkeyableTypes.has(type)) {
+        this.unkeyableTypes.add(type);
+        this.log.warn({ type, error: (error as Error).message }, 'webhook jobs of this type are stored without a limit key: limits.key could not key an event (said once per type)');
+      }
+      return {};
+    }
+  }
+
   private withoutLimitKey(type: string, isIngress: boolean): void {
     if (!isIngress) throw new LimitKeyUnknownError(type);
     if (this.keylessTypes.has(type)) return;

@@ -14,7 +14,10 @@ import { shopifyProvider } from '../../src/providers/shopify.js';
 import { slackProvider } from '../../src/providers/slack.js';
 import { storeHarnesses } from '../harness/stores.js';
 import { waitFor } from '../harness/wait.js';
-import { closeAll, countRows, openIngressMailroom, postHook, send, startIngress } from './ingress-kit.js';
+import { closeAll, closeServers, countRows, openIngressMailroom, postHook, send, startIngress } from './ingress-kit.js';
+import { logSink } from '../harness/log-sink.js';
+import { Mailroom } from '../../src/mailroom.js';
+import pino from 'pino';
 
 const SECRETS = {
   stripe: 'whsec_5f0e1d2c3b4a69788796a5b4c3d2e1f0',
@@ -227,6 +230,37 @@ describe.each(storeHarnesses)('webhook ingress on $name', (harness) => {
       expect(job.source).toBe(testCase.source);
     }
     expect(await countRows(harnessStore)).toEqual({ events: 1, jobs: jobs.length });
+  });
+
+  it.skipIf(!harness.isAvailable)('stores a job whose limits.key cannot key the event unkeyed, with one warning, rather than refusing a signed webhook', async () => {
+    const log = logSink();
+    const { store } = await harness.open();
+    const mr = await Mailroom.open({ store, logger: pino({ level: 'debug' }, log) });
+    try {
+      const ran: unknown[] = [];
+      mr.task('record', { limits: { key: (payload) => (payload as { customer: { id: string } }).customer.id, perKey: { concurrency: 1 } }, run: async (payload) => void ran.push(payload) });
+      const { url } = await startIngress(mr, config);
+      // No customer in these events: the key function throws. A refusal (it was a 503,
+      // and a sender's retries cannot change the body) would lose them.
+      for (const id of ['n-8', 'n-9']) {
+        const response = await postHook(url, 'open', json({ id, kind: 'ping' }), { 'content-type': 'application/json' });
+        expect(response.status, response.text).toBe(202);
+      }
+      const keyed = await postHook(url, 'open', json({ id: 'n-10', kind: 'ping', customer: { id: 'c-1' } }), { 'content-type': 'application/json' });
+      expect(keyed.status).toBe(202);
+      expect((await mr.listJobs({ type: 'record' })).length).toBe(3);
+      const warnings = log.text().split('\n').filter((line) => line.includes('stored without a limit key'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('"type":"record"');
+      // An enqueue from code is still refused: its caller can fix its payload.
+      await expect(mr.enqueue('record', {})).rejects.toMatchObject({ code: 'MR_ERR_INVALID_ARGUMENT', message: expect.stringContaining('limits.key of "record" threw') });
+      const worker = mr.work();
+      await waitFor(() => ran.length === 3, { description: 'the three jobs run' });
+      await worker.stop({ timeoutMs: 2_000 });
+    } finally {
+      await closeServers();
+      await mr.close({ timeoutMs: 2_000 });
+    }
   });
 
   it.skipIf(!harness.isAvailable)('fans out only to tasks whose event filter matches, with a group from the JSON path', async () => {
