@@ -1,7 +1,8 @@
 // One budget for the bytes of request bodies the ingress holds in memory at once, across
 // all requests. A per-request limit alone let 800 connections trickling bodies just under
-// 1 MiB raise RSS by about 700 MiB; with the budget, a request whose body would not fit is
-// refused with 503 before it is read, and the memory held stays under the budget.
+// 1 MiB raise RSS by about 700 MiB; with the budget, a body is charged as its bytes
+// arrive, one that would not fit is refused with 503 (before it is read, when its declared
+// length already does not fit), and the memory held stays under the budget.
 
 /**
  * 64 MiB: 64 bodies at the default 1 MiB limit at once. Real senders post a few KiB and
@@ -23,7 +24,7 @@ export class BodyBudget {
 
   constructor(readonly limitBytes: number) {}
 
-  /** Bytes of bodies held now (read, or promised by a Content-Length being read). */
+  /** Bytes of bodies held now (read and not yet released). */
   get heldBytes(): number {
     return this.held;
   }
