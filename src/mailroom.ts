@@ -310,6 +310,8 @@ function limitKeyOf(type: string, key: (payload: unknown) => string | number, pa
   }
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') throw new InvalidArgumentError(`limits.key of "${type}" must return a string (it returned ${typeof value})`);
+  // PostgreSQL's text cannot hold one, as for the other names a job is stored under.
+  if (value.includes('\u0000')) throw new InvalidArgumentError(`limits.key of "${type}" returned a key with the NUL character (\\u0000)`);
   return value;
 }
 
@@ -1003,11 +1005,6 @@ export class Mailroom {
   }
 
   /**
-   * A job of a type with per-key limits that this process cannot key: an API enqueue is
-   * refused (the caller can register the task); ingress stores it without a key, since
-   * refusing a webhook could lose it (not every provider redelivers), and warns once.
-   */
-  /**
    * The job's limit key from its task's `limits.key`. An enqueue whose key function throws
    * or returns no string is refused; a webhook's job is stored unkeyed instead (with a
    * warning): the event is signed and stored-or-refused as a whole, and a refusal no retry
@@ -1026,6 +1023,11 @@ export class Mailroom {
     }
   }
 
+  /**
+   * A job of a type with per-key limits that this process cannot key: an API enqueue is
+   * refused (the caller can register the task); ingress stores it without a key, since
+   * refusing a webhook could lose it (not every provider redelivers), and warns once.
+   */
   private withoutLimitKey(type: string, isIngress: boolean): void {
     if (!isIngress) throw new LimitKeyUnknownError(type);
     if (this.keylessTypes.has(type)) return;

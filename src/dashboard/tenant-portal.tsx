@@ -310,7 +310,6 @@ function alreadyResending(deliveryId: string, cause?: unknown): MailroomError {
   return new MailroomError('MR_ERR_JOB_STATE', `Delivery ${deliveryId} is already being re-sent.`, { httpStatus: 409, cause });
 }
 
-/** The only answers that carry a signing secret: a page (or JSON) never cached, never redirected to. */
 /**
  * An endpoint in a JSON answer to the tenant: what the portal's pages show of it, with an
  * operator's disable reason in the tenant's words. Its metadata, rate limit and adder are
@@ -321,6 +320,7 @@ function endpointJsonForTenant(endpoint: Endpoint) {
   return { id, tenant, url, description, eventTypes, enabled, disabledReason, disabledBy, createdAt, updatedAt };
 }
 
+/** The only answers that carry a signing secret: a page (or JSON) never cached, never redirected to. */
 function answerWithSecret(request: PortalRequest, status: number, page: VNode, json: unknown): void {
   if (wantsHtml(request.req)) sendView(request.res, status, page);
   else sendJson(request.res, status, json, { 'cache-control': 'no-store' });

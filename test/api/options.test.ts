@@ -75,12 +75,14 @@ describe.each(storeHarnesses)('API options on $name', (harness) => {
 
   it.skipIf(!harness.isAvailable)('refuses what one store could not keep (a NUL in a name, a priority past 32 bits) with the same error on both, and stores nothing', async () => {
     const mr = await open();
+    mr.task('per_customer', { limits: { key: (payload) => (payload as { customer: string }).customer, perKey: { concurrency: 1 } }, run: async () => undefined });
     const refusals: Array<[string, () => Promise<unknown>]> = [
       ['job type must not contain the NUL character', () => mr.enqueue('send\u0000email', {})],
       ['queue must not contain the NUL character', () => mr.enqueue('send_email', {}, { queue: 'e\u0000mail' })],
       ['key must not contain the NUL character', () => mr.enqueue('send_email', {}, { key: 'a\u0000' })],
       ['group must not contain the NUL character', () => mr.enqueue('send_email', {}, { group: 'a\u0000' })],
       ['queue must not contain the NUL character', () => mr.pauseQueue('e\u0000mail')],
+      ['returned a key with the NUL character', () => mr.enqueue('per_customer', { customer: 'c\u0000' })],
       ['priority must be between -2147483648 and 2147483647', () => mr.enqueue('send_email', {}, { priority: 2 ** 31 })],
       ['priority must be between -2147483648 and 2147483647', () => mr.enqueueMany([{ type: 'send_email', payload: {} }, { type: 'send_email', payload: {}, options: { priority: -(2 ** 40) } }])],
     ];

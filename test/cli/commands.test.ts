@@ -137,7 +137,7 @@ describe.each(storeHarnesses)('mailroom commands on $name', (harness) => {
     expect(column).toBeGreaterThan(0);
     expect(lines.slice(at + 1, at + 4).map((line) => line.slice(0, column).trim())).toEqual(['', '', '']);
     expect(lines.slice(at + 1, at + 4).map((line) => line.slice(column))).toEqual(['<head><title>501</title></head>', '<body>', '<p>line 0</p>']);
-    expect(lines[at + 4]!.slice(column)).toBe(`… ${page.length - 4} more lines (the stack below, or --json)`);
+    expect(lines[at + 4]!.slice(column)).toBe(`… ${page.length - 4} more lines (all of it: --json)`);
     expect((await runJson(['job', dead.id, '--db', url])).lastError).toContain('<p>line 11</p>');
   });
 

@@ -72,7 +72,7 @@ export function renderJobDetail(detail: JobDetail, event: InboundEvent | null = 
     // Only a running job holds a lease; a done row keeps the worker that ran it (attempts show it).
     ['lease', detail.status === 'running' && detail.leaseOwner ? `${detail.leaseOwner} until ${formatTime(detail.leaseExpiresAt)}` : '-'],
     // A forward's error carries the receiver's answer: a whole HTML page would push the rest away.
-    ['last error', detail.lastError === null ? '-' : firstLines(detail.lastError, LAST_ERROR_LINES, 'the stack below, or --json')],
+    ['last error', detail.lastError === null ? '-' : firstLines(detail.lastError, LAST_ERROR_LINES, 'all of it: --json')],
     ...(detail.progress ? ([['progress', `${Math.round(detail.progress.fraction * 100)}%${detail.progress.note ? ` ${detail.progress.note}` : ''}`]] as Array<[string, string]>) : []),
   ];
   const lines = renderFields(fields);

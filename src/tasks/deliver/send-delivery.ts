@@ -74,7 +74,9 @@ export function sendDelivery(request: SendRequest, limits: SendLimits, agents: D
     const answered = (isTruncated: boolean) =>
       finish({ kind: 'response', status: answer!.status, retryAfter: answer!.retryAfter, body: Buffer.concat(answer!.chunks), isTruncated, durationMs: took() });
     const fail = (reason: string, error: Error) => {
-      if (answer) answered(true);
+      // Aborted (the job's lease lost, the worker stopping): only a 2xx is worth recording,
+      // since the receiver has the message; anything else is left to the job's next owner.
+      if (answer && (reason !== 'aborted' || (answer.status >= 200 && answer.status < 300))) answered(true);
       else finish({ kind: 'error', reason, error, durationMs: took() });
       req.destroy();
     };
