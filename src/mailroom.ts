@@ -377,6 +377,7 @@ export class Mailroom {
   /** Retention runs under `maintenance` from the first mr.work() on; close() stops it with the rest. */
   private isRetentionStarted = false;
   private isClosed = false;
+  private closing: Promise<void> | null = null;
   /** Types registered by Mailroom itself (until the user registers their own under the name). */
   private readonly builtInTypes = new Set<string>();
   private readonly deliverSettings: DeliverSettings;
@@ -914,8 +915,13 @@ export class Mailroom {
   }
 
   /** Stop workers (gracefully, within `timeoutMs`) and close the store if Mailroom opened it. */
-  async close(options: { timeoutMs?: number } = {}): Promise<void> {
-    if (this.isClosed) return;
+  close(options: { timeoutMs?: number } = {}): Promise<void> {
+    // A second call waits for the same close: resolving at once would tell its caller the
+    // workers had stopped and the store was closed while they were still stopping.
+    return (this.closing ??= this.closeOnce(options));
+  }
+
+  private async closeOnce(options: { timeoutMs?: number }): Promise<void> {
     this.isClosed = true;
     this.scheduler.stop();
     // Cron, retention and the workers' rescue sweeps: no new runs; a purge or sweep in

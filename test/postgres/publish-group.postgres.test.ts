@@ -177,11 +177,16 @@ describe.skipIf(!postgresHarness.isAvailable)('postgres grouped publishes', () =
     const publishes = [0, 1, 2, 3].map((i) => store.messagePublish(publish(i === 2 ? 'ac\u0000me' : 'acme', i)));
     const enqueues = [0, 1, 2].map((i) => store.jobInsertMany({ jobs: [jobInsert(i === 1 ? { queue: 'q\u0000x' } : { payload: { i } })] }));
     const closed = store.close();
+    let isAnswered = false;
+    void Promise.allSettled([...publishes, ...enqueues]).then(() => (isAnswered = true));
+    const secondClose = store.close().then(() => (isAnswered ? 'after the writes' : 'before the writes'));
     const settled = await Promise.allSettled([...publishes, ...enqueues]);
     await closed;
     expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     for (const index of [2, 5]) expect(String((settled[index] as PromiseRejectedResult).reason)).not.toMatch(/closed/i);
     await expect(store.jobInsertMany({ jobs: [jobInsert()] })).rejects.toMatchObject({ code: 'MR_ERR_CLOSED' });
+    // A second close() asked meanwhile had waited for the same close.
+    expect(await secondClose).toBe('after the writes');
     const client = await connectClient();
     try {
       const messages = await client.query<{ count: string }>(`SELECT count(*) FROM "${schema}".mailroom_message`);

@@ -40,6 +40,28 @@ describe.each(storeHarnesses)('worker on $name', (harness) => {
     expect(done.attemptsLog[0]!.workerId).toBe(worker.id);
   });
 
+  it.runIf(harness.isAvailable)('answers a second close() only once the first has stopped the workers and closed the store', async () => {
+    const { mr } = await openTestMailroom(harness);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let finished = false;
+    mr.task('slow', { run: async () => { await held; finished = true; } });
+    await mr.enqueue('slow', {});
+    const worker = mr.work({ pollMs: 10 });
+    await waitFor(() => worker.activeCount === 1, { description: 'the slow job to start' });
+    const first = mr.close({ timeoutMs: 10_000 });
+    let secondDone = false;
+    const second = mr.close().then(() => (secondDone = true));
+    // Both wait for the handler the workers are letting finish.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(secondDone).toBe(false);
+    release();
+    await second;
+    expect(finished).toBe(true);
+    await first;
+    await expect(mr.enqueue('slow', {})).rejects.toMatchObject({ code: 'MR_ERR_CLOSED' });
+  });
+
   it.runIf(harness.isAvailable)('retries a failing job with backoff and keeps every attempt in the log', async () => {
     const { mr } = await openTestMailroom(harness);
     let calls = 0;

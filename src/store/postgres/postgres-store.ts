@@ -117,6 +117,7 @@ export class PostgresStore extends PostgresExecutor implements Store {
   private readonly inserts = new GroupedWrites<readonly JobInsert[], JobInsertResult[]>({}, (batch) => this.sendInserts(batch));
   private listener: Promise<PgListener> | null = null;
   private isClosed = false;
+  private closing: Promise<void> | null = null;
   /** Jobs inserted through this store, until the statistics check has run. */
   private insertedCount = 0;
   /** The one-time statistics check, once started. */
@@ -349,8 +350,12 @@ export class PostgresStore extends PostgresExecutor implements Store {
     })().catch(() => undefined);
   }
 
-  async close(): Promise<void> {
-    if (this.isClosed) return;
+  /** Closes once; a second call waits for the same close (the groups' retries included). */
+  close(): Promise<void> {
+    return (this.closing ??= this.closeOnce());
+  }
+
+  private async closeOnce(): Promise<void> {
     this.isClosed = true;
     // Enqueues and publishes asked for before close, still waiting to go as a group (for
     // their turn's end, or publishes for a statement to finish): they go now, and the
