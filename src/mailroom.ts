@@ -310,16 +310,24 @@ function limitKeyOf(type: string, key: (payload: unknown) => string | number, pa
   }
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') throw new InvalidArgumentError(`limits.key of "${type}" must return a string (it returned ${typeof value})`);
-  // PostgreSQL's text cannot hold one, as for the other names a job is stored under.
-  if (value.includes('\u0000')) throw new InvalidArgumentError(`limits.key of "${type}" returned a key with the NUL character (\\u0000)`);
+  if (value.includes(NUL)) throw new InvalidArgumentError(`limits.key of "${type}" returned a key with the NUL character (\\u0000)`);
   return value;
+}
+
+/**
+ * The names a job is stored under (type, queue, key, group, limit key) hold no NUL:
+ * PostgreSQL's text cannot (SQLite's can), so both stores refuse it alike.
+ */
+const NUL = '\u0000';
+
+function assertNoNul(value: string, name: string): void {
+  if (value.includes(NUL)) throw new InvalidArgumentError(`${name} must not contain the NUL character (\\u0000)`);
 }
 
 /** The one rule for a queue name, for enqueue and pause alike. */
 function assertQueueName(queue: unknown): asserts queue is string {
   if (typeof queue !== 'string' || queue === '') throw new InvalidArgumentError('queue must be a non-empty string');
-  // PostgreSQL's text cannot hold one (SQLite's can): refused on both, with this message.
-  if (queue.includes('\u0000')) throw new InvalidArgumentError('queue must not contain the NUL character (\\u0000)');
+  assertNoNul(queue, 'queue');
 }
 
 /** A job's priority, as PostgreSQL's 4-byte integer column holds it. */
@@ -953,7 +961,7 @@ export class Mailroom {
       throw new MailroomError('MR_ERR_INVALID_ARGUMENT', `payload of "${type}" is not JSON-serialisable: ${(cause as Error).message}`, { cause });
     }
     if (payloadJson === undefined) throw new InvalidArgumentError(`payload of "${type}" is not JSON-serialisable`);
-    if (type.includes('\u0000')) throw new InvalidArgumentError('job type must not contain the NUL character (\\u0000)');
+    assertNoNul(type, 'job type');
     const priority = options.priority ?? 0;
     if (!Number.isInteger(priority)) throw new InvalidArgumentError('priority must be an integer');
     // PostgreSQL keeps priority as a 4-byte integer: the same bounds on both stores.
@@ -972,7 +980,7 @@ export class Mailroom {
     assertQueueName(queue);
     for (const [name, value] of [['key', options.key], ['group', options.group]] as const) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`${name} must be a non-empty string`);
-      if (value?.includes('\u0000')) throw new InvalidArgumentError(`${name} must not contain the NUL character (\\u0000)`);
+      if (value !== undefined) assertNoNul(value, name);
     }
     // After every check: a refused enqueue does not use up the type's one warning.
     if (!task && !recorded && options.queue === undefined) this.unknownType(type);
