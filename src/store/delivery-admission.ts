@@ -28,3 +28,11 @@ export function admitAtEndpoint(
   }
   return admitDelivery(breaker, nowMs, settings);
 }
+
+/**
+ * The delivery row's job is not the one starting it: recover() gave it a new job while
+ * this one was finishing, and that job sends it. `jobId` undefined: the caller did not say.
+ */
+export function isHandedToAnotherJob(rowJobId: unknown, jobId: string | undefined): boolean {
+  return jobId !== undefined && rowJobId !== null && rowJobId !== undefined && String(rowJobId) !== jobId;
+}

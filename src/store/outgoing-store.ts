@@ -126,6 +126,13 @@ export interface DeliveryListParams {
 export interface DeliveryStartManyParams {
   /** In the order the attempts start: deliveries to one half-open endpoint, the first takes its probe. */
   readonly deliveryIds: readonly string[];
+  /**
+   * The job starting each delivery, in the same order. A delivery now linked to another job
+   * (recover() handed it on while this one was finishing) is answered with admission null:
+   * that job sends it, so this start takes no probe and no rate slot from its endpoint.
+   * Left out, every delivery is consulted (a caller outside a job).
+   */
+  readonly jobIds?: readonly string[];
   readonly breaker: BreakerSettings;
   readonly now?: Date;
 }
@@ -138,8 +145,12 @@ export interface DeliveryStart {
   readonly endpoint: Endpoint | null;
   /** Secrets that sign now: the current one first, the previous one during a rotation's overlap. */
   readonly secrets: readonly string[];
-  /** What the breaker says (a probe is already taken for this delivery when it says so). */
-  readonly admission: Admission;
+  /**
+   * What the breaker says (a probe is already taken for this delivery when it says so);
+   * null when the delivery belongs to another job than the one starting it (jobIds), and
+   * nothing was taken.
+   */
+  readonly admission: Admission | null;
   /**
    * The endpoint's last attempt had failed (a failure streak runs) when this one started;
    * false when it had none, or is removed. Its success then is recorded before the

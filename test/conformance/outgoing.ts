@@ -324,7 +324,7 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({ breakerState: 'open', failures: 5, successes: 0, breakerRetryAt: at(opensAt) });
 
       const probe = (await startOne(ctx.store, ids[5]!, at(opensAt)))!;
-      expect(probe.admission.kind).toBe('probe');
+      expect(probe.admission?.kind).toBe('probe');
       const other = (await startOne(elsewhere, ids[6]!, at(opensAt + SECOND_MS)))!;
       expect(other.admission).toEqual({ kind: 'wait', waitMs: BREAKER.probeRecheckMs, reason: 'probing' });
       // The probe fails: open again, for twice as long.
@@ -335,7 +335,7 @@ export function outgoingConformance(harness: StoreHarness): void {
         reason: 'breaker_open',
       });
       const secondProbeAt = opensAt + SECOND_MS + 2 * BREAKER.openMs;
-      expect((await startOne(ctx.store, ids[6]!, at(secondProbeAt)))!.admission.kind).toBe('probe');
+      expect((await startOne(ctx.store, ids[6]!, at(secondProbeAt)))!.admission?.kind).toBe('probe');
       await record(ctx.store, ids[6]!, ep.id, 'success', at(secondProbeAt + SECOND_MS));
       expect((await startOne(elsewhere, ids[6]!, at(secondProbeAt + 2 * SECOND_MS)))!.admission).toEqual({ kind: 'send' });
       expect(await ctx.store.endpointHealth({ id: ep.id, breaker: BREAKER })).toMatchObject({
@@ -599,11 +599,46 @@ export function outgoingConformance(harness: StoreHarness): void {
       const opensAt = (BREAKER.minAttempts - 1) * SECOND_MS + BREAKER.openMs;
       const [first, unknown, second] = await ctx.store.deliveryStartMany({ deliveryIds: [ids.at(-2)!, '999999', ids.at(-1)!], breaker: BREAKER, now: at(opensAt) });
       expect(first!.delivery.id).toBe(ids.at(-2));
-      expect(first!.admission.kind).toBe('probe');
+      expect(first!.admission?.kind).toBe('probe');
       expect(unknown).toBeNull();
       expect(second!.delivery.id).toBe(ids.at(-1));
       expect(second!.admission).toEqual({ kind: 'wait', waitMs: BREAKER.probeRecheckMs, reason: 'probing' });
       expect(await ctx.store.deliveryStartMany({ deliveryIds: [], breaker: BREAKER, now: at(opensAt) })).toEqual([]);
+    });
+
+    it('takes nothing from the endpoint for a delivery handed to another job: no probe, no rate slot', async () => {
+      // A half-open endpoint: the stale job's start must leave the probe to the delivery's own job.
+      const ep = await ctx.store.endpointAdd(endpoint());
+      const deliveries = [];
+      for (let i = 0; i < BREAKER.minAttempts + 1; i++) deliveries.push((await ctx.store.messagePublish(publish())).deliveries[0]!);
+      for (let i = 0; i < BREAKER.minAttempts; i++) await record(ctx.store, deliveries[i]!.id, ep.id, 'outage', at(i * SECOND_MS));
+      const opensAt = (BREAKER.minAttempts - 1) * SECOND_MS + BREAKER.openMs;
+      const last = deliveries.at(-1)!;
+      expect(last.jobId).not.toBeNull();
+      const startAs = (store: StoreExecutor, deliveryId: string, jobId: string, now: Date) => one(store.deliveryStartMany({ deliveryIds: [deliveryId], jobIds: [jobId], breaker: BREAKER, now }));
+      const stale = (await startAs(ctx.store, last.id, '999999', at(opensAt)))!;
+      expect(stale.delivery.jobId).toBe(last.jobId);
+      expect(stale.admission).toBeNull();
+      expect((await startAs(ctx.store, last.id, last.jobId!, at(opensAt)))!.admission?.kind).toBe('probe');
+
+      // A rate of one start a second: the stale start does not use it up.
+      const limited = await ctx.store.endpointAdd(endpoint({ tenant: 'globex', rateLimit: { limit: 1, intervalMs: SECOND_MS } }));
+      const [first, second] = [(await ctx.store.messagePublish(publish({ tenant: 'globex' }))).deliveries[0]!, (await ctx.store.messagePublish(publish({ tenant: 'globex' }))).deliveries[0]!];
+      expect(first.endpointId).toBe(limited.id);
+      const [staleStart, ownStart, nextStart] = await ctx.store.deliveryStartMany({
+        deliveryIds: [first.id, first.id, second.id],
+        jobIds: ['999999', first.jobId!, second.jobId!],
+        breaker: BREAKER,
+        now: at(opensAt),
+      });
+      expect(staleStart!.admission).toBeNull();
+      expect(ownStart!.admission).toEqual({ kind: 'send' });
+      expect(nextStart!.admission).toMatchObject({ kind: 'wait', reason: 'rate_limit' });
+
+      // A removed endpoint: still null, so the stale job records no `skipped` over the other's work.
+      await ctx.store.endpointRemove({ id: limited.id });
+      expect((await startAs(ctx.store, second.id, '999999', at(opensAt)))!.admission).toBeNull();
+      expect((await startAs(ctx.store, second.id, second.jobId!, at(opensAt)))!.admission).toEqual({ kind: 'send' });
     });
 
     it('lists a delivery whose job died as failed, counts the backlog, and recovers failed and skipped deliveries since a time', async () => {

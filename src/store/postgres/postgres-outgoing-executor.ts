@@ -6,7 +6,7 @@
 // once (claimClock), so the breaker's rules see one instant of the server's clock.
 
 import { compareJobIds } from '../claimed-job.js';
-import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
+import { ENDPOINT_RATE_TYPE, admitAtEndpoint, isHandedToAnotherJob } from '../delivery-admission.js';
 import { endpointsWithAttempts, healthAfterAttempts } from '../delivery-health.js';
 import type { HealthAfterAttempts } from '../delivery-health.js';
 import { MessageKeyConflictError } from '../../core/errors.js';
@@ -297,7 +297,8 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     const rows = ids.length === 0 ? [] : await this.runner.run(this.stmt('deliveryStart.read'), [ids, params.now ?? null]);
     const byId = new Map(rows.map((row) => [String(row.id), row]));
     const results: Array<DeliveryStart | null> = [];
-    for (const id of params.deliveryIds) {
+    for (const [index, id] of params.deliveryIds.entries()) {
+      const jobId = params.jobIds?.[index];
       const row = isJobId(id) ? byId.get(String(id)) : undefined;
       if (!row) {
         results.push(null);
@@ -305,26 +306,27 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
       }
       const delivery = deliveryFromRow(row);
       const message = messageFromRow(prefixed(row, 'm_'), true);
+      const handedOn = isHandedToAnotherJob(row.job_id, jobId);
       if (row.e_id === null || row.h_endpoint_id === null) {
-        results.push({ delivery, message, endpoint: null, secrets: [], admission: { kind: 'send' }, isFailing: false });
+        results.push({ delivery, message, endpoint: null, secrets: [], admission: handedOn ? null : { kind: 'send' }, isFailing: false });
         continue;
       }
       const endpointRow = prefixed(row, 'e_');
       const endpoint = endpointFromRow(endpointRow);
-      if (endpoint.rateLimit === null && row.h_breaker_state === 'closed') {
+      if (handedOn || (endpoint.rateLimit === null && row.h_breaker_state === 'closed')) {
         const nowMs = (row.start_now as Date).getTime();
-        const admission = admitAtEndpoint(breakerFromRow(prefixed(row, 'h_')), null, [], nowMs, params.breaker);
+        const admission = handedOn ? null : admitAtEndpoint(breakerFromRow(prefixed(row, 'h_')), null, [], nowMs, params.breaker);
         results.push({ delivery, message, endpoint, secrets: secretsInForce(endpointRow, nowMs), admission, isFailing: row.h_failing_since !== null });
         continue;
       }
       // In order, so of two deliveries to one half-open endpoint the first takes the probe.
-      results.push(await this.runner.atomic((runner) => this.deliveryStartLocked(runner, id, params)));
+      results.push(await this.runner.atomic((runner) => this.deliveryStartLocked(runner, id, jobId, params)));
     }
     return results;
   }
 
   /** One delivery's start with its endpoint's health row locked: a probe to record, or a rate to count. */
-  private async deliveryStartLocked(runner: QueryRunner, deliveryId: string, params: DeliveryStartManyParams): Promise<DeliveryStart | null> {
+  private async deliveryStartLocked(runner: QueryRunner, deliveryId: string, jobId: string | undefined, params: DeliveryStartManyParams): Promise<DeliveryStart | null> {
     const now = await this.clock(runner, params.now);
     const [deliveryRow] = await runner.run(this.stmt('deliveryGet'), [deliveryId]);
     if (!deliveryRow) return null;
@@ -332,10 +334,15 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     const message = messageFromRow(messageRow!, true);
     const [endpointRow] = await runner.run(this.stmt('endpointSigning'), [deliveryRow.endpoint_id]);
     const [healthRow] = await runner.run(this.stmt('endpointHealth.row'), [deliveryRow.endpoint_id]);
+    const handedOn = isHandedToAnotherJob(deliveryRow.job_id, jobId);
     if (!endpointRow || !healthRow) {
-      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const, isFailing: false };
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: handedOn ? null : { kind: 'send' }, isFailing: false };
     }
     const endpoint = endpointFromRow(endpointRow);
+    if (handedOn) {
+      // Handed on since the unlocked look: nothing taken.
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets: secretsInForce(endpointRow, now.getTime()), admission: null, isFailing: healthRow.failing_since !== null };
+    }
     let starts: number[] = [];
     if (endpoint.rateLimit) {
       // The health row's lock (above) serialises this count and insert per endpoint.

@@ -4,7 +4,7 @@
 // postgres/postgres-outgoing-executor.ts; statements are in sql/endpoint.sql and sql/message.sql.
 
 import type { BreakerRow } from '../../core/circuit-breaker.js';
-import { ENDPOINT_RATE_TYPE, admitAtEndpoint } from '../delivery-admission.js';
+import { ENDPOINT_RATE_TYPE, admitAtEndpoint, isHandedToAnotherJob } from '../delivery-admission.js';
 import { endpointsWithAttempts, healthAfterAttempts } from '../delivery-health.js';
 import { MessageKeyConflictError } from '../../core/errors.js';
 import { sameJson } from '../../core/canonical-json.js';
@@ -268,11 +268,11 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
     // take, a rate to count) are read again, in order, in one write transaction.
     const results = await this.engine.read(() => {
       const seen: ReadAtStart = { endpoints: new Map(), messages: new Map() };
-      return params.deliveryIds.map((id) => this.deliveryStartSync(id, params, false, seen));
+      return params.deliveryIds.map((id, index) => this.deliveryStartSync(id, params.jobIds?.[index], params, false, seen));
     });
     const toWrite = results.flatMap((result, index) => (result === NEEDS_WRITE ? [index] : []));
     if (toWrite.length > 0) {
-      const written = await this.engine.write('bookkeeping', () => toWrite.map((index) => this.deliveryStartSync(params.deliveryIds[index]!, params, true)));
+      const written = await this.engine.write('bookkeeping', () => toWrite.map((index) => this.deliveryStartSync(params.deliveryIds[index]!, params.jobIds?.[index], params, true)));
       toWrite.forEach((index, k) => (results[index] = written[k]!));
     }
     return results as Array<DeliveryStart | null>;
@@ -286,17 +286,27 @@ export abstract class SqliteOutgoingExecutor implements OutgoingExecutor {
    * deliveries go to the one, two or three endpoints with room, and a message's
    * deliveries to several endpoints have neighbouring ids, so often share a claim.)
    */
-  private deliveryStartSync(deliveryId: string, params: DeliveryStartManyParams, canWrite: boolean, seen?: ReadAtStart): DeliveryStart | null | typeof NEEDS_WRITE {
+  private deliveryStartSync(
+    deliveryId: string,
+    jobId: string | undefined,
+    params: DeliveryStartManyParams,
+    canWrite: boolean,
+    seen?: ReadAtStart,
+  ): DeliveryStart | null | typeof NEEDS_WRITE {
     if (!DECIMAL_ID.test(String(deliveryId))) return null;
     const now = nowMs(params.now);
     const deliveryRow = this.engine.stmt('deliveryGet').get({ id: deliveryId }) as Row | undefined;
     if (!deliveryRow) return null;
     const message = readOnce(seen?.messages, deliveryRow.message_id, () => messageFromRow(this.engine.stmt('messageGet').get({ id: deliveryRow.message_id }) as Row, true));
     const atStart = readOnce(seen?.endpoints, deliveryRow.endpoint_id, () => this.endpointAtStart(deliveryRow.endpoint_id, now));
+    const handedOn = isHandedToAnotherJob(deliveryRow.job_id, jobId);
     if (!atStart) {
-      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: { kind: 'send' } as const, isFailing: false };
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint: null, secrets: [], admission: handedOn ? null : { kind: 'send' }, isFailing: false };
     }
     const { endpoint, secrets, healthRow } = atStart;
+    if (handedOn) {
+      return { delivery: deliveryFromRow(deliveryRow), message, endpoint, secrets, admission: null, isFailing: healthRow.failing_since !== null };
+    }
     if (!canWrite && (endpoint.rateLimit !== null || healthRow.breaker_state !== 'closed')) return NEEDS_WRITE;
     const rateKey = { type: ENDPOINT_RATE_TYPE, id: String(endpoint.id) };
     let starts: number[] = [];

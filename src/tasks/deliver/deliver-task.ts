@@ -101,7 +101,9 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
   const now = () => settings.clock?.();
   // The starts of the deliveries a claim starts, and the records of the responses that
   // arrive in one turn, each as one store call.
-  const startDelivery = turnBatch('microtasks', (deliveryIds: string[]) => store.deliveryStartMany({ deliveryIds, breaker: settings.breaker, now: now() }));
+  const startDelivery = turnBatch('microtasks', (starts: Array<{ deliveryId: string; jobId: string }>) =>
+    store.deliveryStartMany({ deliveryIds: starts.map((s) => s.deliveryId), jobIds: starts.map((s) => s.jobId), breaker: settings.breaker, now: now() }),
+  );
   const recordDelivery = turnBatch('turn', (records: DeliveryRecord[]) =>
     store.deliveryRecordMany({ records, disableAfterMs: settings.disableAfterMs, breaker: settings.breaker, now: now() }),
   );
@@ -117,12 +119,13 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
       perKey: { concurrency: settings.concurrency, ...(settings.rate ? { rate: settings.rate } : {}) },
     },
     async run(payload, ctx) {
-      const start = await startDelivery(payload.deliveryId);
+      const start = await startDelivery({ deliveryId: payload.deliveryId, jobId: ctx.job.id });
       if (!start) return { skipped: 'the delivery no longer exists' };
       // recover() gave the delivery a new job while this one was finishing: that job sends it
       // and records its outcome. This one, replayed since, would send it twice and could
-      // write `failed` over the other's `delivered`. Nothing is sent or recorded.
-      if (start.delivery.jobId !== null && start.delivery.jobId !== ctx.job.id) {
+      // write `failed` over the other's `delivered`. Nothing is sent or recorded, and the
+      // start took nothing from the endpoint (no probe, no rate slot).
+      if (start.admission === null) {
         return { skipped: `the delivery was handed to job ${start.delivery.jobId}` };
       }
       const record = (fields: AttemptFields) => recordAttempt(deps, recordDelivery, start, fields, ctx.job.id);
@@ -202,7 +205,7 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
           // order with the failures of its turn (a later failure must not count it as still
           // failing).
           const handOff = deps.successWithDone ? (ctx as WorkerTaskContext)[DELIVERED_WITH_DONE] : undefined;
-          if (handOff && start!.admission.kind === 'send' && !start!.isFailing) {
+          if (handOff && start!.admission?.kind === 'send' && !start!.isFailing) {
             handOff.call(ctx, { deliveryId: start!.delivery.id, endpointId: start!.delivery.endpointId, breaker: settings.breaker });
           } else {
             await record({ status: 'delivered', attempt: 'success' });
