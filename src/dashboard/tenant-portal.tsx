@@ -1,10 +1,11 @@
 // The tenant portal (SPEC §9a): what a signed link from `mr.portal.link(tenant)` opens. A
 // link is traded once at /portal/enter/<token> for a session cookie (Path=/portal, HttpOnly,
-// SameSite=Lax) that names the tenant and ends when the link does. Every page and action
-// then acts for that tenant only: an endpoint or delivery of another tenant answers exactly
-// as one that does not exist (404), and no route here reaches an operator page; the
-// dashboard's own cookie (Path=/dashboard) never even reaches these requests. Every POST
-// needs the session's CSRF token and a same-origin request.
+// SameSite=Lax) that names the tenant and ends when the link does; a browser signed in as
+// another tenant is asked first, and only a POST of that current session switches it. Every
+// page and action then acts for that tenant only: an endpoint or delivery of another tenant
+// answers exactly as one that does not exist (404), and no route here reaches an operator
+// page; the dashboard's own cookie (Path=/dashboard) never even reaches these requests.
+// Every POST needs the session's CSRF token and a same-origin request.
 
 import type { VNode } from 'preact';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -27,14 +28,14 @@ import { sendJson } from '../ingress/http-errors.js';
 import type { Route } from '../ingress/route-table.js';
 import type { Logger } from '../log.js';
 import type { Mailroom } from '../mailroom.js';
-import type { PortalSession, PortalSigner } from '../portal/portal-signer.js';
+import type { PortalGrant, PortalSession, PortalSigner } from '../portal/portal-signer.js';
 import { assetRoute } from './asset-route.js';
 import { SubmittedOnce } from './submitted-once.js';
 import { endpointRowsPage, healthOf } from './endpoint-rows.js';
 import { idCursor, optionalField, parseTime, requiredField } from './form-fields.js';
 import { cookiesOf } from './dashboard-auth.js';
 import { assertSameOrigin, cookie, readForm, redirect, sendError, sendView, wantsHtml } from './dashboard-http.js';
-import { PORTAL_BASE, portalHref, PortalDeliveryPage, PortalEndpointPage, PortalErrorPage, PortalHomePage, PortalSecretPage } from './views/portal.js';
+import { PORTAL_BASE, portalHref, PortalDeliveryPage, PortalEndpointPage, PortalErrorPage, PortalHomePage, PortalSecretPage, PortalSwitchPage } from './views/portal.js';
 import type { AddAttempt } from './views/portal.js';
 
 /** The portal session cookie; its path keeps it to /portal. */
@@ -140,16 +141,42 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
     );
   }
 
+  /** A valid link's grant, or the one 401 every refused link gets. */
+  function grantOf(token: string | undefined): PortalGrant {
+    const grant = token === undefined ? null : signer.verifyLink(token, now());
+    if (grant === null) throw new UnauthorizedError(LINK_REFUSED);
+    return grant;
+  }
+
+  /**
+   * A session for `grant`'s tenant, set by a redirect to the portal's home: a redirect, not a
+   * page, so the URL with the token is not left as a page's address that a link or script
+   * could pass on as a referrer.
+   */
+  function signIn(req: IncomingMessage, res: ServerResponse, grant: PortalGrant): void {
+    const maxAgeSeconds = Math.max(1, Math.floor((grant.expiresAtMs - now()) / 1_000));
+    redirect(res, portalHref(''), [cookie(req, PORTAL_COOKIE, signer.newSession(grant), { path: PORTAL_BASE, maxAgeSeconds, sameSite: 'Lax' })]);
+  }
+
   const enterRoute: Route = {
     path: `${PORTAL_BASE}/enter/:token`,
     methods: ['GET', 'HEAD'],
     handle(req, res, params) {
       try {
-        const grant = signer.verifyLink(params.token, now());
-        if (grant === null) throw new UnauthorizedError(LINK_REFUSED);
-        const maxAgeSeconds = Math.max(1, Math.floor((grant.expiresAtMs - now()) / 1_000));
-        // A redirect, not a page: the URL with the token is never a page's address, so no link or script on a page can pass it on as a referrer.
-        redirect(res, portalHref(''), [cookie(req, PORTAL_COOKIE, signer.newSession(grant), { path: PORTAL_BASE, maxAgeSeconds, sameSite: 'Lax' })]);
+        const grant = grantOf(params.token);
+        const current = signer.sessionOf(cookiesOf(req)[PORTAL_COOKIE], now());
+        if (current === null || current.tenant === grant.tenant) {
+          signIn(req, res, grant);
+          return;
+        }
+        // Signed in as another tenant: a link another tenant forwarded would otherwise swap
+        // the session silently (login CSRF), and what the person adds next lands in that
+        // tenant's account. They confirm with a POST of this session (the `switch` action).
+        // This page's address is the link itself: its requests name only the origin as
+        // referrer, by header and by the page's meta tag (which would override the header).
+        sendView(res, 200, <PortalSwitchPage current={current.tenant} target={grant.tenant} link={params.token!} csrfToken={current.csrfToken} />, {
+          headers: { 'referrer-policy': 'strict-origin' },
+        });
       } catch (error) {
         answerError(req, res, error, null);
       }
@@ -239,6 +266,13 @@ export function tenantPortalRoutes(options: TenantPortalOptions): Route[] {
           log.info({ endpointId: added.id, tenant: session.tenant, by: 'portal' }, 'portal added an endpoint');
           const { secret, ...endpoint } = added;
           answerWithSecret(request, 201, <PortalSecretPage tenant={session.tenant} endpoint={endpoint} secret={secret} />, { endpoint: endpointJsonForTenant(endpoint), secret });
+          return;
+        }
+        case 'switch': {
+          // Confirmed on the switch page, by a genuine form of the session it replaces.
+          const grant = grantOf(required(form, 'link'));
+          log.info({ tenant: grant.tenant, from: session.tenant, by: 'portal' }, 'portal session switched to another tenant');
+          signIn(request.req, request.res, grant);
           return;
         }
         case 'disable':

@@ -207,6 +207,102 @@ describe.each(storeHarnesses)('the tenant portal on $name', (harness) => {
     expect((await p.mr.endpoints.get(id))!.enabled).toBe(true);
   });
 
+  it.skipIf(!harness.isAvailable)('asks before a link for another tenant replaces a session, and signs in at once for the same tenant or without a session', async () => {
+    const p = await serve();
+    const acme = await enter(await p.mr.portal.link('acme'));
+    const globexLink = new URL(await p.mr.portal.link('globex'));
+
+    // Signed in as acme, a link for globex (one globex forwarded, say) only asks.
+    const asked = await send(p.url, globexLink.pathname, { method: 'GET', headers: { ...HTML, cookie: acme } });
+    expect(asked.status).toBe(200);
+    expect(asked.headers['set-cookie']).toBeUndefined();
+    expect(asked.text).toMatch(/signed in to the portal as <strong>acme<\/strong>.*link you opened is for <strong>globex<\/strong>/s);
+    expect(asked.text).toContain('<form method="post" action="/portal/actions/switch"');
+    expect(asked.text).toContain(`name="csrf" value="${await csrfOf(p, acme)}"`);
+    expect(asked.text).toContain('<a href="/portal">Stay signed in as acme</a>');
+    // The page's address is the link: its requests name only the origin as referrer, by header
+    // and by the meta tag that would override it (not no-referrer: its posts carry Origin: null).
+    expect(asked.headers['referrer-policy']).toBe('strict-origin');
+    expect(asked.text).toContain('<meta name="referrer" content="strict-origin"/>');
+    expect(asked.text).not.toContain('same-origin');
+    expect(asked.text).not.toContain(p.globex.receiver.url);
+    expect((await send(p.url, globexLink.pathname, { method: 'HEAD', headers: { ...HTML, cookie: acme } })).headers['set-cookie']).toBeUndefined();
+    // acme's session is untouched.
+    const home = await page(p, acme, '/portal');
+    expect(home.status).toBe(200);
+    expect(home.text).toContain(p.acme.receiver.url);
+    expectNothingForeign(p, home.text, 'acme home after the globex link');
+
+    // The same tenant's link, no session, or an expired one: a new session at once, as before.
+    const signer = new PortalSigner(PORTAL_SECRET);
+    const expiredAcme = `mailroom_portal=${signer.newSession({ tenant: 'acme', expiresAtMs: Date.now() - 1 })}`;
+    for (const [what, cookie, link] of [
+      ['same tenant', acme, new URL(await p.mr.portal.link('acme'))],
+      ['no session', '', globexLink],
+      ['expired session', expiredAcme, globexLink],
+    ] as const) {
+      const entered = await send(p.url, link.pathname, { method: 'GET', headers: { ...HTML, cookie } });
+      expect(entered.status, what).toBe(303);
+      expect(entered.headers.location, what).toBe('/portal');
+      expect(String(entered.headers['set-cookie']), what).toMatch(/^mailroom_portal=[^;]+; Path=\/portal; Max-Age=\d+; HttpOnly; SameSite=Lax/);
+    }
+  });
+
+  it.skipIf(!harness.isAvailable)("switches to the link's tenant on a same-origin post with the current session's CSRF token", async () => {
+    const log = logSink();
+    const p = await serve({ log });
+    const acme = await enter(await p.mr.portal.link('acme'));
+    const token = new URL(await p.mr.portal.link('globex')).pathname.split('/').pop()!;
+    const asked = await send(p.url, `/portal/enter/${token}`, { method: 'GET', headers: { ...HTML, cookie: acme } });
+    const csrf = /name="csrf" value="([^"]+)"/.exec(asked.text)![1]!;
+    expect(asked.text).toContain(`name="link" value="${token}"`);
+
+    const switched = await post(p, acme, 'switch', { csrf, link: token }, { 'sec-fetch-site': 'same-origin', origin: p.url });
+    expect(switched.status).toBe(303);
+    expect(switched.headers.location).toBe('/portal');
+    const line = ([] as string[]).concat(switched.headers['set-cookie'] ?? []).find((c) => c.startsWith('mailroom_portal='));
+    expect(line).toMatch(/; Path=\/portal; Max-Age=\d+; HttpOnly; SameSite=Lax/);
+    const globex = line!.split(';')[0]!;
+    const home = await page(p, globex, '/portal');
+    expect(home.status).toBe(200);
+    expect(home.text).toContain(p.globex.receiver.url);
+    expect(home.text).toContain('<span class="muted tenant">globex</span>');
+    expect(home.text).not.toContain(p.acme.receiver.url);
+    expect(log.text()).toContain('portal session switched to another tenant');
+    expect(log.text()).not.toContain(token.split('.').pop()!);
+  });
+
+  it.skipIf(!harness.isAvailable)('refuses a switch without the CSRF token, from another site, or with a bad link, and keeps the session', async () => {
+    const p = await serve();
+    const acme = await enter(await p.mr.portal.link('acme'));
+    const csrf = await csrfOf(p, acme);
+    const token = new URL(await p.mr.portal.link('globex')).pathname.split('/').pop()!;
+    const other = await enter(await p.mr.portal.link('acme'));
+    const refusals: Array<[string, string, Record<string, string>, Record<string, string>, number]> = [
+      ['no csrf', acme, { link: token }, {}, 403],
+      ['wrong csrf', acme, { link: token, csrf: `${csrf}x` }, {}, 403],
+      ["another session's csrf", acme, { link: token, csrf: await csrfOf(p, other) }, {}, 403],
+      ['cross-site', acme, { link: token, csrf }, { 'sec-fetch-site': 'cross-site' }, 403],
+      ['other origin', acme, { link: token, csrf }, { origin: 'http://evil.example' }, 403],
+      ['no session', '', { link: token, csrf }, {}, 401],
+      ['no link', acme, { csrf }, {}, 400],
+      ['altered link', acme, { link: `${token}x`, csrf }, {}, 401],
+    ];
+    for (const [what, cookie, fields, headers, status] of refusals) {
+      const answer = await post(p, cookie, 'switch', fields, headers);
+      expect(answer.status, what).toBe(status);
+      expect(answer.headers['set-cookie'], what).toBeUndefined();
+      expect(answer.text, what).not.toContain(p.globex.receiver.url);
+    }
+    const home = await page(p, acme, '/portal');
+    expect(home.text).toContain(p.acme.receiver.url);
+    expectNothingForeign(p, home.text, 'acme home after refused switches');
+    // The control: the same post, genuine, is taken, so each refusal above was for what it lacked.
+    const switched = await post(p, acme, 'switch', { link: token, csrf }, { 'sec-fetch-site': 'same-origin' });
+    expect(switched.status).toBe(303);
+    expect(String(switched.headers['set-cookie'])).toMatch(/^mailroom_portal=/);
+  });
+
   it.skipIf(!harness.isAvailable)("keeps an endpoint the operator disabled disabled, and the operator's reason to the operator", async () => {
     const p = await serve();
     const cookie = await enter(await p.mr.portal.link('acme'));

@@ -46,13 +46,17 @@ export function Layout(props: {
   );
 }
 
-/** The head of every page: its title, and the stylesheet and script served under `base`. */
-export function PageHead(props: { readonly title: string; readonly base: string }) {
+/**
+ * The head of every page: its title, and the stylesheet and script served under `base`.
+ * `referrer` is the page's referrer policy: a meta tag overrides the Referrer-Policy header,
+ * so a page whose own address is a credential (the portal's switch page) says it here too.
+ */
+export function PageHead(props: { readonly title: string; readonly base: string; readonly referrer?: 'same-origin' | 'strict-origin' }) {
   return (
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <meta name="referrer" content="same-origin" />
+      <meta name="referrer" content={props.referrer ?? 'same-origin'} />
       <title>{`${props.title} · Mailroom`}</title>
       <link rel="stylesheet" href={`${props.base}/assets/dashboard.css`} />
       {/* Said here, or every browser asks for /favicon.ico and logs its 404. */}

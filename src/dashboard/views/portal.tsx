@@ -19,10 +19,10 @@ export function portalHref(path: string, query: Record<string, string | undefine
   return hrefUnder(PORTAL_BASE, path, query);
 }
 
-function PortalLayout(props: { readonly title: string; readonly tenant: string | null; readonly children: ComponentChildren }) {
+function PortalLayout(props: { readonly title: string; readonly tenant: string | null; readonly referrer?: 'strict-origin'; readonly children: ComponentChildren }) {
   return (
     <html lang="en">
-      <PageHead title={props.title} base={PORTAL_BASE} />
+      <PageHead title={props.title} base={PORTAL_BASE} referrer={props.referrer} />
       <body class="portal">
         <header>
           <strong class="brand">Webhooks</strong>
@@ -45,6 +45,33 @@ export function PortalErrorPage(props: { readonly status: number; readonly messa
       <h1>{`Error ${props.status}`}</h1>
       <p class="error-text">{props.message}</p>
       {props.tenant === null ? null : <p><a href={portalHref('')}>Back to your endpoints</a></p>}
+    </PortalLayout>
+  );
+}
+
+/**
+ * A link for another tenant opened in a browser signed in already: the session is switched
+ * only when the person confirms, so a link forwarded by another tenant cannot quietly make
+ * the next endpoint they add land in that tenant's account (login CSRF). The page's address
+ * is the link, so a request from it names only the origin as referrer (`strict-origin`, not
+ * `no-referrer`: under that, browsers send the form's post with `Origin: null`, which the
+ * same-origin check refuses). The form carries the link in its body, never in a URL that a
+ * log line or a referrer could repeat.
+ */
+export function PortalSwitchPage(props: { readonly current: string; readonly target: string; readonly link: string; readonly csrfToken: string }) {
+  return (
+    <PortalLayout title="Switch account?" tenant={props.current} referrer="strict-origin">
+      <h1>Switch to another account?</h1>
+      <p>
+        This browser is signed in to the portal as <strong>{props.current}</strong>. The link you opened is for <strong>{props.target}</strong>.
+      </p>
+      <p>Switch only if you expected a link for that account: anything you do after switching is done as {props.target}.</p>
+      <ActionForm action="switch" base={PORTAL_BASE} csrfToken={props.csrfToken} fields={{ link: props.link }} class="confirm">
+        <button type="submit">{`Switch to ${props.target}`}</button>
+      </ActionForm>
+      <p>
+        <a href={portalHref('')}>{`Stay signed in as ${props.current}`}</a>
+      </p>
     </PortalLayout>
   );
 }
