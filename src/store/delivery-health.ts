@@ -32,22 +32,29 @@ export function endpointsWithAttempts(records: readonly DeliveryRecord[]): strin
   return [...ids].sort(compareJobIds);
 }
 
-/** One endpoint's attempts of the batch folded into its health row, at `nowMs`. */
+/**
+ * One endpoint's attempts of the batch folded into its health row, at `nowMs`. A streak
+ * that reached its limit disables only if it still runs after the batch: the attempts of
+ * one batch were answered in the same moment, and a success recorded after the failure
+ * ended that streak (a failure after the success starts a new one). A 410 disables either way.
+ */
 export function healthAfterAttempts(healthRow: Row, endpointId: string, params: DeliveryRecordManyParams, nowMs: number): HealthAfterAttempts {
   let breaker = breakerFromRow(healthRow);
   let counters = countersFromRow(healthRow);
-  let disable: HealthAfterAttempts['disable'] = null;
-  params.records.forEach((record, recordIndex) => {
-    if (record.endpointId !== endpointId || record.attempt === null) return;
+  let disable: { readonly recordIndex: number; readonly reason: string; readonly isStreak: boolean } | null = null;
+  for (const [recordIndex, record] of params.records.entries()) {
+    if (record.endpointId !== endpointId || record.attempt === null) continue;
     const isSuccess = record.attempt === 'success';
     counters = countersAfter(counters, isSuccess, nowMs);
     if (record.attempt !== 'failure') breaker = recordOutcome(breaker, !isSuccess, nowMs, params.breaker);
-    if (disable !== null) return;
+    if (disable !== null) continue;
     const streakMs = counters.failingSince === null ? 0 : nowMs - counters.failingSince;
     const reason = record.disableReason ?? (streakMs >= params.disableAfterMs ? streakReason(counters.failingSince!) : null);
-    if (reason !== null) disable = { recordIndex, reason };
-  });
-  return { endpointId, breaker, counters, disable };
+    if (reason !== null) disable = { recordIndex, reason, isStreak: record.disableReason === undefined };
+  }
+  const streakAtEndMs = counters.failingSince === null ? -1 : nowMs - counters.failingSince;
+  if (disable?.isStreak && streakAtEndMs < params.disableAfterMs) disable = null;
+  return { endpointId, breaker, counters, disable: disable && { recordIndex: disable.recordIndex, reason: disable.reason } };
 }
 
 /**

@@ -368,6 +368,24 @@ export function outgoingConformance(harness: StoreHarness): void {
       // Disabled once: a later failure does not report it again.
       expect(await record(ctx.store, id, ep.id, 'outage', at(FIVE_DAYS_MS + SECOND_MS))).toEqual({ disabledReason: null });
 
+      // A failure past the limit and a success recorded after it in one batch (answers of the
+      // same moment): the streak ended, so the endpoint stays enabled.
+      const recovering = await ctx.store.endpointAdd(endpoint());
+      const both = (await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === recovering.id)!;
+      await record(ctx.store, both.id, recovering.id, 'outage', T0);
+      const batch = await ctx.store.deliveryRecordMany({
+        records: [
+          { deliveryId: both.id, endpointId: recovering.id, status: 'pending', attempt: 'outage' },
+          { deliveryId: both.id, endpointId: recovering.id, status: 'delivered', attempt: 'success' },
+        ],
+        disableAfterMs: FIVE_DAYS_MS,
+        breaker: BREAKER,
+        now: at(FIVE_DAYS_MS),
+      });
+      expect(batch).toEqual([{ disabledReason: null }, { disabledReason: null }]);
+      expect(await ctx.store.endpointGet({ id: recovering.id })).toMatchObject({ enabled: true });
+      expect(await ctx.store.endpointHealth({ id: recovering.id, breaker: BREAKER })).toMatchObject({ failingSince: null });
+
       const gone = await ctx.store.endpointAdd(endpoint());
       const next = await ctx.store.messagePublish(publish());
       const goneDelivery = next.deliveries.find((d) => d.endpointId === gone.id)!;
