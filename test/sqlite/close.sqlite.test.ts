@@ -29,6 +29,26 @@ describe('SQLite close with acknowledgements waiting for their commit', () => {
     }
   });
 
+  it('answers a second close() only when the first is done: the waiting commit is not cut off', async () => {
+    const { store, url } = await sqliteHarness.open();
+    const other = new Database(url.slice('sqlite:'.length));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const asked = store.jobInsertMany({ jobs: [jobInsert({ type: 'before_close' })] });
+      const first = store.close();
+      const second = store.close();
+      setTimeout(() => other.exec('COMMIT'), 100);
+      await second;
+      // By the time the second close() is answered, the flush the first one waits on has committed.
+      expect(other.inTransaction).toBe(false);
+      expect(other.prepare(`SELECT count(*) AS n FROM mailroom_job WHERE type = 'before_close'`).get()).toEqual({ n: 1 });
+      await expect(asked).resolves.toHaveLength(1);
+      await first;
+    } finally {
+      other.close();
+    }
+  });
+
   it('refuses them when close() is called inside a transaction on the shared handle', async () => {
     const { store } = await sqliteHarness.open();
     const asked = store.jobInsertMany({ jobs: [jobInsert({ type: 'before_close' })] });

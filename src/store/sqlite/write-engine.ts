@@ -42,6 +42,8 @@ export class SqliteWriteEngine<M> {
   /** Acknowledgements waiting for their group commit (ackWrite). */
   private readonly pendingAcks: Array<PendingWrite<M>> = [];
   private isClosed = false;
+  /** The one close, once started: every close() call waits for it. */
+  private closing: Promise<void> | null = null;
   /** Checkpoints between callers; null on a handle the application shares. */
   private readonly checkpointer: WalCheckpointer | null;
 
@@ -97,15 +99,19 @@ export class SqliteWriteEngine<M> {
    * commit, are committed first, as they would have been (lock retries and error mapping
    * included), so that a call made before close() is answered as usual. Inside a caller's
    * open transaction they are refused instead: that transaction could still roll back what
-   * they would be told was stored.
+   * they would be told was stored. A second call waits for the same close: closing the
+   * handle at once would cut off the first call's flush while it waits out another
+   * connection's lock.
    */
-  async close(): Promise<void> {
-    if (this.isClosed) return;
+  close(): Promise<void> {
+    return (this.closing ??= this.closeOnce());
+  }
+
+  private async closeOnce(): Promise<void> {
     if (this.pendingAcks.length > 0) {
       if (this.db.open && !this.db.inTransaction) await this.flushGroup();
       else for (const item of this.pendingAcks.splice(0)) item.reject(new StoreClosedError('sqlite'));
     }
-    if (this.isClosed) return; // closed by another close() meanwhile
     this.isClosed = true;
     this.statements.clear();
     this.checkpointer?.stop();
