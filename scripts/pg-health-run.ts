@@ -5,13 +5,13 @@
 // the real worker (concurrency 10, default prefetch) in this process, with retention
 // purging done jobs as it goes. It times every claim round trip (the store's jobClaim, as
 // the worker calls it) and samples the job table's dead and live tuples and autovacuum
-// runs every two seconds. It prints, per window of completed jobs, claim p50/p99 and the
-// dead tuples, and exits 1 unless
-//   - claim p50 and p99 at the end (the claims of the last fifth of the windows, pooled)
-//     are at most CLAIM_P50_FACTOR and CLAIM_P99_FACTOR times the early run's (the first
+// runs every two seconds. It prints, per window of completed jobs, claim p50/p95/p99 and
+// the dead tuples, and exits 1 unless
+//   - claim p50 and p95 at the end (the claims of the last fifth of the windows, pooled)
+//     are at most CLAIM_P50_FACTOR and CLAIM_TAIL_FACTOR times the early run's (the first
 //     half of the windows, pooled,
 //     the first window left out: it holds the warm-up, planning and caching, and would
-//     make any later figure look good). Pooled, because one window's p99 is a handful of
+//     make any later figure look good). Pooled, because one window's tail is a handful of
 //     claims, and on shared cores one window's came out 2.4 times its neighbours'; and
 //   - autovacuum ran on the job table and left the dead tuples below RECLAIMED_FRACTION
 //     of the peak before it (they were reclaimed). A short run can end before the
@@ -59,15 +59,22 @@ const SAMPLE_MS = 2_000;
 /** After the load, how long to wait for a first autovacuum: its one-minute naptime and some. */
 const AUTOVACUUM_WAIT_MS = 120_000;
 /**
- * Claim p50 at the end may be at most CLAIM_P50_FACTOR times the early run's, and p99 at
- * most CLAIM_P99_FACTOR times. Dead tuples a claim walks slow every claim, so the body of
- * the distribution shows them. The tail also carries the disk: a claim waits for its WAL
- * flush (a crash must not lose a claim a worker acted on), whose time varies with the
- * other processes' I/O and a checkpoint's full-page writes. One CI run on this shared
- * machine had p50 level (8.8, 8.8, 6.9 ms against 7.8–9.6) and p99 2.45 times early.
+ * Claim p50 at the end may be at most CLAIM_P50_FACTOR times the early run's, and the tail
+ * (CLAIM_TAIL_PERCENTILE) at most CLAIM_TAIL_FACTOR times. Dead tuples a claim walks slow
+ * every claim, so the body of the distribution shows them. The tail also carries the disk:
+ * a claim waits for its WAL flush (a crash must not lose a claim a worker acted on), whose
+ * time varies with the other processes' I/O. One CI run on this shared machine had p50
+ * level (8.8, 8.8, 6.9 ms against 7.8–9.6) and p99 2.45 times early.
+ *
+ * The tail is p95, not p99: since the prefetch adapts, a claim takes ~260 jobs here where it
+ * took 30, so the last fifth of CI's 200,000-job run pools ~150 claims, and their p99 is the
+ * second slowest, one stall of the shared disk. On 2026-12-07 the p99 check failed 3 of 5
+ * clean-clone CI runs (55–81 ms against ~20 early, p50 flat at 6–10 ms, no dead tuples in
+ * some of the windows); p95 is the eighth slowest. p99 is still printed.
  */
 const CLAIM_P50_FACTOR = 2;
-const CLAIM_P99_FACTOR = 3;
+const CLAIM_TAIL_PERCENTILE = 95;
+const CLAIM_TAIL_FACTOR = 3;
 /** "Reclaimed": after an autovacuum, dead tuples below this fraction of the peak before it. */
 const RECLAIMED_FRACTION = 0.5;
 
@@ -202,8 +209,8 @@ function percentile(values: number[], p: number): number {
 }
 const pad = (value: string | number, width: number) => String(value).padStart(width);
 const rows: string[] = [];
-rows.push(`| window (jobs done) | seconds | jobs/s | claims | jobs/claim | claim p50 ms | claim p99 ms | dead tuples: max / at end | live at end | autovacuums | table+indexes MB |`);
-rows.push(`|---|---|---|---|---|---|---|---|---|---|---|`);
+rows.push(`| window (jobs done) | seconds | jobs/s | claims | jobs/claim | claim p50 ms | claim p95 ms | claim p99 ms | dead tuples: max / at end | live at end | autovacuums | table+indexes MB |`);
+rows.push(`|---|---|---|---|---|---|---|---|---|---|---|---|`);
 const windows = claimMsByWindow.length;
 const p99s: number[] = [];
 for (let w = 0; w < windows; w++) {
@@ -215,10 +222,11 @@ for (let w = 0; w < windows; w++) {
   const inWindow = samples.filter((s) => s.completed >= from && s.completed < to);
   const last = inWindow.at(-1) ?? final;
   const p50 = percentile(claims, 50);
+  const p95 = percentile(claims, 95);
   const p99 = percentile(claims, 99);
   p99s.push(p99);
   rows.push(
-    `| ${from / 1000}k–${to / 1000}k | ${(endS - startS).toFixed(1)} | ${Math.round((to - from) / (endS - startS))} | ${claims.length} | ${((claimJobs[w] ?? 0) / Math.max(1, claims.length)).toFixed(1)} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${Math.max(0, ...inWindow.map((s) => s.dead))} / ${last.dead} | ${last.live} | ${last.autovacuums} | ${last.tableMb.toFixed(0)} |`,
+    `| ${from / 1000}k–${to / 1000}k | ${(endS - startS).toFixed(1)} | ${Math.round((to - from) / (endS - startS))} | ${claims.length} | ${((claimJobs[w] ?? 0) / Math.max(1, claims.length)).toFixed(1)} | ${p50.toFixed(2)} | ${p95.toFixed(2)} | ${p99.toFixed(2)} | ${Math.max(0, ...inWindow.map((s) => s.dead))} / ${last.dead} | ${last.live} | ${last.autovacuums} | ${last.tableMb.toFixed(0)} |`,
   );
 }
 console.log(rows.join('\n'));
@@ -228,16 +236,19 @@ console.log(samples.filter((_, i) => i % 5 === 0 || i === samples.length - 1).ma
 const autovacuums = final.autovacuums - (samples[0]?.autovacuums ?? 0);
 const reclaimedS = reclaimedAtS();
 const pooled = (from: number, to: number) => claimMsByWindow.slice(from, to).flatMap((claims) => claims ?? []);
-const earlyP99 = percentile(windows >= 3 ? pooled(1, Math.max(2, Math.ceil(windows / 2))) : pooled(0, 1), 99);
 const lateFrom = windows - Math.max(1, Math.floor(windows / 5));
-const lateP99 = percentile(pooled(lateFrom, windows), 99);
-const earlyP50 = percentile(windows >= 3 ? pooled(1, Math.max(2, Math.ceil(windows / 2))) : pooled(0, 1), 50);
-const lateP50 = percentile(pooled(lateFrom, windows), 50);
+const earlyPool = windows >= 3 ? pooled(1, Math.max(2, Math.ceil(windows / 2))) : pooled(0, 1);
+const latePool = pooled(lateFrom, windows);
+const earlyTail = percentile(earlyPool, CLAIM_TAIL_PERCENTILE);
+const lateTail = percentile(latePool, CLAIM_TAIL_PERCENTILE);
+const earlyP50 = percentile(earlyPool, 50);
+const lateP50 = percentile(latePool, 50);
+const earlyLabel = `early run (windows 2-${Math.max(2, Math.ceil(windows / 2))})`;
 const checks = {
-  [`claim p50 at the end (windows ${lateFrom + 1}-${windows}) ${lateP50.toFixed(2)} ms <= ${CLAIM_P50_FACTOR} x early run (windows 2-${Math.max(2, Math.ceil(windows / 2))}) ${earlyP50.toFixed(2)} ms`]:
+  [`claim p50 at the end (windows ${lateFrom + 1}-${windows}) ${lateP50.toFixed(2)} ms <= ${CLAIM_P50_FACTOR} x ${earlyLabel} ${earlyP50.toFixed(2)} ms`]:
     lateP50 <= CLAIM_P50_FACTOR * earlyP50,
-  [`claim p99 at the end (windows ${lateFrom + 1}-${windows}) ${lateP99.toFixed(2)} ms <= ${CLAIM_P99_FACTOR} x early run (windows 2-${Math.max(2, Math.ceil(windows / 2))}) ${earlyP99.toFixed(2)} ms`]:
-    lateP99 <= CLAIM_P99_FACTOR * earlyP99,
+  [`claim p${CLAIM_TAIL_PERCENTILE} at the end (windows ${lateFrom + 1}-${windows}, ${latePool.length} claims) ${lateTail.toFixed(2)} ms <= ${CLAIM_TAIL_FACTOR} x ${earlyLabel} ${earlyTail.toFixed(2)} ms`]:
+    lateTail <= CLAIM_TAIL_FACTOR * earlyTail,
   [`autovacuum ran on mailroom_job (${autovacuums} times)`]: autovacuums >= 1,
   [`dead tuples reclaimed: after an autovacuum below ${RECLAIMED_FRACTION} of the peak before it (${reclaimedS === null ? 'never' : `at ${reclaimedS.toFixed(0)} s; load ended at ${(loadStartS + loadS).toFixed(0)} s`})`]: reclaimedS !== null,
 };
@@ -249,6 +260,7 @@ console.log(
       loadS: Number(loadS.toFixed(1)),
       jobsPerS: Math.round(TOTAL_JOBS / loadS),
       claimP99MsByWindow: p99s.map((p) => Number(p.toFixed(2))),
+      claimP99MsEarlyAndEnd: [Number(percentile(earlyPool, 99).toFixed(2)), Number(percentile(latePool, 99).toFixed(2))],
       peakDeadTuples: Math.max(...samples.map((s) => s.dead)),
       finalDeadTuples: final.dead,
       autovacuums,
@@ -259,5 +271,5 @@ console.log(
   ),
 );
 const ok = Object.values(checks).every(Boolean);
-log(ok ? 'HEALTHY: claim p50 and p99 flat, dead tuples reclaimed' : 'FAILED');
+log(ok ? 'HEALTHY: claim p50 and p95 flat, dead tuples reclaimed' : 'FAILED');
 process.exit(ok ? 0 : 1);
