@@ -6,6 +6,7 @@
 // does node end the response (and close, if either side asked to).
 
 import type { ServerResponse } from 'node:http';
+import { isBodyWithheld } from './continue-invite.js';
 
 /**
  * 16 MiB discarded at most: a sender that overshoots a 1 MiB limit by a 10 MB payload
@@ -22,7 +23,9 @@ export const DISCARD_TIMEOUT_MS = 5_000;
  */
 export function finishResponse(res: ServerResponse, text: string): void {
   const req = res.req;
-  if (req.complete) {
+  // A client refused before its 100 Continue sends no body: nothing to wait for (the
+  // connection closes after this answer, continue-invite.ts).
+  if (req.complete || isBodyWithheld(req)) {
     res.end(text);
     return;
   }

@@ -9,6 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import { IngressBusyError, PayloadTooLargeError } from '../core/errors.js';
 import type { BodyBudget, BodyReservation } from './body-budget.js';
+import { inviteBody } from './continue-invite.js';
 
 /**
  * 5 s: bodies ahead in the budget finish within a request timeout or are cut; a retry a
@@ -42,6 +43,8 @@ export function readBody(req: IncomingMessage, { limitBytes, budget, reservation
   const declared = declaredText === undefined ? null : Number(declaredText);
   if (declared !== null && declared > limitBytes) return Promise.reject(new PayloadTooLargeError(limitBytes));
   if (declared !== null && declared > budget.limitBytes - budget.heldBytes) return Promise.reject(busyError(budget));
+  // Everything known before the body passed: a client waiting for 100 Continue may send it.
+  inviteBody(req);
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;

@@ -22,6 +22,7 @@ import { probeRoutes } from './probe-routes.js';
 import { RouteTable } from './route-table.js';
 import type { Route, RouteMatch } from './route-table.js';
 import { compileSources } from './sources.js';
+import { holdContinue } from './continue-invite.js';
 
 /** 30 s to send a whole request: bounds a slow sender holding a connection open. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -111,9 +112,10 @@ export function createIngressServer(options: IngressServerOptions): IngressServe
   };
   const server = createServer(timeouts, handle);
   // `Expect: 100-continue`: node would answer 100 before any handler ran, inviting the body
-  // of a request that is refused anyway. A request without Host gets its 400 instead.
+  // of a request that is refused anyway. The invitation waits for the body's reader
+  // (continue-invite.ts); a request without Host gets its 400, uninvited.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (!isMissingHost(req)) res.writeContinue();
+    holdContinue(req, res);
     handle(req, res);
   });
   const sockets = new Set<Socket>();

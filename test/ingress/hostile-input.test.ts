@@ -341,6 +341,35 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     expect(await countRows(harnessStore)).toEqual({ events: 1, jobs: 1 });
   });
 
+  it.skipIf(!harness.isAvailable)('refuses a request that expects 100-continue without inviting its body, and closes', async () => {
+    const { url, harnessStore } = await setup();
+    const body = json({ type: 'invoice.paid', data: { n: 1 } });
+    /** Sends only the head, as a client waiting for 100 Continue does; what came back once the server closed. */
+    const headOnly = async (path: string, headers: Record<string, string>, declared: number) => {
+      const { hostname, port } = new URL(url);
+      const socket = connect(Number(port), hostname);
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      socket.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write(requestHead(path, { ...headers, expect: '100-continue' }, declared));
+      await closed;
+      return received;
+    };
+    // No such source; headers that fail their checks (no signature); a declared length past the limit.
+    const unknown = await headOnly('/hooks/nosuchsource', standardHeaders(body, 'msg_expect_2'), body.length);
+    const unsigned = await headOnly('/hooks/standard', { 'content-type': 'application/json' }, body.length);
+    const tooLarge = await headOnly('/hooks/standard', standardHeaders(body, 'msg_expect_3'), 64 * 1024 * 1024);
+    expect(unknown).toMatch(/^HTTP\/1\.1 404 /);
+    expect(unsigned).toMatch(/^HTTP\/1\.1 4\d\d /);
+    expect(tooLarge).toMatch(/^HTTP\/1\.1 413 /);
+    for (const answer of [unknown, unsigned, tooLarge]) {
+      expect(answer).not.toContain('100 Continue');
+      expect(answer.toLowerCase()).toContain('connection: close');
+    }
+    expect(await countRows(harnessStore)).toEqual({ events: 0, jobs: 0 });
+  });
+
   it.skipIf(!harness.isAvailable).each(refusedByTheParser)('answers $title with $status in the JSON error shape and stores nothing', async ({ bytes, status, code }) => {
     const { url, ingress, harnessStore } = await setup(SHORT_TIMEOUTS);
     const response = await exchangeRaw(url, bytes());
