@@ -41,20 +41,22 @@ export function endpointsWithAttempts(records: readonly DeliveryRecord[]): strin
 export function healthAfterAttempts(healthRow: Row, endpointId: string, params: DeliveryRecordManyParams, nowMs: number): HealthAfterAttempts {
   let breaker = breakerFromRow(healthRow);
   let counters = countersFromRow(healthRow);
-  let disable: { readonly recordIndex: number; readonly reason: string; readonly isStreak: boolean } | null = null;
+  /** The first record that said to disable (a 410), and the first the streak's limit reached. */
+  let told: HealthAfterAttempts['disable'] = null;
+  let streak: HealthAfterAttempts['disable'] = null;
   for (const [recordIndex, record] of params.records.entries()) {
     if (record.endpointId !== endpointId || record.attempt === null) continue;
     const isSuccess = record.attempt === 'success';
     counters = countersAfter(counters, isSuccess, nowMs);
     if (record.attempt !== 'failure') breaker = recordOutcome(breaker, !isSuccess, nowMs, params.breaker);
-    if (disable !== null) continue;
+    if (record.disableReason != null) told ??= { recordIndex, reason: record.disableReason };
     const streakMs = counters.failingSince === null ? 0 : nowMs - counters.failingSince;
-    const reason = record.disableReason ?? (streakMs >= params.disableAfterMs ? streakReason(counters.failingSince!) : null);
-    if (reason !== null) disable = { recordIndex, reason, isStreak: record.disableReason === undefined };
+    if (counters.failingSince !== null && streakMs >= params.disableAfterMs) streak ??= { recordIndex, reason: streakReason(counters.failingSince!) };
   }
   const streakAtEndMs = counters.failingSince === null ? -1 : nowMs - counters.failingSince;
-  if (disable?.isStreak && streakAtEndMs < params.disableAfterMs) disable = null;
-  return { endpointId, breaker, counters, disable: disable && { recordIndex: disable.recordIndex, reason: disable.reason } };
+  if (streakAtEndMs < params.disableAfterMs) streak = null;
+  const disable = told && streak ? (told.recordIndex < streak.recordIndex ? told : streak) : (told ?? streak);
+  return { endpointId, breaker, counters, disable };
 }
 
 /**

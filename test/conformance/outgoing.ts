@@ -386,6 +386,23 @@ export function outgoingConformance(harness: StoreHarness): void {
       expect(await ctx.store.endpointGet({ id: recovering.id })).toMatchObject({ enabled: true });
       expect(await ctx.store.endpointHealth({ id: recovering.id, breaker: BREAKER })).toMatchObject({ failingSince: null });
 
+      // The same, then a 410 in the batch: the 410 disables, though the streak it ends did not.
+      const goneLater = await ctx.store.endpointAdd(endpoint());
+      const third = (await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === goneLater.id)!;
+      await record(ctx.store, third.id, goneLater.id, 'outage', T0);
+      const withGone = await ctx.store.deliveryRecordMany({
+        records: [
+          { deliveryId: third.id, endpointId: goneLater.id, status: 'pending', attempt: 'outage' },
+          { deliveryId: third.id, endpointId: goneLater.id, status: 'pending', attempt: 'success' },
+          { deliveryId: third.id, endpointId: goneLater.id, status: 'failed', attempt: 'failure', disableReason: 'answered 410 Gone' },
+        ],
+        disableAfterMs: FIVE_DAYS_MS,
+        breaker: BREAKER,
+        now: at(FIVE_DAYS_MS),
+      });
+      expect(withGone).toEqual([{ disabledReason: null }, { disabledReason: null }, { disabledReason: 'answered 410 Gone' }]);
+      expect(await ctx.store.endpointGet({ id: goneLater.id })).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone' });
+
       const gone = await ctx.store.endpointAdd(endpoint());
       const next = await ctx.store.messagePublish(publish());
       const goneDelivery = next.deliveries.find((d) => d.endpointId === gone.id)!;
