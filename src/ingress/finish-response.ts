@@ -24,8 +24,9 @@ export const DISCARD_TIMEOUT_MS = 5_000;
 export function finishResponse(res: ServerResponse, text: string): void {
   const req = res.req;
   // A client refused before its 100 Continue sends no body: nothing to wait for (the
-  // connection closes after this answer, continue-invite.ts).
-  if (req.complete || isBodyWithheld(req)) {
+  // connection closes after this answer, continue-invite.ts). One that sent its body
+  // without waiting, as it may, has it discarded like any other.
+  if (req.complete || (isBodyWithheld(req) && req.readableLength === 0)) {
     res.end(text);
     return;
   }

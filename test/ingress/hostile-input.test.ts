@@ -341,6 +341,38 @@ describe.each(storeHarnesses)('hostile input at the door on $name', (harness) =>
     expect(await countRows(harnessStore)).toEqual({ events: 1, jobs: 1 });
   });
 
+  it.skipIf(!harness.isAvailable)('keeps the connection for the next request after an invited 100-continue request', async () => {
+    const { url, harnessStore } = await setup();
+    const first = json({ type: 'invoice.paid', data: { n: 1 } });
+    const second = json({ type: 'invoice.paid', data: { n: 2 } });
+    const { hostname, port } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const waiting: Array<{ pattern: RegExp; resolve: () => void }> = [];
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      for (const waiter of [...waiting]) {
+        if (!waiter.pattern.test(received)) continue;
+        waiting.splice(waiting.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    });
+    /** Resolves once what the server sent so far matches `pattern`. */
+    const seen = (pattern: RegExp) => new Promise<void>((resolve) => (pattern.test(received) ? resolve() : waiting.push({ pattern, resolve })));
+    socket.write(requestHead('/hooks/standard', { ...standardHeaders(first, 'msg_expect_keep_1'), expect: '100-continue' }, first.length));
+    await seen(/^HTTP\/1\.1 100 Continue\r\n\r\n/);
+    socket.write(first);
+    await seen(/HTTP\/1\.1 202 [^]*\r\n\r\n\{[^]*\}$/);
+    expect(received.toLowerCase()).not.toContain('connection: close');
+    // The same connection carries a second request.
+    socket.write(requestHead('/hooks/standard', { ...standardHeaders(second, 'msg_expect_keep_2'), connection: 'close' }, second.length) + second);
+    await closed;
+    expect(received.match(/HTTP\/1\.1 202 /g)).toHaveLength(2);
+    expect(await countRows(harnessStore)).toEqual({ events: 2, jobs: 2 });
+  });
+
   it.skipIf(!harness.isAvailable)('refuses a request that expects 100-continue without inviting its body, and closes', async () => {
     const { url, harnessStore } = await setup();
     const body = json({ type: 'invoice.paid', data: { n: 1 } });
