@@ -124,8 +124,9 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
       // recover() gave the delivery a new job while this one was finishing: that job sends it
       // and records its outcome. This one, replayed since, would send it twice and could
       // write `failed` over the other's `delivered`. Nothing is sent or recorded, and the
-      // start took nothing from the endpoint (no probe, no rate slot).
-      if (start.admission === null) {
+      // start took nothing from the endpoint (no probe, no rate slot). The job id is
+      // compared here too, so no store that missed it can make this job send.
+      if (start.admission === null || (start.delivery.jobId !== null && start.delivery.jobId !== ctx.job.id)) {
         return { skipped: `the delivery was handed to job ${start.delivery.jobId}` };
       }
       const record = (fields: AttemptFields) => recordAttempt(deps, recordDelivery, start, fields, ctx.job.id);
