@@ -16,13 +16,18 @@ const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 /** A receiver cannot park a job for longer than a day with one header. */
 export const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
 
+/** A 2xx: the receiver has the request, whatever its body says (or fails to finish saying). */
+export function isSuccessStatus(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
 /**
  * Classify a response by status and its Retry-After header.
  * 3xx is permanent: redirects are not followed for a POST, so the URL in config is wrong.
  * @example classifyResponse(429, '30') // { kind: 'transient', retryAfterMs: 30000 }
  */
 export function classifyResponse(status: number, retryAfter: string | null | undefined, now: Date = new Date()): ResponseClass {
-  if (status >= 200 && status < 300) return { kind: 'done' };
+  if (isSuccessStatus(status)) return { kind: 'done' };
   if (status >= 400 && status < 500 && !RETRYABLE_CLIENT_ERRORS.has(status)) return { kind: 'permanent' };
   if (status >= 300 && status < 400) return { kind: 'permanent' };
   const retryAfterMs = RETRY_AFTER_STATUSES.has(status) ? parseRetryAfterMs(retryAfter, now) : null;

@@ -13,7 +13,7 @@ import { signStandardWebhook } from '../providers/standard-webhooks-scheme.js';
 import { standardWebhooksKey } from '../providers/standard.js';
 import { traceHttpCall } from '../tracing.js';
 import { urlWithoutSecrets } from '../core/display-text.js';
-import { classifyResponse } from './classify-response.js';
+import { classifyResponse, isSuccessStatus } from './classify-response.js';
 import { excerptOf } from './response-excerpt.js';
 
 /** 30 s: an internal app that takes longer is better retried than waited on. */
@@ -155,7 +155,7 @@ export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
 }
 
 async function readExcerpt(response: Response): Promise<string> {
-  if (response.status >= 200 && response.status < 300) {
+  if (isSuccessStatus(response.status)) {
     await response.body?.cancel().catch(() => undefined);
     return '';
   }

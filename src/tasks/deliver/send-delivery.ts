@@ -9,6 +9,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { GuardedLookup } from './ssrf-guard.js';
+import { isSuccessStatus } from '../classify-response.js';
 
 export interface SendLimits {
   /** @default 5000 */
@@ -76,7 +77,7 @@ export function sendDelivery(request: SendRequest, limits: SendLimits, agents: D
     const fail = (reason: string, error: Error) => {
       // Aborted (the job's lease lost, the worker stopping): only a 2xx is worth recording,
       // since the receiver has the message; anything else is left to the job's next owner.
-      if (answer && (reason !== 'aborted' || (answer.status >= 200 && answer.status < 300))) answered(true);
+      if (answer && (reason !== 'aborted' || isSuccessStatus(answer.status))) answered(true);
       else finish({ kind: 'error', reason, error, durationMs: took() });
       req.destroy();
     };
