@@ -243,7 +243,7 @@ const earlyTail = percentile(earlyPool, CLAIM_TAIL_PERCENTILE);
 const lateTail = percentile(latePool, CLAIM_TAIL_PERCENTILE);
 const earlyP50 = percentile(earlyPool, 50);
 const lateP50 = percentile(latePool, 50);
-const earlyLabel = `early run (windows 2-${Math.max(2, Math.ceil(windows / 2))})`;
+const earlyLabel = windows >= 3 ? `early run (windows 2-${Math.max(2, Math.ceil(windows / 2))})` : 'early run (window 1)';
 const checks = {
   [`claim p50 at the end (windows ${lateFrom + 1}-${windows}) ${lateP50.toFixed(2)} ms <= ${CLAIM_P50_FACTOR} x ${earlyLabel} ${earlyP50.toFixed(2)} ms`]:
     lateP50 <= CLAIM_P50_FACTOR * earlyP50,
