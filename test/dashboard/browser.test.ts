@@ -220,6 +220,18 @@ describe.each(storeHarnesses)('the dashboard in Chromium on $name', (harness) =>
       expect(await page.locator('table.endpoints tbody tr').count()).toBe(2);
       expect(await page.content()).not.toContain(secret);
 
+      // A link for globex opened while signed in as acme: asked first, and the switch is this
+      // session's POST, which the browser sends with its origin under the page's referrer policy.
+      await page.goto(await p.mr.portal.link('globex', { ttlMs: 600_000 }));
+      expect(await page.locator('h1').textContent()).toBe('Switch to another account?');
+      await page.goto(`${p.url}/portal`);
+      expect(await page.locator('body').textContent()).toContain(p.acme.receiver.url);
+      await page.goto(await p.mr.portal.link('globex', { ttlMs: 600_000 }));
+      await Promise.all([page.waitForURL(`${p.url}/portal`), page.click('form[action="/portal/actions/switch"] button')]);
+      text = (await page.locator('body').textContent())!;
+      expect(text).toContain(p.globex.receiver.url);
+      expect(text).not.toContain(p.acme.receiver.url);
+
       // The operator's endpoints page: both tenants with their health; disable globex's with a reason.
       await page.goto(`${p.url}/dashboard/login`);
       await page.fill('input[name=token]', TOKEN);
