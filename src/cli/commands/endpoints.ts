@@ -86,11 +86,11 @@ Options:
     if (!ACTIONS.includes(action as Action)) throw new CliUsageError(`Say what to do: mailroom endpoints ${ACTIONS.join('|')}.`);
     const needsId = action !== 'add' && action !== 'list';
     if (needsId && id === undefined) throw new CliUsageError(`Give the endpoint: mailroom endpoints ${action} ID (mailroom endpoints list shows ids).`);
-    if (!needsId && id !== undefined) throw new CliUsageError(`mailroom endpoints ${action} takes no id.`);
+    if (!needsId && id !== undefined) throw new CliUsageError(`${action} takes no id.`);
     if (action === 'add' && (values.tenant === undefined || values.url === undefined)) {
-      throw new CliUsageError('mailroom endpoints add needs --tenant T and --url URL.');
+      throw new CliUsageError('add needs --tenant T and --url URL.');
     }
-    if (action === 'recover' && values.since === undefined) throw new CliUsageError('mailroom endpoints recover needs --since (an ISO time, or a duration such as 24h).');
+    if (action === 'recover' && values.since === undefined) throw new CliUsageError('recover needs --since (an ISO time, or a duration such as 24h).');
     const settable = action === 'add' || action === 'update';
     for (const flag of ['rate-limit', 'metadata'] as const) {
       if (values[flag] !== undefined && !settable) throw new CliUsageError(`--${flag} goes with mailroom endpoints add or update.`);
@@ -148,7 +148,7 @@ Options:
         case 'update': {
           const changes = { url: options.url, eventTypes: options.eventTypes, description: options.description, rateLimit: options.rateLimit, metadata: options.metadata };
           if (Object.values(changes).every((change) => change === undefined)) {
-            throw new CliUsageError('mailroom endpoints update needs something to change: --url, --events, --description, --rate-limit or --metadata.');
+            throw new CliUsageError('update needs something to change: --url, --events, --description, --rate-limit or --metadata.');
           }
           const updated = await mr.endpoints.update(id, changes);
           if (json) writeJson(io.stdout, endpointToJson(updated));
