@@ -100,6 +100,11 @@ describe.each(storeHarnesses)('mailroom endpoints and deliveries on $name', (har
     expect(refused.stderr).toContain('is disabled; enable it before you recover');
     expect(await runJson(['endpoints', 'enable', added.id, '--db', url], { cwd })).toMatchObject({ enabled: true, disabledReason: null });
     const skipped = await runJson(['deliveries', '--message', message.id, '--db', url], { cwd });
+    // `list` may be said, as for endpoints; anything else is refused.
+    expect(await runJson(['deliveries', 'list', '--message', message.id, '--db', url], { cwd })).toEqual(skipped);
+    const stray = await runCommand(['deliveries', 'show', '--message', message.id, '--db', url], { cwd });
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain('Unexpected argument "show"');
     expect(skipped.map((d: { status: string }) => d.status)).toEqual(['skipped']);
     expect(await runJson(['endpoints', 'recover', added.id, '--db', url, '--since', '1h'], { cwd })).toMatchObject({ count: 1 });
     const pending = await runJson(['deliveries', '--endpoint', added.id, '--db', url, '--status', 'pending'], { cwd });

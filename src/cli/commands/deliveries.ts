@@ -22,7 +22,7 @@ export interface DeliveriesCliOptions {
 const deliveries: CliCommand<DeliveriesCliOptions> = {
   name: 'deliveries',
   summary: 'Outgoing deliveries of one endpoint or one message',
-  usage: `Usage: mailroom deliveries --endpoint ID | --message ID [--status S] [--limit N] [--json]
+  usage: `Usage: mailroom deliveries [list] --endpoint ID | --message ID [--status S] [--limit N] [--json]
 
 Each delivery of an outgoing message to an endpoint: pending (waiting or being retried),
 delivered, failed (attempts used up, or refused for good) or skipped (the endpoint was
@@ -37,12 +37,16 @@ Options:
   --json            print JSON`,
 
   parse(argv) {
-    const { values, common } = parseCommandArgs('deliveries', argv, {
-      endpoint: { type: 'string' },
-      message: { type: 'string' },
-      status: { type: 'string' },
-      limit: { type: 'string' },
-    });
+    const { values, common, positionals } = parseCommandArgs(
+      'deliveries',
+      argv,
+      { endpoint: { type: 'string' }, message: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } },
+      { maxPositionals: 1 },
+    );
+    // `list` is taken, as `mailroom endpoints list` has it: the one thing this command does.
+    if (positionals[0] !== undefined && positionals[0] !== 'list') {
+      throw new CliUsageError(`Unexpected argument "${positionals[0]}". Run \`mailroom deliveries --help\`.`);
+    }
     if ((values.endpoint === undefined) === (values.message === undefined)) throw new CliUsageError('Give one of --endpoint ID or --message ID.');
     if (values.status !== undefined && !DELIVERY_STATUSES.includes(values.status as DeliveryStatus)) {
       throw new CliUsageError(`--status takes one of ${DELIVERY_STATUSES.join(', ')}, not "${values.status}".`);
