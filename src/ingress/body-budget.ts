@@ -34,9 +34,14 @@ export class BodyBudget {
     return new Reservation(this);
   }
 
+  /** Whether `bytes` more would fit now (a declared length is checked with this before any byte is read). */
+  fits(bytes: number): boolean {
+    return this.held + bytes <= this.limitBytes;
+  }
+
   /** Take `bytes` for a reservation; false (taking nothing) when they do not fit. */
   take(bytes: number): boolean {
-    if (!Number.isSafeInteger(bytes) || bytes < 0 || this.held + bytes > this.limitBytes) return false;
+    if (!Number.isSafeInteger(bytes) || bytes < 0 || !this.fits(bytes)) return false;
     this.held += bytes;
     return true;
   }

@@ -42,7 +42,7 @@ export function readBody(req: IncomingMessage, { limitBytes, budget, reservation
   const declaredText = req.headers['content-length'];
   const declared = declaredText === undefined ? null : Number(declaredText);
   if (declared !== null && declared > limitBytes) return Promise.reject(new PayloadTooLargeError(limitBytes));
-  if (declared !== null && declared > budget.limitBytes - budget.heldBytes) return Promise.reject(busyError(budget));
+  if (declared !== null && !budget.fits(declared)) return Promise.reject(busyError(budget));
   // Everything known before the body passed: a client waiting for 100 Continue may send it.
   inviteBody(req);
   return new Promise<Buffer>((resolve, reject) => {
