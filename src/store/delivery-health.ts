@@ -50,13 +50,16 @@ export function healthAfterAttempts(healthRow: Row, endpointId: string, params: 
     counters = countersAfter(counters, isSuccess, nowMs);
     if (record.attempt !== 'failure') breaker = recordOutcome(breaker, !isSuccess, nowMs, params.breaker);
     if (record.disableReason != null) told ??= { recordIndex, reason: record.disableReason };
-    const streakMs = counters.failingSince === null ? 0 : nowMs - counters.failingSince;
-    if (counters.failingSince !== null && streakMs >= params.disableAfterMs) streak ??= { recordIndex, reason: streakReason(counters.failingSince!) };
+    if (isStreakDue(counters.failingSince, nowMs, params.disableAfterMs)) streak ??= { recordIndex, reason: streakReason(counters.failingSince!) };
   }
-  const streakAtEndMs = counters.failingSince === null ? -1 : nowMs - counters.failingSince;
-  if (streakAtEndMs < params.disableAfterMs) streak = null;
+  if (!isStreakDue(counters.failingSince, nowMs, params.disableAfterMs)) streak = null;
   const disable = told && streak ? (told.recordIndex < streak.recordIndex ? told : streak) : (told ?? streak);
   return { endpointId, breaker, counters, disable };
+}
+
+/** A failure streak is running and has lasted the limit. */
+function isStreakDue(failingSince: number | null, nowMs: number, disableAfterMs: number): boolean {
+  return failingSince !== null && nowMs - failingSince >= disableAfterMs;
 }
 
 /**
