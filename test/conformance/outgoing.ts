@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BREAKER_SETTINGS } from '../../src/core/circuit-breaker.js';
-import type { EndpointAddParams, MessagePublishParams } from '../../src/store/outgoing-store.js';
+import type { DeliveryRecord, EndpointAddParams, MessagePublishParams } from '../../src/store/outgoing-store.js';
 import type { Store, StoreExecutor } from '../../src/store/store.js';
 import type { StoreHarness } from '../harness/store-harness.js';
 import { asDone, asFailed } from '../harness/finishes.js';
@@ -29,7 +29,12 @@ function publish(overrides: Partial<Omit<MessagePublishParams, 'payloadJson'>> &
 /** An attempt's outcome as the deliver task records it. */
 function record(store: StoreExecutor, deliveryId: string, endpointId: string, attempt: 'success' | 'failure' | 'outage', now: Date, extra: { disableReason?: string } = {}) {
   const status = attempt === 'success' ? 'delivered' : 'pending';
-  return one(store.deliveryRecordMany({ records: [{ deliveryId, endpointId, status, attempt, ...extra }], disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now }));
+  return one(recordTogether(store, deliveryId, endpointId, [{ status, attempt, ...extra }], now));
+}
+
+/** Attempts of one delivery recorded together, in this order, as one turn's records are. */
+function recordTogether(store: StoreExecutor, deliveryId: string, endpointId: string, attempts: ReadonlyArray<Pick<DeliveryRecord, 'status' | 'attempt' | 'disableReason'>>, now: Date) {
+  return store.deliveryRecordMany({ records: attempts.map((attempt) => ({ deliveryId, endpointId, ...attempt })), disableAfterMs: FIVE_DAYS_MS, breaker: BREAKER, now });
 }
 
 /** One delivery's start, as the deliver task asks for it (in a batch of one). */
@@ -373,15 +378,16 @@ export function outgoingConformance(harness: StoreHarness): void {
       const recovering = await ctx.store.endpointAdd(endpoint());
       const both = (await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === recovering.id)!;
       await record(ctx.store, both.id, recovering.id, 'outage', T0);
-      const batch = await ctx.store.deliveryRecordMany({
-        records: [
-          { deliveryId: both.id, endpointId: recovering.id, status: 'pending', attempt: 'outage' },
-          { deliveryId: both.id, endpointId: recovering.id, status: 'delivered', attempt: 'success' },
+      const batch = await recordTogether(
+        ctx.store,
+        both.id,
+        recovering.id,
+        [
+          { status: 'pending', attempt: 'outage' },
+          { status: 'delivered', attempt: 'success' },
         ],
-        disableAfterMs: FIVE_DAYS_MS,
-        breaker: BREAKER,
-        now: at(FIVE_DAYS_MS),
-      });
+        at(FIVE_DAYS_MS),
+      );
       expect(batch).toEqual([{ disabledReason: null }, { disabledReason: null }]);
       expect(await ctx.store.endpointGet({ id: recovering.id })).toMatchObject({ enabled: true });
       expect(await ctx.store.endpointHealth({ id: recovering.id, breaker: BREAKER })).toMatchObject({ failingSince: null });
@@ -390,16 +396,17 @@ export function outgoingConformance(harness: StoreHarness): void {
       const goneLater = await ctx.store.endpointAdd(endpoint());
       const third = (await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === goneLater.id)!;
       await record(ctx.store, third.id, goneLater.id, 'outage', T0);
-      const withGone = await ctx.store.deliveryRecordMany({
-        records: [
-          { deliveryId: third.id, endpointId: goneLater.id, status: 'pending', attempt: 'outage' },
-          { deliveryId: third.id, endpointId: goneLater.id, status: 'pending', attempt: 'success' },
-          { deliveryId: third.id, endpointId: goneLater.id, status: 'failed', attempt: 'failure', disableReason: 'answered 410 Gone' },
+      const withGone = await recordTogether(
+        ctx.store,
+        third.id,
+        goneLater.id,
+        [
+          { status: 'pending', attempt: 'outage' },
+          { status: 'pending', attempt: 'success' },
+          { status: 'failed', attempt: 'failure', disableReason: 'answered 410 Gone' },
         ],
-        disableAfterMs: FIVE_DAYS_MS,
-        breaker: BREAKER,
-        now: at(FIVE_DAYS_MS),
-      });
+        at(FIVE_DAYS_MS),
+      );
       expect(withGone).toEqual([{ disabledReason: null }, { disabledReason: null }, { disabledReason: 'answered 410 Gone' }]);
       expect(await ctx.store.endpointGet({ id: goneLater.id })).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone' });
 
