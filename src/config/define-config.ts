@@ -118,7 +118,7 @@ export interface ServerConfig {
 }
 
 export interface WorkerConfig {
-  /** @default 10 */
+  /** @default 20 */
   readonly concurrency?: number;
   /** Queues to claim from; omitted means every queue (`mailroom worker --all-queues` overrides a list here). */
   readonly queues?: readonly string[];

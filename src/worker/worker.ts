@@ -39,7 +39,7 @@ import { startRescue } from '../maintenance/rescue.js';
 import type { MaintenanceRunner, MaintenanceTask } from '../maintenance/maintenance-runner.js';
 
 export interface WorkerOptions {
-  /** Handlers running at once. @default 10 */
+  /** Handlers running at once. @default 20 */
   readonly concurrency?: number;
   /** Queues to claim from; omitted means every queue. */
   readonly queues?: readonly string[];
@@ -97,7 +97,13 @@ interface Running {
 /** What an outcome write is fenced by, and the attempt details it carries. */
 type OutcomeFence = Lease & { readonly detailsJson: string | null };
 
-const DEFAULT_CONCURRENCY = 10;
+/**
+ * Most jobs wait on I/O (an email API, a customer's endpoint), so slots are cheap and a few
+ * more than one endpoint's limit keep a worker busy: at 10, outgoing deliveries to three
+ * endpoints left the sender idle a fifth of the time between answers, and PostgreSQL's
+ * 200 messages/s fell behind (docs/benchmarks.md, "A worker's default concurrency").
+ */
+const DEFAULT_CONCURRENCY = 20;
 const DEFAULT_POLL_MS = 500;
 /**
  * The adaptive prefetch's floor per concurrency slot (prefetch-window.ts). Claims come when

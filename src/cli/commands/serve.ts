@@ -47,7 +47,7 @@ what is still running too, uncharged, at once, and exits 130.
 Options:
   --host HOST                address to bind (default: config server.host, else 127.0.0.1)
   --port N                   port (default: PORT, then config server.port, else 8080; 0 picks one)
-  --concurrency N            handlers at once (default: config worker.concurrency, else 10)
+  --concurrency N            handlers at once (default: config worker.concurrency, else 20)
   --shutdown-timeout DURATION  deadline for in-flight work on stop (default 10s)
   --retention DURATION|off   purge done jobs older than this (default: config
                              retention.doneMs, else 7d)

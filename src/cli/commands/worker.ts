@@ -41,7 +41,7 @@ Logs are JSON lines on stdout (pretty on a terminal).
 Options:
   --queues a,b               queues to work (default: the config's worker.queues, else all)
   --all-queues               every queue, whatever the config's worker.queues says
-  --concurrency N            handlers at once (default 10)
+  --concurrency N            handlers at once (default 20)
   --prefetch N               jobs claimed ahead of free slots (default: adapts to the
                              completion rate, 4 to 250 per slot and 500 at most;
                              see docs/operating.md)
