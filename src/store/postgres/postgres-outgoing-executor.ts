@@ -108,6 +108,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   async endpointUpdate(params: EndpointUpdateParams): Promise<Endpoint | null> {
     if (!isJobId(params.id)) return null;
     return this.runner.atomic(async (runner) => {
+      if (params.url !== undefined) await this.lockHealthFirst(runner, params.id);
       const [current] = await runner.run(this.stmt('endpointUpdate.current'), [params.id]);
       if (!current) return null;
       const now = await this.clock(runner, params.now);
@@ -130,6 +131,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
     const now = await this.clock(this.runner, params.now);
     const by = params.by ?? 'operator';
     return this.runner.atomic(async (runner) => {
+      if (params.enabled) await this.lockHealthFirst(runner, params.id);
       const [before] = await runner.run(this.stmt('endpointSetEnabled.before'), [params.id]);
       const [row] = await runner.run(this.stmt('endpointSetEnabled'), [
         params.id,
@@ -148,6 +150,7 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   async endpointRemove(params: EndpointGetParams): Promise<boolean> {
     if (!isJobId(params.id)) return false;
     return this.runner.atomic(async (runner) => {
+      await this.lockHealthFirst(runner, params.id);
       const removed = (await runner.run(this.stmt('endpointRemove'), [params.id])).length > 0;
       await runner.run(this.stmt('endpointRemove.health'), [params.id]);
       return removed;
@@ -418,6 +421,16 @@ export abstract class PostgresOutgoingExecutor implements OutgoingExecutor {
   }
 
   // ---- internals ----
+
+  /**
+   * Locks an endpoint's health row before a call that writes both it and the endpoint's
+   * row. deliveryRecordMany takes them in that order (the health rows, then an endpoint it
+   * disables); an enable, a new URL or a removal that locked the endpoint first could wait
+   * on a batch of records that waits on it, and PostgreSQL would end one as a deadlock.
+   */
+  private async lockHealthFirst(runner: QueryRunner, endpointId: string): Promise<void> {
+    await runner.run(this.stmt('endpointHealth.row'), [endpointId]);
+  }
 
   /** The store's now for a call of several statements (or the pinned one). */
   private async clock(runner: QueryRunner, now: Date | undefined): Promise<Date> {
