@@ -56,6 +56,19 @@ const MAX_GROWTH = 2;
 /** Bounds of the interval: one-job commits (~5 pages) reach the top one. */
 const MIN_INTERVAL = 4;
 const MAX_INTERVAL = 1_024;
+/**
+ * A WAL this long, copied whole, has not been started over: a writer starts it over only
+ * when no other connection is reading from it, and several processes that read and write
+ * all the time (a worker per process beside `mailroom serve`) may never leave it such a
+ * moment. PASSIVE checkpoints copy every frame and the file still grows without bound
+ * (to 49-59 MB in a few seconds of one-file-many-processes.sqlite.test.ts, never started
+ * over). RESTART waits, on this process's event loop and up to the busy timeout, for the
+ * readers to finish their reads, and holds off writers meanwhile; then the next write
+ * starts the WAL over (the test's peak: 36 MB). Twice a checkpoint's target, so a store
+ * whose WAL starts over by itself (one process: the outgoing row's never passed 4,400
+ * frames) never pays that wait.
+ */
+const RESTART_AT_PAGES = 2 * TARGET_PAGES;
 /** SQLite's own checkpoint, for what the commit count misses (big transactions). */
 const BACKSTOP_AUTOCHECKPOINT_PAGES = 16_384;
 /**
@@ -137,7 +150,20 @@ export class WalCheckpointer {
     // -1: another connection was checkpointing (busy), or the database is not in WAL
     // mode. Nothing measured; these commits count toward the next measure.
     if (result === undefined || result.log < 0) return;
+    if (result.log >= RESTART_AT_PAGES && result.checkpointed === result.log) this.restart();
     this.resize(result.log, walGeneration(this.db.name));
+  }
+
+  /**
+   * Waits (up to the busy timeout) for every reader of the WAL to move to the database file,
+   * so that the next write starts the WAL over. See RESTART_AT_PAGES.
+   */
+  private restart(): void {
+    try {
+      this.db.pragma('wal_checkpoint(RESTART)');
+    } catch {
+      // As for PASSIVE: an optimisation; the next large WAL tries again.
+    }
   }
 
   /** Scales the interval so that the next checkpoint copies about TARGET_PAGES. */
