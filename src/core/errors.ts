@@ -208,7 +208,7 @@ export class UrlBlockedError extends MailroomError {
       'MR_ERR_URL_BLOCKED',
       `Endpoint host ${host}${address !== null && address !== host ? ` resolves to ${address}, which is` : ' is'} in a refused range (${range}); ` +
         'outgoing deliveries reach public addresses only. ' +
-        (allowlistKey === 'endpoints.allowlist' ? 'Allow it with endpoints.allowlist if it is yours.' : "A tenant's endpoint may reach it only if endpoints.tenantAllowlist names it."),
+        (allowlistKey === 'endpoints.allowlist' ? 'If it is yours, allow it with endpoints.allowlist (in mailroom.config.mjs, or Mailroom.open({ endpoints })).' : "A tenant's endpoint may reach it only if endpoints.tenantAllowlist names it."),
       { httpStatus: 400 },
     );
   }

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Attempt } from '../../src/core/types.js';
 import { PortalDeliveryPage } from '../../src/dashboard/views/portal.js';
 
-const OPERATOR_WORDS = 'Endpoint host hooks.acme.test resolves to 10.1.2.3, which is in a refused range (private); Allow it with endpoints.allowlist if it is yours.';
+const OPERATOR_WORDS = 'Endpoint host hooks.acme.test resolves to 10.1.2.3, which is in a refused range (private); outgoing deliveries reach public addresses only. If it is yours, allow it with endpoints.allowlist (in mailroom.config.mjs, or Mailroom.open({ endpoints })).';
 
 function attempt(fields: Partial<Attempt>): Attempt {
   return { attempt: 1, startedAt: new Date(0), finishedAt: new Date(1), outcome: 'failed', error: null, stack: null, workerId: 'w', details: null, ...fields } as Attempt;
