@@ -162,12 +162,13 @@ describe('SQLite WAL checkpoints', () => {
   const WAL_PAGE_BYTES = 4096;
 
   /** Counts the checkpoints the store runs on its handle (its pragma calls, watched), and the WAL frames each found. */
-  function countCheckpoints(store: SqliteStore): { count: number; frames: number[] } {
-    const counter = { count: 0, frames: [] as number[] };
+  function countCheckpoints(store: SqliteStore): { count: number; frames: number[]; restarts: number } {
+    const counter = { count: 0, frames: [] as number[], restarts: 0 };
     const pragma = store.database.pragma.bind(store.database);
     store.database.pragma = ((source: string, options?: Database.PragmaOptions) => {
       const answer = pragma(source, options);
-      if (source.startsWith('wal_checkpoint')) {
+      if (source === 'wal_checkpoint(RESTART)') counter.restarts++;
+      else if (source.startsWith('wal_checkpoint')) {
         counter.count++;
         counter.frames.push((answer as Array<{ log: number }>)[0]!.log);
       }
@@ -219,7 +220,7 @@ describe('SQLite WAL checkpoints', () => {
     expect(await store.jobList({ type: 'test_job', limit: 1 })).toHaveLength(1);
   });
 
-  it('counts only the frames written since the last checkpoint while a reader keeps SQLite from starting the WAL over', async () => {
+  it('counts only the frames written since the last checkpoint while a reader keeps SQLite from starting the WAL over, and tries a RESTART once per 8,192 frames', async () => {
     const store = await openStore({ synchronous: 'normal' });
     const checkpoints = countCheckpoints(store);
     // Another connection (a second process reading the file) takes a snapshot after each
@@ -241,6 +242,14 @@ describe('SQLite WAL checkpoints', () => {
     // grew by keep it as without a reader.
     expect(Math.max(...checkpoints.frames)).toBeGreaterThan(6_000);
     expect(checkpoints.count).toBeLessThanOrEqual(12);
+    // Past 8,192 frames copied whole, a RESTART; this reader cannot end its snapshot while
+    // the thread waits, so it comes back busy, and the next waits for another 8,192 frames
+    // (every checkpoint from there on would try it again, and stall up to its wait).
+    const largest = Math.max(...checkpoints.frames);
+    expect(checkpoints.frames.filter((frames) => frames >= 8_192).length).toBeGreaterThanOrEqual(2);
+    expect(checkpoints.restarts).toBeGreaterThanOrEqual(1);
+    expect(checkpoints.restarts).toBeLessThanOrEqual(Math.floor(largest / 8_192));
+    expect(store.database.pragma('busy_timeout', { simple: true })).toBe(200);
   });
 
   it('checkpoints inside a commit when a caller that never lets the event loop turn has starved the scheduled one', async () => {

@@ -46,7 +46,7 @@ export interface SqliteConnection {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 200;
-/** 64 MiB: keeps the WAL from growing without bound between checkpoints under a steady load. */
+/** 64 MiB: a WAL file that grew past this is cut back to it when a writer starts the WAL over (wal-checkpointer.ts starts it over). */
 const JOURNAL_SIZE_LIMIT_BYTES = 67_108_864;
 
 export function openSqliteConnection(options: SqliteConnectionOptions): SqliteConnection {

@@ -62,13 +62,21 @@ const MAX_INTERVAL = 1_024;
  * all the time (a worker per process beside `mailroom serve`) may never leave it such a
  * moment. PASSIVE checkpoints copy every frame and the file still grows without bound
  * (to 49-59 MB in a few seconds of one-file-many-processes.sqlite.test.ts, never started
- * over). RESTART waits, on this process's event loop and up to the busy timeout, for the
+ * over). RESTART waits, on this process's event loop and up to RESTART_WAIT_MS, for the
  * readers to finish their reads, and holds off writers meanwhile; then the next write
  * starts the WAL over (the test's peak: 36 MB). Twice a checkpoint's target, so a store
  * whose WAL starts over by itself (one process: the outgoing row's never passed 4,400
  * frames) never pays that wait.
  */
 const RESTART_AT_PAGES = 2 * TARGET_PAGES;
+/**
+ * How long a RESTART waits for readers, in place of the store's busy timeout: another
+ * process's read ends within milliseconds, but a reader in this process (an application's
+ * own handle on the file, in a transaction across an await) cannot end while the thread
+ * waits, so the whole wait is a stall. After such a wait comes back busy, the next RESTART
+ * waits for the WAL to grow by another RESTART_AT_PAGES.
+ */
+const RESTART_WAIT_MS = 50;
 /** SQLite's own checkpoint, for what the commit count misses (big transactions). */
 const BACKSTOP_AUTOCHECKPOINT_PAGES = 16_384;
 /**
@@ -103,6 +111,8 @@ export class WalCheckpointer {
   /** When the scheduled checkpoint was asked for (performance.now()); it was at commit `interval`. */
   private scheduledAtMs = 0;
   private isStopped = false;
+  /** WAL frames from which a checkpoint that copied them all goes on to a RESTART (see RESTART_AT_PAGES). */
+  private restartAtFrames = RESTART_AT_PAGES;
 
   constructor(private readonly db: Database.Database) {
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
@@ -150,20 +160,28 @@ export class WalCheckpointer {
     // -1: another connection was checkpointing (busy), or the database is not in WAL
     // mode. Nothing measured; these commits count toward the next measure.
     if (result === undefined || result.log < 0) return;
-    if (result.log >= RESTART_AT_PAGES && result.checkpointed === result.log) this.restart();
+    if (result.log < RESTART_AT_PAGES) this.restartAtFrames = RESTART_AT_PAGES; // started over since
+    else if (result.log >= this.restartAtFrames && result.checkpointed === result.log) this.restart(result.log);
     this.resize(result.log, walGeneration(this.db.name));
   }
 
   /**
-   * Waits (up to the busy timeout) for every reader of the WAL to move to the database file,
-   * so that the next write starts the WAL over. See RESTART_AT_PAGES.
+   * Waits (up to RESTART_WAIT_MS) for every reader of the WAL to move to the database file,
+   * so that the next write starts the WAL over; when they did not, the next try waits for
+   * the WAL to grow further. See RESTART_AT_PAGES.
    */
-  private restart(): void {
+  private restart(frames: number): void {
+    const busyTimeoutMs = this.db.pragma('busy_timeout', { simple: true }) as number;
+    let isBusy = true;
     try {
-      this.db.pragma('wal_checkpoint(RESTART)');
+      this.db.pragma(`busy_timeout = ${Math.min(busyTimeoutMs, RESTART_WAIT_MS)}`);
+      isBusy = (this.db.pragma('wal_checkpoint(RESTART)') as CheckpointResult[])[0]?.busy !== 0;
     } catch {
-      // As for PASSIVE: an optimisation; the next large WAL tries again.
+      // As for PASSIVE: an optimisation; a later checkpoint tries again.
+    } finally {
+      this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     }
+    this.restartAtFrames = isBusy ? frames + RESTART_AT_PAGES : RESTART_AT_PAGES;
   }
 
   /** Scales the interval so that the next checkpoint copies about TARGET_PAGES. */
