@@ -33,13 +33,14 @@ describe.skipIf(!postgresHarness.isAvailable)('PostgreSQL: an endpoint call that
     try {
       await holder.query('BEGIN');
       await holder.query(`SELECT 1 FROM "${schema}".mailroom_endpoint_health WHERE endpoint_id = $1 FOR UPDATE`, [id]);
+      const { rows: [{ pid: holderPid }] } = await holder.query('SELECT pg_backend_pid() AS pid');
       const call = calls[name]!(mr, id);
       await waitFor(
         async () => {
-          const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [`mailroom:${schema}`.slice(0, 63)]);
+          const { rows } = await probe.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [holderPid]);
           return rows[0].n >= 1;
         },
-        { timeoutMs: 5_000, description: `${name} to wait on a lock` },
+        { timeoutMs: 5_000, description: `${name} to wait on the health row` },
       );
       // The batch's next step: the endpoint's row, free while the call waits.
       const endpointRow = await probe.query(`SELECT id FROM "${schema}".mailroom_endpoint WHERE id = $1 FOR UPDATE NOWAIT`, [id]);
