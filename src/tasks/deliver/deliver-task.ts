@@ -20,6 +20,7 @@ import { GONE_REASON } from '../../core/disable-reasons.js';
 import type { StoreExecutor } from '../../store/store.js';
 import { traceHttpCall } from '../../tracing.js';
 import type { DeliveryRecord, DeliveryRecordResult, DeliveryStart } from '../../store/outgoing-store.js';
+import { isHandedToAnotherJob } from '../../store/delivery-admission.js';
 import { classifyResponse } from '../classify-response.js';
 import { excerptOf } from '../response-excerpt.js';
 import { guardFor } from './deliver-settings.js';
@@ -126,7 +127,7 @@ export function createDeliverTask(deps: DeliverTaskDeps): TaskDefinition<Deliver
       // write `failed` over the other's `delivered`. Nothing is sent or recorded, and the
       // start took nothing from the endpoint (no probe, no rate slot). The job id is
       // compared here too, so no store that missed it can make this job send.
-      if (start.admission === null || (start.delivery.jobId !== null && start.delivery.jobId !== ctx.job.id)) {
+      if (start.admission === null || isHandedToAnotherJob(start.delivery.jobId, ctx.job.id)) {
         return { skipped: `the delivery was handed to job ${start.delivery.jobId}` };
       }
       const record = (fields: AttemptFields) => recordAttempt(deps, recordDelivery, start, fields, ctx.job.id);
