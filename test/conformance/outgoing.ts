@@ -373,40 +373,33 @@ export function outgoingConformance(harness: StoreHarness): void {
       // Disabled once: a later failure does not report it again.
       expect(await record(ctx.store, id, ep.id, 'outage', at(FIVE_DAYS_MS + SECOND_MS))).toEqual({ disabledReason: null });
 
+      /** A new endpoint failing since T0, and its batch of attempts recorded together five days on. */
+      const failingSinceT0 = async () => {
+        const failing = await ctx.store.endpointAdd(endpoint());
+        const delivery = (await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === failing.id)!;
+        await record(ctx.store, delivery.id, failing.id, 'outage', T0);
+        const recordFiveDaysOn = (attempts: Parameters<typeof recordTogether>[3]) => recordTogether(ctx.store, delivery.id, failing.id, attempts, at(FIVE_DAYS_MS));
+        return { failing, recordFiveDaysOn };
+      };
+
       // A failure past the limit and a success recorded after it in one batch (answers of the
       // same moment): the streak ended, so the endpoint stays enabled.
-      const recovering = await ctx.store.endpointAdd(endpoint());
-      const both = (await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === recovering.id)!;
-      await record(ctx.store, both.id, recovering.id, 'outage', T0);
-      const batch = await recordTogether(
-        ctx.store,
-        both.id,
-        recovering.id,
-        [
-          { status: 'pending', attempt: 'outage' },
-          { status: 'delivered', attempt: 'success' },
-        ],
-        at(FIVE_DAYS_MS),
-      );
+      const { failing: recovering, recordFiveDaysOn: recordRecovering } = await failingSinceT0();
+      const batch = await recordRecovering([
+        { status: 'pending', attempt: 'outage' },
+        { status: 'delivered', attempt: 'success' },
+      ]);
       expect(batch).toEqual([{ disabledReason: null }, { disabledReason: null }]);
       expect(await ctx.store.endpointGet({ id: recovering.id })).toMatchObject({ enabled: true });
       expect(await ctx.store.endpointHealth({ id: recovering.id, breaker: BREAKER })).toMatchObject({ failingSince: null });
 
       // The same, then a 410 in the batch: the 410 disables, though the streak it ends did not.
-      const goneLater = await ctx.store.endpointAdd(endpoint());
-      const third = (await ctx.store.messagePublish(publish())).deliveries.find((d) => d.endpointId === goneLater.id)!;
-      await record(ctx.store, third.id, goneLater.id, 'outage', T0);
-      const withGone = await recordTogether(
-        ctx.store,
-        third.id,
-        goneLater.id,
-        [
-          { status: 'pending', attempt: 'outage' },
-          { status: 'pending', attempt: 'success' },
-          { status: 'failed', attempt: 'failure', disableReason: 'answered 410 Gone' },
-        ],
-        at(FIVE_DAYS_MS),
-      );
+      const { failing: goneLater, recordFiveDaysOn: recordGoneLater } = await failingSinceT0();
+      const withGone = await recordGoneLater([
+        { status: 'pending', attempt: 'outage' },
+        { status: 'pending', attempt: 'success' },
+        { status: 'failed', attempt: 'failure', disableReason: 'answered 410 Gone' },
+      ]);
       expect(withGone).toEqual([{ disabledReason: null }, { disabledReason: null }, { disabledReason: 'answered 410 Gone' }]);
       expect(await ctx.store.endpointGet({ id: goneLater.id })).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone' });
 
